@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/parser"
+)
+
+// readInput reads a file, or standard input for "-".
+func readInput(cmd *cobra.Command, path string) (name string, src []byte, err error) {
+	if path == "-" {
+		src, err = io.ReadAll(cmd.InOrStdin())
+		return "<stdin>", src, err
+	}
+	src, err = os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return path, nil, fmt.Errorf("%s: %v", path, pe.Err)
+		}
+	}
+	return path, src, err
+}
+
+// parseInput reads and parses one input; a failure is returned as diagnostics.
+func parseInput(cmd *cobra.Command, path string) (*parser.File, []diag.Diagnostic, error) {
+	name, src, err := readInput(cmd, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := parser.ParseFile(name, src)
+	if err != nil {
+		var d diag.Diagnostic
+		if errors.As(err, &d) {
+			return nil, []diag.Diagnostic{d}, nil
+		}
+		return nil, nil, err
+	}
+	return f, nil, nil
+}
+
+// printDiags writes diagnostics to stderr in text form.
+func printDiags(cmd *cobra.Command, ds []diag.Diagnostic) { diag.Write(cmd.ErrOrStderr(), ds) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,350 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/parser"
+	"github.com/slatec/slatec/transform"
+)
+
+func init() { register(newInspectCmd) }
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE...",
+		Short: "Report each kernel's parameters, index reads, barriers, returns and shared memory, and every launch site",
+		Long: `inspect parses CUDA files and reports, for each __global__ function, what the
+persistent transform needs to know: template and function parameters, launch
+bounds, reads of blockIdx/gridDim/blockDim/threadIdx (also through macros and
+__device__ helpers), barriers and warp-synchronous operations, return
+statements and whether a barrier can follow one, static and dynamic shared
+memory, and constructs the transform refuses; and every host launch site.
+
+With --json the report follows docs/inspect.schema.json ("slatec-inspect/1").
+"-" reads standard input. Exit status 1 if a file cannot be read or parsed.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			report := inspectReport{Format: "slatec-inspect/1"}
+			failed := false
+			for _, path := range args {
+				f, ds, err := parseInput(cmd, path)
+				if err != nil {
+					return err
+				}
+				if f == nil {
+					failed = true
+					if asJSON {
+						report.Files = append(report.Files, fileReport{File: ds[0].File, Diagnostics: ds})
+					} else {
+						printDiags(cmd, ds)
+					}
+					continue
+				}
+				a := transform.Analyze(f)
+				fr := buildFileReport(a)
+				report.Files = append(report.Files, fr)
+				if !asJSON {
+					writeInspectText(cmd.OutOrStdout(), fr)
+					printDiags(cmd, fr.Diagnostics)
+				}
+			}
+			if asJSON {
+				if err := writeJSON(cmd.OutOrStdout(), report); err != nil {
+					return err
+				}
+			}
+			if failed {
+				return silentError{exitInput}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (schema: docs/inspect.schema.json)")
+	return cmd
+}
+
+type inspectReport struct {
+	Format string       `json:"format"`
+	Files  []fileReport `json:"files"`
+}
+
+type fileReport struct {
+	File        string            `json:"file"`
+	Kernels     []kernelReport    `json:"kernels"`
+	Launches    []launchReport    `json:"launches"`
+	Diagnostics []diag.Diagnostic `json:"diagnostics"`
+}
+
+type spanJSON struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+func spanOf(s parser.Span) spanJSON { return spanJSON{s.Start, s.End} }
+
+type paramReport struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+type tparamReport struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"` // "type" or "value"
+	Pack bool   `json:"pack,omitempty"`
+	Text string `json:"text"`
+}
+
+type kernelReport struct {
+	Name           string                            `json:"name"`
+	QualifiedName  string                            `json:"qualified_name"`
+	Line           int                               `json:"line"`
+	Col            int                               `json:"col"`
+	Span           spanJSON                          `json:"span"`
+	ExternC        bool                              `json:"extern_c"`
+	Static         bool                              `json:"static"`
+	TemplateParams []tparamReport                    `json:"template_params"`
+	Params         []paramReport                     `json:"params"`
+	LaunchBounds   []string                          `json:"launch_bounds"`
+	Builtins       map[string][]transform.BuiltinUse `json:"builtins"`
+	Syncs          []transform.SyncPoint             `json:"syncs"`
+	Returns        []transform.ReturnInfo            `json:"returns"`
+	SharedStatic   []transform.SharedDecl            `json:"shared_static"`
+	SharedDynamic  []transform.SharedDecl            `json:"shared_dynamic"`
+	Helpers        []string                          `json:"helpers"`
+	IndexHelpers   []string                          `json:"index_helpers"`
+	Unresolved     []string                          `json:"unresolved_calls"`
+	Features       featureReport                     `json:"features"`
+	Persistent     persistentReport                  `json:"persistent"`
+}
+
+type featureReport struct {
+	Printf         bool `json:"printf"`
+	Atomics        bool `json:"atomics"`
+	WarpIntrinsics bool `json:"warp_intrinsics"`
+}
+
+type persistentReport struct {
+	OK            bool              `json:"ok"`
+	NeedsLowering bool              `json:"needs_lowering"`
+	Refusals      []diag.Diagnostic `json:"refusals"`
+}
+
+type launchReport struct {
+	Kernel       string     `json:"kernel"`
+	Line         int        `json:"line"`
+	Col          int        `json:"col"`
+	Span         spanJSON   `json:"span"`
+	NameSpan     spanJSON   `json:"name_span"`
+	TemplateArgs string     `json:"template_args,omitempty"`
+	Config       []string   `json:"config"`
+	ConfigSpans  []spanJSON `json:"config_spans"`
+	Args         []string   `json:"args"`
+	ArgSpans     []spanJSON `json:"arg_spans"`
+	InFunction   string     `json:"in_function,omitempty"`
+}
+
+func buildFileReport(a *transform.Analysis) fileReport {
+	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: a.Diags}
+	if fr.Diagnostics == nil {
+		fr.Diagnostics = []diag.Diagnostic{}
+	}
+	for _, k := range a.Kernels {
+		fn := k.Func
+		l, c := a.Lines.Position(fn.NameSpan.Start)
+		kr := kernelReport{Name: fn.Name, QualifiedName: fn.QualifiedName(), Line: l, Col: c,
+			Span: spanOf(fn.Def.Span()), ExternC: fn.ExternC, Static: fn.Static,
+			TemplateParams: []tparamReport{}, Params: []paramReport{}, Builtins: map[string][]transform.BuiltinUse{},
+			Syncs: nonNil(k.AllSyncs), Returns: nonNil(k.Returns), SharedStatic: []transform.SharedDecl{},
+			SharedDynamic: []transform.SharedDecl{}, Helpers: []string{}, IndexHelpers: []string{},
+			Unresolved: nonNil(k.Unresolved),
+			Features:   featureReport{Printf: k.Printf, Atomics: k.Atomics, WarpIntrinsics: k.WarpIntrinsics}}
+		for _, tp := range fn.Template {
+			kind := "value"
+			if tp.IsType {
+				kind = "type"
+			}
+			kr.TemplateParams = append(kr.TemplateParams, tparamReport{Name: tp.Name, Kind: kind, Pack: tp.Pack, Text: tp.Text})
+		}
+		for _, p := range fn.Params {
+			kr.Params = append(kr.Params, paramReport{Name: p.Name, Type: p.Type})
+		}
+		if fn.LaunchBounds != nil {
+			for _, arg := range fn.LaunchBounds.Args {
+				kr.LaunchBounds = append(kr.LaunchBounds, a.File.Text(arg.Span()))
+			}
+		}
+		for _, u := range k.AllUses {
+			kr.Builtins[u.Name] = append(kr.Builtins[u.Name], u)
+		}
+		shared := append([]transform.SharedDecl(nil), k.Shared...)
+		for _, h := range k.Helpers {
+			kr.Helpers = append(kr.Helpers, h.Func.Name)
+			shared = append(shared, h.Shared...)
+		}
+		for _, s := range shared {
+			if s.Extern {
+				kr.SharedDynamic = append(kr.SharedDynamic, s)
+			} else {
+				kr.SharedStatic = append(kr.SharedStatic, s)
+			}
+		}
+		for _, h := range k.IndexHelpers {
+			kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
+		}
+		kr.Persistent = persistentReport{OK: len(k.Refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(k.Refusals)}
+		fr.Kernels = append(fr.Kernels, kr)
+	}
+	for _, ls := range a.Launches {
+		lr := launchReport{Kernel: ls.Kernel, Line: ls.Line, Col: ls.Col, Span: spanOf(ls.Span), NameSpan: spanOf(ls.NameSpan),
+			TemplateArgs: ls.TemplateText, Config: ls.ConfigText, Args: nonNil(ls.ArgsText), InFunction: ls.Func,
+			ConfigSpans: []spanJSON{}, ArgSpans: []spanJSON{}}
+		for _, s := range ls.Config {
+			lr.ConfigSpans = append(lr.ConfigSpans, spanOf(s))
+		}
+		for _, s := range ls.Args {
+			lr.ArgSpans = append(lr.ArgSpans, spanOf(s))
+		}
+		fr.Launches = append(fr.Launches, lr)
+	}
+	return fr
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func writeInspectText(w io.Writer, fr fileReport) {
+	fmt.Fprintf(w, "%s: %d kernel%s, %d launch site%s\n", fr.File, len(fr.Kernels), plural(len(fr.Kernels)),
+		len(fr.Launches), plural(len(fr.Launches)))
+	for _, k := range fr.Kernels {
+		name := k.QualifiedName
+		if len(k.TemplateParams) > 0 {
+			var ns []string
+			for _, tp := range k.TemplateParams {
+				ns = append(ns, tp.Name)
+			}
+			name += "<" + strings.Join(ns, ", ") + ">"
+		}
+		fmt.Fprintf(w, "\nkernel %s  (line %d)\n", name, k.Line)
+		var ps []string
+		for _, p := range k.Params {
+			ps = append(ps, strings.TrimSpace(p.Type+" "+p.Name))
+		}
+		fmt.Fprintf(w, "  params:        %s\n", strings.Join(ps, ", "))
+		if k.ExternC {
+			fmt.Fprintf(w, "  linkage:       extern \"C\"\n")
+		}
+		if len(k.LaunchBounds) > 0 {
+			fmt.Fprintf(w, "  launch bounds: %s\n", strings.Join(k.LaunchBounds, ", "))
+		}
+		var reads []string
+		for _, b := range []string{transform.BlockIdx, transform.GridDim, transform.BlockDim, transform.ThreadIdx} {
+			us := k.Builtins[b]
+			if len(us) == 0 {
+				continue
+			}
+			vias := map[string]bool{}
+			for _, u := range us {
+				if u.Via != "" {
+					vias[u.Via] = true
+				}
+			}
+			s := fmt.Sprintf("%s ×%d", b, len(us))
+			if len(vias) > 0 {
+				var vs []string
+				for v := range vias {
+					vs = append(vs, v)
+				}
+				sortStrings(vs)
+				s += " (via " + strings.Join(vs, ", ") + ")"
+			}
+			reads = append(reads, s)
+		}
+		fmt.Fprintf(w, "  reads:         %s\n", orNone(strings.Join(reads, "; ")))
+		var syncs []string
+		for _, s := range k.Syncs {
+			t := fmt.Sprintf("%s line %d", s.Form, s.Line)
+			if s.Via != "" {
+				t += " in " + strings.TrimPrefix(s.Via, "helper ")
+			}
+			syncs = append(syncs, t)
+		}
+		fmt.Fprintf(w, "  sync points:   %s\n", orNone(strings.Join(syncs, ", ")))
+		var rets []string
+		for _, r := range k.Returns {
+			t := fmt.Sprintf("line %d", r.Line)
+			if r.BeforeSync {
+				t += fmt.Sprintf(" (before the sync at line %d)", r.SyncLine)
+			}
+			rets = append(rets, t)
+		}
+		fmt.Fprintf(w, "  returns:       %s\n", orNone(strings.Join(rets, ", ")))
+		fmt.Fprintf(w, "  shared:        %s\n", orNone(sharedList(k.SharedStatic, k.SharedDynamic)))
+		if len(k.Helpers) > 0 {
+			fmt.Fprintf(w, "  helpers:       %s", strings.Join(k.Helpers, ", "))
+			if len(k.IndexHelpers) > 0 {
+				fmt.Fprintf(w, " (reading the block index: %s)", strings.Join(k.IndexHelpers, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		if len(k.Unresolved) > 0 {
+			fmt.Fprintf(w, "  calls outside this file: %s\n", strings.Join(k.Unresolved, ", "))
+		}
+		switch {
+		case !k.Persistent.OK:
+			fmt.Fprintf(w, "  persistent:    refused (%d reason%s below)\n", len(k.Persistent.Refusals), plural(len(k.Persistent.Refusals)))
+		case k.Persistent.NeedsLowering:
+			fmt.Fprintf(w, "  persistent:    ok (returns before sync points are lowered to an inactive predicate)\n")
+		default:
+			fmt.Fprintf(w, "  persistent:    ok\n")
+		}
+		for _, r := range k.Persistent.Refusals {
+			fmt.Fprintf(w, "    - line %d: %s\n", r.Line, r.Message)
+		}
+	}
+	if len(fr.Launches) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, l := range fr.Launches {
+		where := ""
+		if l.InFunction != "" {
+			where = " in " + l.InFunction
+		}
+		fmt.Fprintf(w, "launch %s%s<<<%s>>>(%s)  line %d%s\n", l.Kernel, l.TemplateArgs, strings.Join(l.Config, ", "),
+			strings.Join(l.Args, ", "), l.Line, where)
+	}
+}
+
+func sharedList(st, dyn []transform.SharedDecl) string {
+	var parts []string
+	for _, s := range st {
+		parts = append(parts, fmt.Sprintf("%s (%s, line %d)", s.Name, s.Type, s.Line))
+	}
+	for _, s := range dyn {
+		parts = append(parts, fmt.Sprintf("extern %s (%s, dynamic, line %d)", s.Name, s.Type, s.Line))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,356 @@
+package parser
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/slatec/slatec/diag"
+)
+
+// ---------------------------------------------------------------------------
+// The bridge between our lexer and participle
+
+// tokenDef is the participle lexer definition: our token kinds as symbols.
+// The parsers are fed pre-lexed tokens through ParseFromLexer; Lex exists so
+// that the grammar can also be exercised directly on strings in tests.
+type tokenDef struct{}
+
+var symbols = map[string]lexer.TokenType{
+	"EOF": ttEOF, "Ident": ttIdent, "TypeName": ttTypeName, "Keyword": ttKeyword,
+	"Number": ttNumber, "String": ttString, "Char": ttChar, "Punct": ttPunct, "Invalid": ttInvalid,
+}
+
+func (tokenDef) Symbols() map[string]lexer.TokenType { return symbols }
+
+func (tokenDef) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	toks := Lex(src)
+	return &sliceLexer{toks: bridge(filename, string(src), toks, 0, len(toks), nil)}, nil
+}
+
+var kindToType = [numKinds]lexer.TokenType{
+	EOF: ttEOF, Ident: ttIdent, Keyword: ttKeyword, Number: ttNumber, String: ttString,
+	Char: ttChar, Punct: ttPunct, Invalid: ttInvalid,
+}
+
+// bridge converts the significant tokens of toks[from:to] to participle
+// tokens, ending with EOF. Identifiers in typeNames become TypeName.
+func bridge(filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
+	out := make([]lexer.Token, 0, (to-from)/2+1)
+	prevEnd := 0
+	if from > 0 {
+		prevEnd = int(toks[from-1].End)
+	}
+	startOfLine := from == 0 || strings.HasSuffix(text[:toks[from].Off], "\n")
+	for i := from; i < to; i++ {
+		t := toks[i]
+		if t.Kind.IsTrivia() {
+			if t.Kind == Directive || strings.IndexByte(text[t.Off:t.End], '\n') >= 0 {
+				startOfLine = true
+			}
+			continue
+		}
+		value := text[t.Off:t.End]
+		typ := kindToType[t.Kind]
+		if typ == ttIdent && typeNames[value] {
+			typ = ttTypeName
+		}
+		line := midLine
+		if startOfLine {
+			line = lineStart
+		}
+		out = append(out, lexer.Token{Type: typ, Value: value,
+			Pos: lexer.Position{Filename: filename, Offset: int(t.Off), Line: line, Column: prevEnd}})
+		prevEnd = int(t.End)
+		startOfLine = false
+	}
+	end := prevEnd
+	if to > from && int(toks[to-1].End) > end && !toks[to-1].Kind.IsTrivia() {
+		end = int(toks[to-1].End)
+	}
+	out = append(out, lexer.Token{Type: ttEOF, Pos: lexer.Position{Filename: filename, Offset: end, Line: midLine, Column: prevEnd}})
+	return out
+}
+
+type sliceLexer struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (l *sliceLexer) Next() (lexer.Token, error) {
+	if l.i >= len(l.toks) {
+		return l.toks[len(l.toks)-1], nil
+	}
+	t := l.toks[l.i]
+	l.i++
+	return t, nil
+}
+
+// ---------------------------------------------------------------------------
+// The grammars
+
+func options(lookahead int) []participle.Option {
+	return []participle.Option{
+		participle.Lexer(tokenDef{}),
+		participle.Union[FileItem](&Namespace{}, &LinkageBlock{}, &FuncDef{}, &Opaque{}, &StrayBrace{}),
+		participle.Union[TopItem](&Namespace{}, &LinkageBlock{}, &FuncDef{}, &Opaque{}),
+		participle.Union[HeadSpec](&LaunchBounds{}, &ClusterDims{}, &MaxNReg{}, &Attribute{},
+			&StdAttribute{}, &ExternLinkage{}, &MacroAttr{}, &TemplateArgList{}, &Word{}),
+		// Statements go through parseStmt, which handles the trivial shapes
+		// itself and hands the rest to stmtParser's grammar.
+		participle.ParseTypeWith(parseStmt),
+		// Alternatives are tried in order and each failed try costs a
+		// branch, so the frequent statements come first.
+		participle.Union[grammarStmt](&AsmStmt{}, &SwitchStmt{}, &CaseStmt{}, &DefaultStmt{},
+			&GotoStmt{}, &OpaqueStmt{}),
+		participle.UseLookahead(lookahead),
+	}
+}
+
+// grammarStmt is a statement parsed by the participle grammar (stmtBox).
+type grammarStmt interface {
+	Stmt
+	grammarStmt()
+}
+
+func (*AsmStmt) grammarStmt()     {}
+func (*SwitchStmt) grammarStmt()  {}
+func (*CaseStmt) grammarStmt()    {}
+func (*DefaultStmt) grammarStmt() {}
+func (*GotoStmt) grammarStmt()    {}
+func (*OpaqueStmt) grammarStmt()  {}
+
+// stmtBox is the root production of stmtParser.
+type stmtBox struct {
+	S grammarStmt `parser:"@@"`
+}
+
+var (
+	// The top level backtracks freely: anything that is not a namespace,
+	// linkage block or function definition is an opaque run, so it never fails.
+	topParser *participle.Parser[topFile]
+	// stmtParser parses declarations and keyword statements; its lookahead is
+	// short so an error is reported where the grammar first got stuck.
+	stmtParser *participle.Parser[stmtBox]
+)
+
+// The parsers refer to parseStmt, which refers to them: build them in init.
+func init() {
+	topParser = participle.MustBuild[topFile](options(participle.MaxLookahead)...)
+	stmtParser = participle.MustBuild[stmtBox](options(4)...)
+}
+
+// parseStmt parses one statement. The frequent statements are parsed by
+// hand (stmt.go); the irregular ones (asm, switch labels, goto, opaque
+// declarations) by the stmtParser grammar.
+func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
+	t := lex.Peek()
+	switch {
+	case t.Type == ttEOF || is(t, "}"):
+		return nil, participle.NextMatch
+	case is(t, "{"):
+		return parseBlock(lex)
+	case is(t, ";"):
+		e := &EmptyStmt{Semi: true}
+		lex.Next()
+		finish(&e.node, t, lex)
+		return e, nil
+	case t.Type == ttIdent && isLabel(lex):
+		l := &LabelStmt{Label: lex.Next().Value}
+		lex.Next()
+		finish(&l.node, t, lex)
+		return l, nil
+	case t.Type == ttKeyword:
+		if parse := keywordStmts[t.Value]; parse != nil {
+			return parse(lex)
+		}
+		if !declKeywords[t.Value] {
+			box, err := stmtParser.ParseFromLexer(lex, participle.AllowTrailing(true))
+			if err != nil {
+				return nil, err
+			}
+			return box.S, nil
+		}
+	}
+	cp := lex.MakeCheckpoint()
+	c := cursor{lex: lex, cp: cp}
+	decl := looksLikeDecl(&c)
+	lex.LoadCheckpoint(cp)
+	if decl {
+		return parseDeclStmt(lex)
+	}
+	return parseExprStmt(lex)
+}
+
+// isLabel reports whether the next tokens are `name :`.
+func isLabel(lex *lexer.PeekingLexer) bool {
+	cp := lex.MakeCheckpoint()
+	defer lex.LoadCheckpoint(cp)
+	lex.Next()
+	return is(lex.Peek(), ":")
+}
+
+// parseBlock parses `{ stmt* }`.
+func parseBlock(lex *lexer.PeekingLexer) (*Block, error) {
+	first := lex.Peek()
+	if !is(first, "{") {
+		return nil, unexpected(first, `"{"`)
+	}
+	lex.Next()
+	b := &Block{}
+	for {
+		t := lex.Peek()
+		if is(t, "}") {
+			break
+		}
+		if t.Type == ttEOF {
+			return nil, unexpected(t, `"}"`)
+		}
+		s, err := parseStmt(lex)
+		if err != nil {
+			return nil, err
+		}
+		b.Stmts = append(b.Stmts, s)
+	}
+	lex.Next()
+	finish(&b.node, first, lex)
+	return b, nil
+}
+
+// Parse lets Block appear in grammars (lambda bodies, nested blocks).
+func (b *Block) Parse(lex *lexer.PeekingLexer) error {
+	if !is(lex.Peek(), "{") {
+		return participle.NextMatch
+	}
+	nb, err := parseBlock(lex)
+	if err != nil {
+		return err
+	}
+	*b = *nb
+	return nil
+}
+
+// Grammar returns the EBNF of the statement grammar, for documentation.
+func Grammar() string { return stmtParser.String() }
+
+// ---------------------------------------------------------------------------
+// Parsing a file
+
+// ParseFile parses a CUDA source. It never panics and fails only for
+// input that cannot be a CUDA file at all; syntax slatec does not
+// understand inside function bodies is recorded on the function (BodyErr)
+// so that only the kernels that need it are refused.
+func ParseFile(name string, src []byte) (f *File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, diag.Diagnostic{File: name, Severity: diag.Error,
+				Message: fmt.Sprintf("internal error: parser panic: %v (please report this input)", r)}
+		}
+	}()
+	f = &File{Name: name, Src: src}
+	f.Toks = Lex(src)
+	text := string(src)
+	lines := diag.NewLines(src)
+	f.lines = nil
+	f.scanDirectives(text)
+	f.TypeNames = collectTypeNames(text, f.Toks)
+
+	ptoks := bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)
+	peek, lerr := lexer.Upgrade(&sliceLexer{toks: ptoks})
+	if lerr != nil {
+		return nil, lines.At(name, 0, diag.Error, "%v", lerr)
+	}
+	top, perr := topParser.ParseFromLexer(peek)
+	if perr != nil {
+		return nil, participleDiag(name, lines, perr)
+	}
+	for _, it := range top.Items {
+		f.Items = append(f.Items, it.(TopItem))
+	}
+	f.collectFuncs(text, lines)
+	return f, nil
+}
+
+// participleDiag turns a participle error into a diagnostic at its offset.
+func participleDiag(name string, lines *diag.Lines, err error) diag.Diagnostic {
+	off := 0
+	msg := err.Error()
+	if pe, ok := err.(participle.Error); ok {
+		off = pe.Position().Offset
+		msg = pe.Message()
+	}
+	return lines.At(name, off, diag.Error, "%s", cleanMessage(msg))
+}
+
+// cleanMessage rewrites participle's messages into a compiler's voice.
+func cleanMessage(msg string) string {
+	msg = strings.ReplaceAll(msg, "unexpected token ", "unexpected ")
+	if i := strings.Index(msg, " (expected "); i >= 0 {
+		exp := msg[i+len(" (expected ") : len(msg)-1]
+		msg = msg[:i]
+		if len(exp) < 60 {
+			msg += ", expected " + exp
+		}
+	}
+	if msg == "" {
+		msg = "syntax error"
+	}
+	return "cannot parse: " + msg
+}
+
+// tokenIndex returns the index of the first token starting at or after off.
+func (f *File) tokenIndex(off int) int {
+	return sort.Search(len(f.Toks), func(i int) bool { return int(f.Toks[i].Off) >= off })
+}
+
+// Text returns the source text of a span.
+func (f *File) Text(s Span) string { return string(f.Src[s.Start:s.End]) }
+
+// SignificantTokens returns the non-trivia tokens within span s.
+func (f *File) SignificantTokens(s Span) []Token {
+	var out []Token
+	for i := f.tokenIndex(s.Start); i < len(f.Toks) && int(f.Toks[i].End) <= s.End; i++ {
+		if !f.Toks[i].Kind.IsTrivia() {
+			out = append(out, f.Toks[i])
+		}
+	}
+	return out
+}
+
+// TokenText returns a token's text.
+func (f *File) TokenText(t Token) string { return string(f.Src[t.Off:t.End]) }
+
+// parseBody parses a function body with the body grammar.
+func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *diag.Diagnostic) {
+	defer func() {
+		if r := recover(); r != nil {
+			dd := lines.At(f.Name, s.Start, diag.Error, "internal error: parser panic in this function: %v", r)
+			b, d = nil, &dd
+		}
+	}()
+	from := f.tokenIndex(s.Start)
+	to := f.tokenIndex(s.End)
+	ptoks := bridge(f.Name, text, f.Toks, from, to, f.TypeNames)
+	peek, err := lexer.Upgrade(&sliceLexer{toks: ptoks})
+	if err == nil {
+		b, err = parseBlock(peek)
+		if err == nil && peek.Peek().Type != ttEOF {
+			err = participle.Errorf(peek.Peek().Pos, "unexpected %q", peek.Peek().Value)
+		}
+	}
+	if err != nil {
+		dd := participleDiag(f.Name, lines, err)
+		return nil, &dd
+	}
+	return b, nil
+}
+
+func diagLines(src []byte) *diag.Lines { return diag.NewLines(src) }

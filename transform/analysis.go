@@ -1,0 +1,852 @@
+// Package transform holds slatec's passes over parsed CUDA: the analysis
+// that finds what the rewrites need (builtin uses, barriers, returns, the
+// call graph, launch sites), the persistent (Slate) transform and the
+// launch-site rewrite. The passes produce span edits; package emit applies
+// them.
+package transform
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/parser"
+)
+
+// Builtin names slatec tracks.
+const (
+	BlockIdx  = "blockIdx"
+	GridDim   = "gridDim"
+	BlockDim  = "blockDim"
+	ThreadIdx = "threadIdx"
+)
+
+var builtinNames = []string{BlockIdx, GridDim, BlockDim, ThreadIdx}
+
+// BuiltinUse is one read of a builtin index variable.
+type BuiltinUse struct {
+	Name string      `json:"name"`
+	Span parser.Span `json:"-"`
+	Line int         `json:"line"`
+	Col  int         `json:"col"`
+	// Via says how the use is reached from the function being analysed:
+	// "" (in its own body), "macro NAME" or "helper NAME".
+	Via string `json:"via,omitempty"`
+}
+
+// SyncKind classifies synchronisation points.
+type SyncKind string
+
+const (
+	SyncBlock       SyncKind = "block"        // __syncthreads, cta.sync(), bar.sync
+	SyncBlockReduce SyncKind = "block-reduce" // __syncthreads_count/and/or
+	SyncWarp        SyncKind = "warp"         // __shfl*_sync, __ballot_sync, __syncwarp, tile.sync()...
+	SyncGrid        SyncKind = "grid"         // grid_group sync: refused
+	SyncCluster     SyncKind = "cluster"      // cluster sync: refused
+)
+
+// SyncPoint is a barrier or a warp-synchronous operation.
+type SyncPoint struct {
+	Kind SyncKind    `json:"kind"`
+	Form string      `json:"form"` // as written: "__syncthreads", "cg::sync", "asm bar.sync", ...
+	Span parser.Span `json:"-"`
+	Line int         `json:"line"`
+	Col  int         `json:"col"`
+	// Via is "" for the function's own body, else "helper NAME".
+	Via string `json:"via,omitempty"`
+}
+
+// IsBlockLevel reports whether the point synchronises the whole block.
+func (s SyncPoint) IsBlockLevel() bool { return s.Kind == SyncBlock || s.Kind == SyncBlockReduce }
+
+// ReturnInfo describes a return statement of a kernel body.
+type ReturnInfo struct {
+	Span parser.Span `json:"-"`
+	Line int         `json:"line"`
+	Col  int         `json:"col"`
+	// BeforeSync is true when a barrier or warp-synchronous operation can
+	// run after this return has ended some threads: those threads would no
+	// longer take part. Natively exited threads are excused; in a persistent
+	// worker they are alive, so the return must be lowered.
+	BeforeSync bool `json:"before_sync"`
+	// SyncLine is the line of one such following sync point.
+	SyncLine int `json:"sync_line,omitempty"`
+}
+
+// SharedDecl is a __shared__ variable.
+type SharedDecl struct {
+	Name    string      `json:"name"`
+	Type    string      `json:"type"`
+	Extern  bool        `json:"extern"` // extern __shared__: dynamic shared memory
+	Span    parser.Span `json:"-"`
+	Line    int         `json:"line"`
+	FileVar bool        `json:"file_scope,omitempty"`
+}
+
+// FuncInfo is the analysis of one device or global function.
+type FuncInfo struct {
+	Func *parser.Func
+	// Own facts, from the function's own body (macros expanded by name).
+	Uses  []BuiltinUse
+	Syncs []SyncPoint
+	Calls []Call
+	// MemberCalls are calls obj.f(...) / p->f(...), by method name.
+	MemberCalls []Call
+	Shared      []SharedDecl
+	Refusal     []diag.Diagnostic
+	// Misc features, for the report.
+	Printf, Atomics, WarpIntrinsics bool
+	// IndexUser is true when this function or anything it calls reads
+	// blockIdx or gridDim: its persistent form must see virtual values.
+	IndexUser bool
+}
+
+// Call is a call from a function body to a named function.
+type Call struct {
+	Name string
+	Span parser.Span
+	// Targets are the definitions in the file with that name (overloads).
+	Targets []*parser.Func
+}
+
+// KernelInfo is the analysis of a __global__ function, with the facts of
+// every helper it can reach folded in.
+type KernelInfo struct {
+	*FuncInfo
+	AllUses  []BuiltinUse
+	AllSyncs []SyncPoint
+	Returns  []ReturnInfo
+	// Helpers are the device functions reachable from the kernel, in
+	// source order; IndexHelpers are those that read blockIdx/gridDim
+	// directly or through their callees.
+	Helpers      []*FuncInfo
+	IndexHelpers []*FuncInfo
+	// Unresolved are calls to functions slatec cannot see (not defined in
+	// the file); system functions are assumed not to read blockIdx.
+	Unresolved []string
+	// Refusals are the reasons the persistent transform must refuse.
+	Refusals []diag.Diagnostic
+	// NeedsLowering is true when some return precedes a sync point.
+	NeedsLowering bool
+	// HasBlockSync is true when the kernel (or a helper) synchronises the block.
+	HasBlockSync bool
+	// UsesShared is true when the kernel or a helper uses shared memory.
+	UsesShared bool
+}
+
+// Analysis is the result for a whole file.
+type Analysis struct {
+	File     *parser.File
+	Lines    *diag.Lines
+	Funcs    map[*parser.Func]*FuncInfo
+	Kernels  []*KernelInfo
+	Launches []*LaunchSite
+	// FileShared are __shared__ variables declared at namespace scope.
+	FileShared []SharedDecl
+	// IndexMacros maps macro names to the builtins their expansion reads.
+	IndexMacros map[string][]string
+	// Diags are warnings about the file as a whole (launches in macros,
+	// index reads in code slatec does not parse).
+	Diags  []diag.Diagnostic
+	byName map[string][]*parser.Func
+}
+
+// Analyze runs the analysis over a parsed file.
+func Analyze(f *parser.File) *Analysis {
+	a := &Analysis{File: f, Lines: diag.NewLines(f.Src), Funcs: map[*parser.Func]*FuncInfo{},
+		byName: map[string][]*parser.Func{}}
+	a.indexMacros()
+	for _, fn := range f.Funcs {
+		a.byName[fn.Name] = append(a.byName[fn.Name], fn)
+	}
+	a.fileShared()
+	for _, fn := range f.Funcs {
+		if fn.Global || fn.Device {
+			a.Funcs[fn] = a.analyzeFunc(fn)
+		}
+	}
+	a.propagateIndexUse()
+	for _, fn := range f.Funcs {
+		if fn.Global {
+			a.Kernels = append(a.Kernels, a.analyzeKernel(fn))
+		}
+	}
+	a.Launches = findLaunches(f, a.Lines)
+	a.opaqueIndexReads()
+	a.macroLaunches()
+	return a
+}
+
+func (a *Analysis) at(off int, sev diag.Severity, format string, args ...any) diag.Diagnostic {
+	return a.Lines.At(a.File.Name, off, sev, format, args...)
+}
+
+func (a *Analysis) pos(s parser.Span) (int, int) { return a.Lines.Position(s.Start) }
+
+// indexMacros finds the macros whose expansion (transitively) reads builtins.
+func (a *Analysis) indexMacros() {
+	byName := map[string]*parser.Macro{}
+	for _, m := range a.File.Macros {
+		byName[m.Name] = m
+	}
+	memo := map[string][]string{}
+	var visit func(name string, seen map[string]bool) []string
+	visit = func(name string, seen map[string]bool) []string {
+		if r, ok := memo[name]; ok {
+			return r
+		}
+		m := byName[name]
+		if m == nil || seen[name] {
+			return nil
+		}
+		seen[name] = true
+		set := map[string]bool{}
+		for _, id := range m.BodyIdents {
+			if isBuiltin(id) {
+				set[id] = true
+			}
+			for _, b := range visit(id, seen) {
+				set[b] = true
+			}
+		}
+		r := sortedKeys(set)
+		memo[name] = r
+		return r
+	}
+	a.IndexMacros = map[string][]string{}
+	for _, m := range a.File.Macros {
+		if r := visit(m.Name, map[string]bool{}); len(r) > 0 {
+			a.IndexMacros[m.Name] = r
+		}
+	}
+}
+
+func isBuiltin(s string) bool {
+	return s == BlockIdx || s == GridDim || s == BlockDim || s == ThreadIdx
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tokens returns the significant tokens of a span with their texts.
+type tok struct {
+	parser.Token
+	text string
+}
+
+func (a *Analysis) tokens(s parser.Span) []tok {
+	ts := a.File.SignificantTokens(s)
+	out := make([]tok, len(ts))
+	for i, t := range ts {
+		out[i] = tok{t, a.File.TokenText(t)}
+	}
+	return out
+}
+
+func span(t tok) parser.Span { return parser.Span{Start: int(t.Off), End: int(t.End)} }
+
+// Barrier and warp-synchronous intrinsic names.
+var (
+	blockBarrierFuncs  = map[string]bool{"__syncthreads": true, "__barrier_sync": true}
+	blockReduceFuncs   = map[string]bool{"__syncthreads_count": true, "__syncthreads_and": true, "__syncthreads_or": true}
+	warpSyncFuncs      = map[string]bool{"__syncwarp": true, "__shfl_sync": true, "__shfl_up_sync": true, "__shfl_down_sync": true, "__shfl_xor_sync": true, "__ballot_sync": true, "__all_sync": true, "__any_sync": true, "__uni_sync": true, "__match_any_sync": true, "__match_all_sync": true, "__reduce_add_sync": true, "__reduce_min_sync": true, "__reduce_max_sync": true, "__reduce_and_sync": true, "__reduce_or_sync": true, "__reduce_xor_sync": true}
+	warpTileMethods    = map[string]bool{"shfl": true, "shfl_up": true, "shfl_down": true, "shfl_xor": true, "ballot": true, "any": true, "all": true, "match_any": true, "match_all": true}
+	cgCollectives      = map[string]bool{"reduce": true, "inclusive_scan": true, "exclusive_scan": true, "reduce_store_async": true, "reduce_update_async": true}
+	warpIntrinsicNames = map[string]bool{"__activemask": true, "__lanemask_lt": true, "__popc": false}
+)
+
+// analyzeFunc collects a function's own facts by scanning its body tokens.
+func (a *Analysis) analyzeFunc(fn *parser.Func) *FuncInfo {
+	fi := &FuncInfo{Func: fn}
+	toks := a.tokens(fn.BodySpan)
+	// Receivers of `.sync()` and friends: what kind of group each name is.
+	groupKinds := a.groupVarKinds(toks)
+	for i, t := range toks {
+		next := func(k int) string {
+			if i+k < len(toks) {
+				return toks[i+k].text
+			}
+			return ""
+		}
+		prev := func(k int) string {
+			if i-k >= 0 {
+				return toks[i-k].text
+			}
+			return ""
+		}
+		switch t.Kind {
+		case parser.Ident:
+			name := t.text
+			if isBuiltin(name) && prev(1) != "." && prev(1) != "->" && prev(1) != "::" {
+				l, c := a.pos(span(t))
+				fi.Uses = append(fi.Uses, BuiltinUse{Name: name, Span: span(t), Line: l, Col: c})
+			}
+			if bs, ok := a.IndexMacros[name]; ok && prev(1) != "." && prev(1) != "->" {
+				l, c := a.pos(span(t))
+				for _, b := range bs {
+					fi.Uses = append(fi.Uses, BuiltinUse{Name: b, Span: span(t), Line: l, Col: c, Via: "macro " + name})
+				}
+			}
+			member := prev(1) == "." || prev(1) == "->"
+			qual := ""
+			if prev(1) == "::" {
+				qual = prev(2)
+			}
+			isCall := next(1) == "(" || (next(1) == "<" && a.callAfterAngles(toks, i+1))
+			switch {
+			case blockBarrierFuncs[name] && isCall && !member:
+				fi.addSync(a, SyncBlock, name, span(t))
+			case blockReduceFuncs[name] && isCall && !member:
+				fi.addSync(a, SyncBlockReduce, name, span(t))
+			case warpSyncFuncs[name] && isCall && !member:
+				fi.addSync(a, SyncWarp, name, span(t))
+				fi.WarpIntrinsics = true
+			case member && isCall && (name == "sync" || name == "barrier_wait" || name == "barrier_arrive"):
+				recv := receiverName(toks, i-1)
+				switch groupKinds[recv] {
+				case "tile", "coalesced":
+					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
+				case "grid":
+					fi.addSync(a, SyncGrid, recv+"."+name+"()", span(t))
+				case "cluster":
+					fi.addSync(a, SyncCluster, recv+"."+name+"()", span(t))
+				default: // a thread_block, or unknown: treat as a block barrier
+					fi.addSync(a, SyncBlock, recv+"."+name+"()", span(t))
+				}
+			case member && isCall && warpTileMethods[name]:
+				recv := receiverName(toks, i-1)
+				if k := groupKinds[recv]; k == "tile" || k == "coalesced" {
+					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
+					fi.WarpIntrinsics = true
+				}
+			case name == "sync" && isCall && !member:
+				// cg::sync(g): the kind follows its argument.
+				arg := ""
+				if i+2 < len(toks) {
+					arg = toks[i+2].text
+				}
+				switch groupKinds[arg] {
+				case "tile", "coalesced":
+					fi.addSync(a, SyncWarp, "cg::sync", span(t))
+				case "grid":
+					fi.addSync(a, SyncGrid, "cg::sync", span(t))
+				case "cluster":
+					fi.addSync(a, SyncCluster, "cg::sync", span(t))
+				default:
+					fi.addSync(a, SyncBlock, "cg::sync", span(t))
+				}
+			case cgCollectives[name] && isCall && !member && (qual == "cg" || qual == "cooperative_groups"):
+				fi.addSync(a, SyncWarp, qual+"::"+name, span(t))
+			case (name == "this_grid" || name == "grid_group") && !member:
+				fi.refuse(a, span(t), "uses the grid group (%s): grid-wide synchronisation needs every block resident at once, which a persistent worker pool cannot promise", name)
+			case (name == "this_cluster" || name == "cluster_group" || strings.HasPrefix(name, "__cluster_") || name == "cluster_sync") && !member:
+				fi.refuse(a, span(t), "uses thread block clusters (%s), which the persistent form does not support", name)
+			case member && isCall && (name == "group_index" || name == "block_index" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks"):
+				recv := receiverName(toks, i-1)
+				if groupKinds[recv] == "grid" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks" {
+					fi.refuse(a, span(t), "calls %s.%s(), which reads the physical block index", recv, name)
+				}
+			case (name == "cudaLaunchKernel" || name == "cudaLaunchDevice" || name == "cudaGetParameterBuffer" || name == "cudaLaunchCooperativeKernel") && isCall:
+				fi.refuse(a, span(t), "launches a kernel from the device (%s), which slatec does not support", name)
+			case name == "printf" && isCall:
+				fi.Printf = true
+			case strings.HasPrefix(name, "atomic") && isCall:
+				fi.Atomics = true
+			case warpIntrinsicNames[name]:
+				fi.WarpIntrinsics = true
+			}
+			if isCall && !member && !isBuiltin(name) {
+				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name]})
+			}
+			if isCall && member {
+				fi.MemberCalls = append(fi.MemberCalls, Call{Name: name, Span: span(t)})
+			}
+		case parser.Punct:
+			if t.text == "<<<" {
+				fi.refuse(a, span(t), "launches a kernel from the device (dynamic parallelism), which slatec does not support")
+			}
+		case parser.Keyword:
+			if t.text == "asm" || t.text == "__asm__" || t.text == "__asm" {
+				a.scanAsm(fi, toks, i)
+			}
+		}
+	}
+	fi.Shared = a.sharedDecls(fn.BodySpan, false)
+	return fi
+}
+
+func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span) {
+	l, c := a.pos(s)
+	fi.Syncs = append(fi.Syncs, SyncPoint{Kind: k, Form: form, Span: s, Line: l, Col: c})
+	switch k {
+	case SyncGrid:
+		fi.refuse(a, s, "synchronises the whole grid (%s): this needs every block resident at once, which a persistent worker pool cannot promise", form)
+	case SyncCluster:
+		fi.refuse(a, s, "synchronises a thread block cluster (%s), which the persistent form does not support", form)
+	}
+}
+
+func (fi *FuncInfo) refuse(a *Analysis, s parser.Span, format string, args ...any) {
+	fi.Refusal = append(fi.Refusal, a.at(s.Start, diag.Error, format, args...))
+}
+
+// receiverName returns the identifier before the `.` or `->` at index i
+// (skipping a call's parentheses: this_thread_block().sync()).
+func receiverName(toks []tok, i int) string {
+	j := i - 1
+	if j >= 0 && toks[j].text == ")" {
+		depth := 0
+		for ; j >= 0; j-- {
+			switch toks[j].text {
+			case ")":
+				depth++
+			case "(":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		j--
+		if j >= 0 {
+			return toks[j].text + "()"
+		}
+		return ""
+	}
+	if j >= 0 {
+		return toks[j].text
+	}
+	return ""
+}
+
+// groupVarKinds maps cooperative-groups variables to their kind ("block",
+// "tile", "coalesced", "grid", "cluster") from their declarations and
+// initialisers, and call expressions like this_grid() to theirs.
+func (a *Analysis) groupVarKinds(toks []tok) map[string]string {
+	kinds := map[string]string{
+		"this_thread_block()": "block", "this_grid()": "grid", "this_cluster()": "cluster",
+		"coalesced_threads()": "coalesced", "tiled_partition()": "tile",
+	}
+	typeKind := func(s string) string {
+		switch s {
+		case "thread_block":
+			return "block"
+		case "thread_block_tile", "tiled_partition":
+			return "tile"
+		case "coalesced_group", "coalesced_threads":
+			return "coalesced"
+		case "grid_group", "this_grid", "multi_grid_group", "this_multi_grid":
+			return "grid"
+		case "cluster_group", "this_cluster":
+			return "cluster"
+		case "this_thread_block":
+			return "block"
+		case "thread_group":
+			return "" // could be anything: unknown
+		}
+		return ""
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		// `T name` and `T<...> name` declarations, and `name = f(...)` initialisers.
+		if k := typeKind(toks[i].text); k != "" {
+			j := i + 1
+			if j < len(toks) && toks[j].text == "<" {
+				depth := 0
+				for ; j < len(toks); j++ {
+					if toks[j].text == "<" {
+						depth++
+					} else if toks[j].text == ">" {
+						depth--
+						if depth == 0 {
+							j++
+							break
+						}
+					}
+				}
+			}
+			if j < len(toks) && toks[j].Kind == parser.Ident && (j+1 >= len(toks) || toks[j+1].text != "(") {
+				kinds[toks[j].text] = k
+			}
+		}
+		if toks[i].Kind == parser.Ident && i+2 < len(toks) && toks[i+1].text == "=" {
+			for j := i + 2; j < len(toks) && j < i+8 && toks[j].text != ";"; j++ {
+				if k := typeKind(toks[j].text); k != "" && j+1 < len(toks) && (toks[j+1].text == "(" || toks[j+1].text == "<") {
+					kinds[toks[i].text] = k
+					break
+				}
+			}
+		}
+	}
+	return kinds
+}
+
+// callAfterAngles reports whether the `<` at index i opens template
+// arguments that are followed by a call: f<T>(x).
+func (a *Analysis) callAfterAngles(toks []tok, i int) bool {
+	depth := 0
+	for j := i; j < len(toks) && j < i+64; j++ {
+		switch toks[j].text {
+		case "<":
+			depth++
+		case ">":
+			depth--
+		case ">>":
+			depth -= 2
+		case ";", "{", "}", "&&", "||":
+			return false
+		}
+		if depth <= 0 {
+			return j+1 < len(toks) && toks[j+1].text == "("
+		}
+	}
+	return false
+}
+
+// scanAsm inspects an inline asm statement starting at toks[i]: barriers
+// and warp synchronisation in its template, and reads of special registers
+// that the persistent form would change.
+func (a *Analysis) scanAsm(fi *FuncInfo, toks []tok, i int) {
+	var tmpl strings.Builder
+	for j := i + 1; j < len(toks) && toks[j].text != ";"; j++ {
+		if toks[j].Kind == parser.String {
+			tmpl.WriteString(toks[j].text)
+		}
+		if toks[j].text == ":" {
+			break
+		}
+	}
+	s := tmpl.String()
+	sp := span(toks[i])
+	switch {
+	case strings.Contains(s, "bar.sync") || strings.Contains(s, "barrier.sync") || strings.Contains(s, "bar.red") ||
+		strings.Contains(s, "barrier.red") || strings.Contains(s, "bar.arrive") || strings.Contains(s, "barrier.arrive") ||
+		strings.Contains(s, "barrier.cta"):
+		if strings.Contains(s, "bar.warp.sync") {
+			fi.addSync(a, SyncWarp, "asm bar.warp.sync", sp)
+		} else {
+			fi.addSync(a, SyncBlock, "asm bar.sync", sp)
+		}
+	case strings.Contains(s, "bar.warp.sync") || strings.Contains(s, "shfl.sync") || strings.Contains(s, "vote.sync") ||
+		strings.Contains(s, "match.sync") || strings.Contains(s, "redux.sync"):
+		fi.addSync(a, SyncWarp, "asm warp sync", sp)
+	case strings.Contains(s, "barrier.cluster"):
+		fi.addSync(a, SyncCluster, "asm barrier.cluster", sp)
+	}
+	for _, reg := range []string{"%smid", "%ctaid", "%nctaid", "%gridid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%nsmid"} {
+		if strings.Contains(s, "%"+reg) {
+			fi.refuse(a, sp, "inline asm reads %s, which the persistent form changes", reg)
+		}
+	}
+}
+
+// sharedDecls finds __shared__ declarations in a span.
+func (a *Analysis) sharedDecls(s parser.Span, fileScope bool) []SharedDecl {
+	toks := a.tokens(s)
+	var out []SharedDecl
+	for i, t := range toks {
+		if t.text != "__shared__" {
+			continue
+		}
+		ext := (i > 0 && toks[i-1].text == "extern") || (i+1 < len(toks) && toks[i+1].text == "extern")
+		// The declared name: the last identifier before `[`, `;`, `=` or `,` at depth 0.
+		name, typ := "", []string{}
+		for j := i + 1; j < len(toks); j++ {
+			x := toks[j].text
+			if x == "[" || x == ";" || x == "=" || x == "," || x == "{" {
+				if len(typ) > 0 {
+					name = typ[len(typ)-1]
+					typ = typ[:len(typ)-1]
+				}
+				break
+			}
+			if x != "extern" {
+				typ = append(typ, x)
+			}
+		}
+		if name == "" {
+			continue
+		}
+		l, _ := a.pos(span(t))
+		out = append(out, SharedDecl{Name: name, Type: strings.Join(typ, " "), Extern: ext, Span: span(t), Line: l, FileVar: fileScope})
+	}
+	return out
+}
+
+// fileShared finds __shared__ variables at namespace scope.
+func (a *Analysis) fileShared() {
+	for _, it := range a.File.Items {
+		a.collectFileShared(it)
+	}
+}
+
+func (a *Analysis) collectFileShared(it parser.TopItem) {
+	switch it := it.(type) {
+	case *parser.Opaque:
+		a.FileShared = append(a.FileShared, a.sharedDecls(it.Span(), true)...)
+	case *parser.Namespace:
+		for _, c := range it.Items {
+			a.collectFileShared(c)
+		}
+	case *parser.LinkageBlock:
+		for _, c := range it.Items {
+			a.collectFileShared(c)
+		}
+	}
+}
+
+// propagateIndexUse marks every function that reads blockIdx/gridDim
+// directly, through a macro, or through a callee.
+func (a *Analysis) propagateIndexUse() {
+	for _, fi := range a.Funcs {
+		for _, u := range fi.Uses {
+			if u.Name == BlockIdx || u.Name == GridDim {
+				fi.IndexUser = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fi := range a.Funcs {
+			if fi.IndexUser {
+				continue
+			}
+			for _, c := range fi.Calls {
+				for _, t := range c.Targets {
+					if ti := a.Funcs[t]; ti != nil && ti.IndexUser {
+						fi.IndexUser = true
+						changed = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// reachable returns the device functions reachable from fn (not fn
+// itself), in source order.
+func (a *Analysis) reachable(fn *parser.Func) []*FuncInfo {
+	seen := map[*parser.Func]bool{fn: true}
+	var stack []*parser.Func
+	stack = append(stack, fn)
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fi := a.Funcs[f]
+		if fi == nil {
+			continue
+		}
+		for _, c := range fi.Calls {
+			for _, t := range c.Targets {
+				if !seen[t] {
+					seen[t] = true
+					stack = append(stack, t)
+				}
+			}
+		}
+	}
+	var out []*FuncInfo
+	for _, f := range a.File.Funcs {
+		if f != fn && seen[f] && a.Funcs[f] != nil {
+			out = append(out, a.Funcs[f])
+		}
+	}
+	return out
+}
+
+// knownExternal are functions from CUDA's headers that kernels commonly
+// call; they read no block index. Calls to other functions not defined in
+// the file are reported as unresolved.
+var knownExternalPrefixes = []string{"__", "atomic", "curand", "make_", "cuda", "cg::", "std::"}
+
+func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
+	fi := a.Funcs[fn]
+	k := &KernelInfo{FuncInfo: fi}
+	k.AllUses = append(k.AllUses, fi.Uses...)
+	k.AllSyncs = append(k.AllSyncs, fi.Syncs...)
+	k.Refusals = append(k.Refusals, fi.Refusal...)
+	k.UsesShared = len(fi.Shared) > 0
+	k.Helpers = a.reachable(fn)
+	unresolved := map[string]bool{}
+	for _, c := range fi.Calls {
+		if len(c.Targets) == 0 {
+			unresolved[c.Name] = true
+		}
+	}
+	for _, h := range k.Helpers {
+		via := "helper " + h.Func.Name
+		for _, u := range h.Uses {
+			u.Via = via
+			k.AllUses = append(k.AllUses, u)
+		}
+		for _, s := range h.Syncs {
+			s.Via = via
+			k.AllSyncs = append(k.AllSyncs, s)
+		}
+		for _, r := range h.Refusal {
+			r.Notes = append(r.Notes, a.at(fn.NameSpan.Start, diag.Note, "reached from kernel %s through %s", fn.Name, h.Func.Name))
+			k.Refusals = append(k.Refusals, r)
+		}
+		if len(h.Shared) > 0 {
+			k.UsesShared = true
+		}
+		if h.IndexUser {
+			k.IndexHelpers = append(k.IndexHelpers, h)
+		}
+		for _, c := range h.Calls {
+			if len(c.Targets) == 0 {
+				unresolved[c.Name] = true
+			}
+		}
+	}
+	// File-scope __shared__ variables used by name in the kernel or its helpers.
+	if len(a.FileShared) > 0 {
+		names := map[string]bool{}
+		for _, s := range a.FileShared {
+			names[s.Name] = true
+		}
+		for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+			for _, t := range a.tokens(f.Func.BodySpan) {
+				if t.Kind == parser.Ident && names[t.text] {
+					k.UsesShared = true
+				}
+			}
+		}
+	}
+	for name := range unresolved {
+		if !isKnownExternal(name) {
+			k.Unresolved = append(k.Unresolved, name)
+		}
+	}
+	sort.Strings(k.Unresolved)
+	for _, s := range k.AllSyncs {
+		if s.IsBlockLevel() {
+			k.HasBlockSync = true
+		}
+	}
+	if fn.ClusterDims != nil {
+		k.Refusals = append(k.Refusals, a.at(fn.ClusterDims.Span().Start, diag.Error,
+			"kernel %s declares __cluster_dims__: thread block clusters are not supported by the persistent form", fn.Name))
+	}
+	if fn.Def.BodyErr != nil {
+		k.Refusals = append(k.Refusals, *fn.Def.BodyErr)
+	} else {
+		k.Returns = a.returns(fn, k.AllSyncs)
+		for _, r := range k.Returns {
+			if r.BeforeSync {
+				k.NeedsLowering = true
+			}
+		}
+	}
+	return k
+}
+
+func isKnownExternal(name string) bool {
+	for _, p := range knownExternalPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return knownDeviceFuncs[name]
+}
+
+// knownDeviceFuncs are CUDA math and utility functions without a prefix.
+var knownDeviceFuncs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`printf assert memcpy memset malloc free min max abs fabs fabsf
+		sqrt sqrtf rsqrt rsqrtf cbrt cbrtf exp expf exp2 exp2f exp10 exp10f expm1 expm1f log logf log2 log2f
+		log10 log10f log1p log1pf pow powf sin sinf cos cosf tan tanf sincos sincosf sinpi sinpif cospi cospif
+		asin asinf acos acosf atan atanf atan2 atan2f sinh sinhf cosh coshf tanh tanhf asinh acosh atanh
+		floor floorf ceil ceilf round roundf rint rintf trunc truncf fmod fmodf remainder remainderf
+		fmin fminf fmax fmaxf fma fmaf erf erff erfc erfcf erfinv erfinvf erfcinv normcdf normcdff
+		normcdfinv normcdfinvf lgamma tgamma isnan isinf isfinite signbit copysign copysignf ldexp ldexpf
+		frexp frexpf modf modff hypot hypotf norm3d rnorm3d llrint lrint llround lround nearbyint
+		umin umax llmin llmax ullmin ullmax mul24 umul24 mulhi umulhi fdividef saturate sizeof
+		static_cast reinterpret_cast const_cast dynamic_cast tex1D tex2D tex3D tex1Dfetch surf2Dread surf2Dwrite
+		dim3 float2 float3 float4 int2 int3 int4 uint2 uint3 uint4 double2 double4 this_thread_block
+		tiled_partition coalesced_threads labeled_partition binary_partition sync reduce
+		inclusive_scan exclusive_scan this_grid this_cluster plus less greater`) {
+		m[n] = true
+	}
+	return m
+}()
+
+// opaqueIndexReads warns about blockIdx/gridDim reads in code slatec keeps
+// opaque (class member functions, initialisers): if a transformed kernel
+// calls such a function, the transform would be wrong, so such kernels are
+// refused when they call a function of that name.
+func (a *Analysis) opaqueIndexReads() {
+	var walk func(items []parser.TopItem)
+	walk = func(items []parser.TopItem) {
+		for _, it := range items {
+			switch it := it.(type) {
+			case *parser.Opaque:
+				toks := a.tokens(it.Span())
+				names := map[string]bool{}
+				var firstUse *tok
+				for i, t := range toks {
+					if t.Kind == parser.Ident && (t.text == BlockIdx || t.text == GridDim || a.IndexMacros[t.text] != nil && containsIndex(a.IndexMacros[t.text])) {
+						if firstUse == nil {
+							firstUse = &toks[i]
+						}
+					}
+					if t.Kind == parser.Ident && i+1 < len(toks) && toks[i+1].text == "(" {
+						names[t.text] = true
+					}
+				}
+				if firstUse == nil {
+					continue
+				}
+				a.Diags = append(a.Diags, a.at(int(firstUse.Off), diag.Warning,
+					"%s is read here, in code slatec does not look into (a class or an initialiser); kernels that call functions defined here are refused", firstUse.text))
+				for _, k := range a.Kernels {
+					for _, f := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+						for _, c := range f.Calls {
+							if names[c.Name] && len(c.Targets) == 0 {
+								k.Refusals = append(k.Refusals, a.at(c.Span.Start, diag.Error,
+									"calls %s, which may be a member function reading %s that slatec cannot rewrite", c.Name, firstUse.text))
+							}
+						}
+						for _, c := range f.MemberCalls {
+							if names[c.Name] {
+								k.Refusals = append(k.Refusals, a.at(c.Span.Start, diag.Error,
+									"calls member function %s, which may read %s in a class slatec cannot rewrite", c.Name, firstUse.text))
+							}
+						}
+					}
+				}
+			case *parser.Namespace:
+				walk(it.Items)
+			case *parser.LinkageBlock:
+				walk(it.Items)
+			}
+		}
+	}
+	walk(a.File.Items)
+}
+
+func containsIndex(bs []string) bool {
+	for _, b := range bs {
+		if b == BlockIdx || b == GridDim {
+			return true
+		}
+	}
+	return false
+}
+
+// macroLaunches warns about launches inside #define bodies: they are not
+// rewritten, so those launches keep running the original kernels.
+func (a *Analysis) macroLaunches() {
+	for _, m := range a.File.Macros {
+		body := a.File.Text(m.Body)
+		if strings.Contains(body, "<<<") {
+			a.Diags = append(a.Diags, a.at(m.Span.Start, diag.Warning,
+				"macro %s contains a kernel launch; launches inside macros are not rewritten and run the original kernel", m.Name))
+		}
+	}
+}
