@@ -116,6 +116,7 @@ type kernelReport struct {
 	Returns        []transform.ReturnInfo            `json:"returns"`
 	SharedStatic   []transform.SharedDecl            `json:"shared_static"`
 	SharedDynamic  []transform.SharedDecl            `json:"shared_dynamic"`
+	SharedVia      []string                          `json:"shared_via"`
 	Helpers        []string                          `json:"helpers"`
 	IndexHelpers   []string                          `json:"index_helpers"`
 	Unresolved     []string                          `json:"unresolved_calls"`
@@ -162,8 +163,8 @@ func buildFileReport(a *transform.Analysis) fileReport {
 			TemplateParams: []tparamReport{}, Params: []paramReport{}, Builtins: map[string][]transform.BuiltinUse{},
 			Syncs: nonNil(k.AllSyncs), Returns: nonNil(k.Returns), SharedStatic: []transform.SharedDecl{},
 			SharedDynamic: []transform.SharedDecl{}, Helpers: []string{}, IndexHelpers: []string{},
-			Unresolved: nonNil(k.Unresolved),
-			Features:   featureReport{Printf: k.Printf, Atomics: k.Atomics, WarpIntrinsics: k.WarpIntrinsics}}
+			Unresolved: nonNil(k.Unresolved), SharedVia: nonNil(k.SharedVia),
+			Features: featureReport{Printf: k.Printf, Atomics: k.Atomics, WarpIntrinsics: k.WarpIntrinsics}}
 		for _, tp := range fn.Template {
 			kind := "value"
 			if tp.IsType {
@@ -288,7 +289,14 @@ func writeInspectText(w io.Writer, fr fileReport) {
 			rets = append(rets, t)
 		}
 		fmt.Fprintf(w, "  returns:       %s\n", orNone(strings.Join(rets, ", ")))
-		fmt.Fprintf(w, "  shared:        %s\n", orNone(sharedList(k.SharedStatic, k.SharedDynamic)))
+		sh := sharedList(k.SharedStatic, k.SharedDynamic)
+		if len(k.SharedVia) > 0 {
+			if sh != "" {
+				sh += ", "
+			}
+			sh += "through " + strings.Join(k.SharedVia, ", ")
+		}
+		fmt.Fprintf(w, "  shared:        %s\n", orNone(sh))
 		if len(k.Helpers) > 0 {
 			fmt.Fprintf(w, "  helpers:       %s", strings.Join(k.Helpers, ", "))
 			if len(k.IndexHelpers) > 0 {

@@ -86,6 +86,8 @@ type SharedDecl struct {
 // FuncInfo is the analysis of one device or global function.
 type FuncInfo struct {
 	Func *parser.Func
+	// File is where the function is defined: the main file or an include.
+	File *parser.File
 	// Own facts, from the function's own body (macros expanded by name).
 	Uses  []BuiltinUse
 	Syncs []SyncPoint
@@ -132,12 +134,23 @@ type KernelInfo struct {
 	HasBlockSync bool
 	// UsesShared is true when the kernel or a helper uses shared memory.
 	UsesShared bool
+	// OpaqueSync are uses of names whose opaque definitions synchronise
+	// (class member functions): treated as sync points.
+	OpaqueSync []parser.Span
+	// SharedVia names the classes through which the kernel uses shared
+	// memory (like CUDA samples' SharedMemory<T>).
+	SharedVia []string
 }
 
 // Analysis is the result for a whole file.
 type Analysis struct {
-	File     *parser.File
-	Lines    *diag.Lines
+	File  *parser.File
+	Lines *diag.Lines
+	// Deps are the files reached through #include "..." that were found,
+	// and Missing the quoted includes that were not.
+	Deps     []*parser.File
+	Missing  []*parser.Include
+	lines    map[*parser.File]*diag.Lines
 	Funcs    map[*parser.Func]*FuncInfo
 	Kernels  []*KernelInfo
 	Launches []*LaunchSite
@@ -151,18 +164,28 @@ type Analysis struct {
 	byName map[string][]*parser.Func
 }
 
-// Analyze runs the analysis over a parsed file.
-func Analyze(f *parser.File) *Analysis {
-	a := &Analysis{File: f, Lines: diag.NewLines(f.Src), Funcs: map[*parser.Func]*FuncInfo{},
-		byName: map[string][]*parser.Func{}}
-	a.indexMacros()
-	for _, fn := range f.Funcs {
-		a.byName[fn.Name] = append(a.byName[fn.Name], fn)
+// Analyze runs the analysis over a parsed file and the files it includes
+// (deps, already parsed; see Load).
+func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
+	a := &Analysis{File: f, Lines: diag.NewLines(f.Src), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
+		byName: map[string][]*parser.Func{}, lines: map[*parser.File]*diag.Lines{}}
+	a.lines[f] = a.Lines
+	for _, d := range deps {
+		a.lines[d] = diag.NewLines(d.Src)
+	}
+	all := append([]*parser.File{f}, deps...)
+	a.indexMacros(all)
+	for _, file := range all {
+		for _, fn := range file.Funcs {
+			a.byName[fn.Name] = append(a.byName[fn.Name], fn)
+		}
 	}
 	a.fileShared()
-	for _, fn := range f.Funcs {
-		if fn.Global || fn.Device {
-			a.Funcs[fn] = a.analyzeFunc(fn)
+	for _, file := range all {
+		for _, fn := range file.Funcs {
+			if fn.Global || fn.Device {
+				a.Funcs[fn] = a.analyzeFunc(fn, file)
+			}
 		}
 	}
 	a.propagateIndexUse()
@@ -171,8 +194,19 @@ func Analyze(f *parser.File) *Analysis {
 			a.Kernels = append(a.Kernels, a.analyzeKernel(fn))
 		}
 	}
+	a.applyOpaqueFacts(a.collectOpaqueFacts())
+	for _, k := range a.Kernels {
+		if k.Func.Def.Body == nil {
+			continue
+		}
+		k.Returns = a.returns(k.Func, k)
+		for _, r := range k.Returns {
+			if r.BeforeSync {
+				k.NeedsLowering = true
+			}
+		}
+	}
 	a.Launches = findLaunches(f, a.Lines)
-	a.opaqueIndexReads()
 	a.macroLaunches()
 	return a
 }
@@ -181,13 +215,26 @@ func (a *Analysis) at(off int, sev diag.Severity, format string, args ...any) di
 	return a.Lines.At(a.File.Name, off, sev, format, args...)
 }
 
+// atIn builds a diagnostic in any analysed file.
+func (a *Analysis) atIn(f *parser.File, off int, sev diag.Severity, format string, args ...any) diag.Diagnostic {
+	return a.lines[f].At(f.Name, off, sev, format, args...)
+}
+
 func (a *Analysis) pos(s parser.Span) (int, int) { return a.Lines.Position(s.Start) }
 
+func (a *Analysis) posIn(f *parser.File, s parser.Span) (int, int) {
+	return a.lines[f].Position(s.Start)
+}
+
 // indexMacros finds the macros whose expansion (transitively) reads builtins.
-func (a *Analysis) indexMacros() {
+func (a *Analysis) indexMacros(files []*parser.File) {
 	byName := map[string]*parser.Macro{}
-	for _, m := range a.File.Macros {
-		byName[m.Name] = m
+	var macros []*parser.Macro
+	for _, f := range files {
+		for _, m := range f.Macros {
+			byName[m.Name] = m
+			macros = append(macros, m)
+		}
 	}
 	memo := map[string][]string{}
 	var visit func(name string, seen map[string]bool) []string
@@ -214,7 +261,7 @@ func (a *Analysis) indexMacros() {
 		return r
 	}
 	a.IndexMacros = map[string][]string{}
-	for _, m := range a.File.Macros {
+	for _, m := range macros {
 		if r := visit(m.Name, map[string]bool{}); len(r) > 0 {
 			a.IndexMacros[m.Name] = r
 		}
@@ -240,11 +287,13 @@ type tok struct {
 	text string
 }
 
-func (a *Analysis) tokens(s parser.Span) []tok {
-	ts := a.File.SignificantTokens(s)
+func (a *Analysis) tokens(s parser.Span) []tok { return tokensOf(a.File, s) }
+
+func tokensOf(f *parser.File, s parser.Span) []tok {
+	ts := f.SignificantTokens(s)
 	out := make([]tok, len(ts))
 	for i, t := range ts {
-		out[i] = tok{t, a.File.TokenText(t)}
+		out[i] = tok{t, f.TokenText(t)}
 	}
 	return out
 }
@@ -262,9 +311,9 @@ var (
 )
 
 // analyzeFunc collects a function's own facts by scanning its body tokens.
-func (a *Analysis) analyzeFunc(fn *parser.Func) *FuncInfo {
-	fi := &FuncInfo{Func: fn}
-	toks := a.tokens(fn.BodySpan)
+func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
+	fi := &FuncInfo{Func: fn, File: file}
+	toks := tokensOf(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
 	for i, t := range toks {
@@ -284,11 +333,11 @@ func (a *Analysis) analyzeFunc(fn *parser.Func) *FuncInfo {
 		case parser.Ident:
 			name := t.text
 			if isBuiltin(name) && prev(1) != "." && prev(1) != "->" && prev(1) != "::" {
-				l, c := a.pos(span(t))
+				l, c := a.posIn(file, span(t))
 				fi.Uses = append(fi.Uses, BuiltinUse{Name: name, Span: span(t), Line: l, Col: c})
 			}
 			if bs, ok := a.IndexMacros[name]; ok && prev(1) != "." && prev(1) != "->" {
-				l, c := a.pos(span(t))
+				l, c := a.posIn(file, span(t))
 				for _, b := range bs {
 					fi.Uses = append(fi.Uses, BuiltinUse{Name: b, Span: span(t), Line: l, Col: c, Via: "macro " + name})
 				}
@@ -377,12 +426,12 @@ func (a *Analysis) analyzeFunc(fn *parser.Func) *FuncInfo {
 			}
 		}
 	}
-	fi.Shared = a.sharedDecls(fn.BodySpan, false)
+	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
 	return fi
 }
 
 func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span) {
-	l, c := a.pos(s)
+	l, c := a.posIn(fi.File, s)
 	fi.Syncs = append(fi.Syncs, SyncPoint{Kind: k, Form: form, Span: s, Line: l, Col: c})
 	switch k {
 	case SyncGrid:
@@ -393,7 +442,7 @@ func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span)
 }
 
 func (fi *FuncInfo) refuse(a *Analysis, s parser.Span, format string, args ...any) {
-	fi.Refusal = append(fi.Refusal, a.at(s.Start, diag.Error, format, args...))
+	fi.Refusal = append(fi.Refusal, a.atIn(fi.File, s.Start, diag.Error, format, args...))
 }
 
 // receiverName returns the identifier before the `.` or `->` at index i
@@ -547,7 +596,11 @@ func (a *Analysis) scanAsm(fi *FuncInfo, toks []tok, i int) {
 
 // sharedDecls finds __shared__ declarations in a span.
 func (a *Analysis) sharedDecls(s parser.Span, fileScope bool) []SharedDecl {
-	toks := a.tokens(s)
+	return a.sharedDeclsIn(a.File, s, fileScope)
+}
+
+func (a *Analysis) sharedDeclsIn(f *parser.File, s parser.Span, fileScope bool) []SharedDecl {
+	toks := tokensOf(f, s)
 	var out []SharedDecl
 	for i, t := range toks {
 		if t.text != "__shared__" {
@@ -572,7 +625,7 @@ func (a *Analysis) sharedDecls(s parser.Span, fileScope bool) []SharedDecl {
 		if name == "" {
 			continue
 		}
-		l, _ := a.pos(span(t))
+		l, _ := a.posIn(f, span(t))
 		out = append(out, SharedDecl{Name: name, Type: strings.Join(typ, " "), Extern: ext, Span: span(t), Line: l, FileVar: fileScope})
 	}
 	return out
@@ -711,7 +764,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			names[s.Name] = true
 		}
 		for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
-			for _, t := range a.tokens(f.Func.BodySpan) {
+			for _, t := range tokensOf(f.File, f.Func.BodySpan) {
 				if t.Kind == parser.Ident && names[t.text] {
 					k.UsesShared = true
 				}
@@ -735,13 +788,6 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	}
 	if fn.Def.BodyErr != nil {
 		k.Refusals = append(k.Refusals, *fn.Def.BodyErr)
-	} else {
-		k.Returns = a.returns(fn, k.AllSyncs)
-		for _, r := range k.Returns {
-			if r.BeforeSync {
-				k.NeedsLowering = true
-			}
-		}
 	}
 	return k
 }
@@ -776,58 +822,157 @@ var knownDeviceFuncs = func() map[string]bool {
 	return m
 }()
 
-// opaqueIndexReads warns about blockIdx/gridDim reads in code slatec keeps
-// opaque (class member functions, initialisers): if a transformed kernel
-// calls such a function, the transform would be wrong, so such kernels are
-// refused when they call a function of that name.
-func (a *Analysis) opaqueIndexReads() {
-	var walk func(items []parser.TopItem)
-	walk = func(items []parser.TopItem) {
+// opaqueFacts is what slatec knows about code it keeps opaque (class and
+// struct bodies, initialisers) in the main file and its includes: which
+// type and function names defined there touch shared memory, synchronise,
+// or read blockIdx/gridDim. Kernels that use those names inherit the facts.
+type opaqueFacts struct {
+	shared, sync, index map[string]bool
+	indexUse            map[string]parser.Span // a read of blockIdx/gridDim, per name
+	indexFile           map[string]*parser.File
+}
+
+// collectOpaqueFacts scans opaque items for class bodies and function-like
+// definitions. A name is marked when its braces contain the construct.
+func (a *Analysis) collectOpaqueFacts() *opaqueFacts {
+	of := &opaqueFacts{shared: map[string]bool{}, sync: map[string]bool{}, index: map[string]bool{},
+		indexUse: map[string]parser.Span{}, indexFile: map[string]*parser.File{}}
+	var walk func(f *parser.File, items []parser.TopItem)
+	walk = func(f *parser.File, items []parser.TopItem) {
 		for _, it := range items {
 			switch it := it.(type) {
 			case *parser.Opaque:
-				toks := a.tokens(it.Span())
-				names := map[string]bool{}
-				var firstUse *tok
-				for i, t := range toks {
-					if t.Kind == parser.Ident && (t.text == BlockIdx || t.text == GridDim || a.IndexMacros[t.text] != nil && containsIndex(a.IndexMacros[t.text])) {
-						if firstUse == nil {
-							firstUse = &toks[i]
-						}
-					}
-					if t.Kind == parser.Ident && i+1 < len(toks) && toks[i+1].text == "(" {
-						names[t.text] = true
-					}
-				}
-				if firstUse == nil {
-					continue
-				}
-				a.Diags = append(a.Diags, a.at(int(firstUse.Off), diag.Warning,
-					"%s is read here, in code slatec does not look into (a class or an initialiser); kernels that call functions defined here are refused", firstUse.text))
-				for _, k := range a.Kernels {
-					for _, f := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
-						for _, c := range f.Calls {
-							if names[c.Name] && len(c.Targets) == 0 {
-								k.Refusals = append(k.Refusals, a.at(c.Span.Start, diag.Error,
-									"calls %s, which may be a member function reading %s that slatec cannot rewrite", c.Name, firstUse.text))
-							}
-						}
-						for _, c := range f.MemberCalls {
-							if names[c.Name] {
-								k.Refusals = append(k.Refusals, a.at(c.Span.Start, diag.Error,
-									"calls member function %s, which may read %s in a class slatec cannot rewrite", c.Name, firstUse.text))
-							}
-						}
-					}
-				}
+				a.scanOpaque(f, tokensOf(f, it.Span()), of)
 			case *parser.Namespace:
-				walk(it.Items)
+				walk(f, it.Items)
 			case *parser.LinkageBlock:
-				walk(it.Items)
+				walk(f, it.Items)
 			}
 		}
 	}
-	walk(a.File.Items)
+	for _, f := range append([]*parser.File{a.File}, a.Deps...) {
+		walk(f, f.Items)
+	}
+	return of
+}
+
+// scanOpaque finds `struct|class NAME ... { body }` and `NAME(...) ... { body }`
+// groups in an opaque token run and records what each body contains under
+// that name (and under the enclosing class's name).
+func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
+	type open struct {
+		names []string
+		depth int
+	}
+	var stack []open
+	depth := 0
+	pending := []string{}
+	mark := func(set map[string]bool, names []open) {
+		for _, o := range names {
+			for _, n := range o.names {
+				set[n] = true
+			}
+		}
+	}
+	for i, t := range toks {
+		switch {
+		case t.text == "struct" || t.text == "class" || t.text == "union":
+			// Not a template parameter: template <class T> ...
+			if i > 0 && (toks[i-1].text == "<" || toks[i-1].text == ",") {
+				continue
+			}
+			if i+1 < len(toks) && toks[i+1].Kind == parser.Ident {
+				pending = append(pending, toks[i+1].text)
+			}
+		case t.Kind == parser.Ident && i+1 < len(toks) && toks[i+1].text == "(":
+			pending = append(pending, t.text)
+		case t.text == "operator":
+			pending = append(pending, "operator")
+		case t.text == ";":
+			if len(stack) == 0 || depth == stack[len(stack)-1].depth {
+				pending = pending[:0]
+			}
+		case t.text == "{":
+			depth++
+			if len(pending) > 0 {
+				stack = append(stack, open{names: append([]string(nil), pending...), depth: depth})
+				pending = pending[:0]
+			}
+		case t.text == "}":
+			if len(stack) > 0 && stack[len(stack)-1].depth == depth {
+				stack = stack[:len(stack)-1]
+			}
+			depth--
+		}
+		if len(stack) == 0 {
+			continue
+		}
+		switch {
+		case t.text == "__shared__":
+			mark(of.shared, stack)
+		case blockBarrierFuncs[t.text] || blockReduceFuncs[t.text] || warpSyncFuncs[t.text] ||
+			(t.text == "sync" && i > 0 && (toks[i-1].text == "." || toks[i-1].text == "::")):
+			mark(of.sync, stack)
+		case t.Kind == parser.Ident && (t.text == BlockIdx || t.text == GridDim || containsIndex(a.IndexMacros[t.text])) &&
+			!(i > 0 && (toks[i-1].text == "." || toks[i-1].text == "->")):
+			for _, o := range stack {
+				for _, n := range o.names {
+					if !of.index[n] {
+						of.index[n] = true
+						of.indexUse[n] = span(t)
+						of.indexFile[n] = f
+					}
+				}
+			}
+		}
+	}
+}
+
+// applyOpaqueFacts folds the facts about opaque names into the kernels
+// that mention them (as a type, a call, or a member call).
+func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
+	for _, k := range a.Kernels {
+		for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+			for _, t := range tokensOf(fi.File, fi.Func.BodySpan) {
+				if t.Kind != parser.Ident {
+					continue
+				}
+				n := t.text
+				if a.byName[n] != nil {
+					continue // a function slatec parsed: its own facts apply
+				}
+				if of.shared[n] {
+					k.UsesShared = true
+					if !contains(k.SharedVia, n) {
+						k.SharedVia = append(k.SharedVia, n)
+					}
+				}
+				if of.sync[n] {
+					k.OpaqueSync = append(k.OpaqueSync, span(t))
+					k.HasBlockSync = true
+				}
+				if of.index[n] {
+					use := of.indexUse[n]
+					d := a.atIn(fi.File, int(t.Off), diag.Error,
+						"uses %s, which reads blockIdx or gridDim inside a class or initialiser that slatec cannot rewrite", n)
+					d.Notes = append(d.Notes, a.atIn(of.indexFile[n], use.Start, diag.Note, "the read is here"))
+					k.Refusals = append(k.Refusals, d)
+				}
+			}
+		}
+		// Type names are constructions, not calls to unseen functions.
+		var unresolved []string
+		for _, n := range k.Unresolved {
+			isType := a.File.TypeNames[n]
+			for _, d := range a.Deps {
+				isType = isType || d.TypeNames[n]
+			}
+			if !isType && !of.shared[n] && !of.sync[n] && !of.index[n] {
+				unresolved = append(unresolved, n)
+			}
+		}
+		k.Unresolved = unresolved
+	}
 }
 
 func containsIndex(bs []string) bool {
@@ -849,4 +994,13 @@ func (a *Analysis) macroLaunches() {
 				"macro %s contains a kernel launch; launches inside macros are not rewritten and run the original kernel", m.Name))
 		}
 	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -49,8 +49,8 @@ func (a *Analysis) syncsTransitively(fn *parser.Func, seen map[*parser.Func]bool
 // returns lists the kernel body's return statements (not those of
 // lambdas) and whether a sync point can run after each: textually after
 // it, or anywhere in a loop that encloses it.
-func (a *Analysis) returns(fn *parser.Func, _ []SyncPoint) []ReturnInfo {
-	sites := a.syncSites(fn)
+func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
+	sites := append(a.syncSites(fn), k.OpaqueSync...)
 	var out []ReturnInfo
 	var loops []parser.Span
 	var visit func(n parser.Node)
