@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -58,3 +59,11 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+func jsonBytes(v any) ([]byte, error) {
+	var b strings.Builder
+	if err := writeJSON(&b, v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}

@@ -319,16 +319,25 @@ type GotoStmt struct {
 	Label string `parser:"'goto' @Ident ';'"`
 }
 
-// AsmStmt is GNU inline assembly: asm volatile("..." : outs : ins : clobbers);
+// AsmStmt is GNU inline assembly: asm volatile("..." : outs : ins : clobbers).
+// The operand lists are colon-separated sections; the lexer reads "::" as
+// one token, so a section may start with two colons (an empty section
+// before it). Operands, Inputs and Clobbers sort them out.
 type AsmStmt struct {
 	node
 	Keyword  string        `parser:"@( 'asm' | '__asm__' | '__asm' )"`
 	Quals    []string      `parser:"@( 'volatile' | '__volatile__' | 'inline' | 'goto' )*"`
 	Template []string      `parser:"'(' @String+"`
-	Outputs  []*AsmOperand `parser:"( ':' ( @@ ( ',' @@ )* )?"`
-	Inputs   []*AsmOperand `parser:"  ( ':' ( @@ ( ',' @@ )* )?"`
-	Clobbers []string      `parser:"    ( ':' ( @String ( ',' @String )* )?"`
-	Labels   []string      `parser:"      ( ':' ( @Ident ( ',' @Ident )* )? )? )? )? )? ')' ';'"`
+	Sections []*AsmSection `parser:"@@* ')' ';'"`
+}
+
+// AsmSection is one colon-introduced section of an asm statement.
+type AsmSection struct {
+	node
+	Colons   string        `parser:"@( ':' | '::' )"`
+	Operands []*AsmOperand `parser:"( @@ ( ',' @@ )*"`
+	Strings  []string      `parser:"| @String ( ',' @String )*"`
+	Labels   []string      `parser:"| @Ident ( ',' @Ident )* )?"`
 }
 
 // AsmOperand is `[name] "constraint" (expr)`.
@@ -337,6 +346,43 @@ type AsmOperand struct {
 	Name       string `parser:"( '[' @Ident ']' )?"`
 	Constraint string `parser:"@String"`
 	Value      *Expr  `parser:"'(' @@ ')'"`
+}
+
+// sections returns the sections in order, with "::" expanded into an
+// empty section and the one after it.
+func (a *AsmStmt) sections() []*AsmSection {
+	var out []*AsmSection
+	for _, s := range a.Sections {
+		if s.Colons == "::" {
+			out = append(out, &AsmSection{})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Outputs are the output operands.
+func (a *AsmStmt) Outputs() []*AsmOperand {
+	if ss := a.sections(); len(ss) > 0 {
+		return ss[0].Operands
+	}
+	return nil
+}
+
+// Inputs are the input operands.
+func (a *AsmStmt) Inputs() []*AsmOperand {
+	if ss := a.sections(); len(ss) > 1 {
+		return ss[1].Operands
+	}
+	return nil
+}
+
+// Clobbers are the clobbered registers and "memory".
+func (a *AsmStmt) Clobbers() []string {
+	if ss := a.sections(); len(ss) > 2 {
+		return ss[2].Strings
+	}
+	return nil
 }
 
 // DeclStmt declares variables: `const float x = 1, *p = &x;`.

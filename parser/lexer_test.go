@@ -1,0 +1,60 @@
+package parser
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func kinds(src string) []string {
+	var out []string
+	for _, t := range Lex([]byte(src)) {
+		if t.Kind == Space {
+			continue
+		}
+		out = append(out, t.Kind.String()+":"+src[t.Off:t.End])
+	}
+	return out
+}
+
+func TestLex(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"launch", "k<<<g, b>>>(x);", []string{"Ident:k", "Punct:<<<", "Ident:g", "Punct:,", "Ident:b", "Punct:>>>", "Punct:(", "Ident:x", "Punct:)", "Punct:;"}},
+		{"shift vs launch", "a >> 1 >>> b", []string{"Ident:a", "Punct:>>", "Number:1", "Punct:>>>", "Ident:b"}},
+		{"numbers", "0x1p-3f 1'000'000 42ull .5e+3 1.f 0b101u", []string{"Number:0x1p-3f", "Number:1'000'000", "Number:42ull", "Number:.5e+3", "Number:1.f", "Number:0b101u"}},
+		{"strings", `u8"a\"b" L'x' R"d(a)"b)d" "x"`, []string{`String:u8"a\"b"`, `Char:L'x'`, `String:R"d(a)"b)d"`, `String:"x"`}},
+		{"comments", "a // c\n/* b\n */ b", []string{"Ident:a", "Comment:// c", "Comment:/* b\n */", "Ident:b"}},
+		{"directive continuation", "#define X(a) \\\n  (a + blockIdx.x)\nint y;", []string{"Directive:#define X(a) \\\n  (a + blockIdx.x)", "Keyword:int", "Ident:y", "Punct:;"}},
+		{"directive with block comment", "#define A /* x\n y */ 1\nA", []string{"Directive:#define A /* x\n y */ 1", "Ident:A"}},
+		{"hash mid-line is punct", "a # b", []string{"Ident:a", "Punct:#", "Ident:b"}},
+		{"cuda keywords", "__global__ __shared__ __launch_bounds__", []string{"Keyword:__global__", "Keyword:__shared__", "Keyword:__launch_bounds__"}},
+		{"invalid byte", "a @ b", []string{"Ident:a", "Invalid:@", "Ident:b"}},
+		{"unterminated string", "\"abc\nint", []string{"String:\"abc", "Keyword:int"}},
+		{"scope and arrow", "a::b->c.*d", []string{"Ident:a", "Punct:::", "Ident:b", "Punct:->", "Ident:c", "Punct:.*", "Ident:d"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, kinds(tt.src))
+		})
+	}
+}
+
+// The lexer covers every byte exactly once, in order.
+func TestLexCoversInput(t *testing.T) {
+	for _, src := range []string{"", " ", "a", "#", "/*", "\"", "'", "R\"(", "\\\n", "x<<<<y>>>>z", "\xff\xfe"} {
+		var b strings.Builder
+		at := 0
+		for _, tok := range Lex([]byte(src)) {
+			require.Equal(t, at, int(tok.Off), "gap or overlap in %q", src)
+			require.Greater(t, tok.End, tok.Off, "empty token in %q", src)
+			b.WriteString(src[tok.Off:tok.End])
+			at = int(tok.End)
+		}
+		require.Equal(t, src, b.String())
+	}
+}

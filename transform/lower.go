@@ -1,0 +1,990 @@
+package transform
+
+// Return-before-sync lowering (DESIGN.md, persistent transform, rule 4).
+//
+// Natively, a thread that returns has exited, and barriers and warp
+// collectives stop waiting for it. In a persistent worker the kernel body is
+// a function called once per logical block, so a returned thread is alive:
+// it would skip the barriers the others wait at, or meet them at the next
+// logical block's barriers. Such returns are lowered to an "inactive"
+// predicate:
+//
+//   - `return;` becomes `slate_active = false;` (plus a jump past the rest of
+//     the enclosing sync-free statement when the return is not its last act);
+//   - a statement without sync points after a possible return runs only for
+//     active threads: `if (slate_active) { ... }`;
+//   - statements with sync points, and the control flow around them (which
+//     CUDA already requires to be uniform), run for all threads; block and
+//     warp votes count inactive threads as exited ones would be counted:
+//     __syncthreads_count(p) -> __syncthreads_count(slate_active && (p));
+//   - declarations keep their scope: a declaration whose initialiser is safe
+//     for inactive threads stays; any other is split into `T x{};` and a
+//     guarded assignment.
+//
+// A lowering is refused, with the line, when inactive threads would have to
+// evaluate something unsafe: a loop or branch condition around a sync point
+// that reads memory, calls a function, or reads a variable computed by
+// guarded code; a break or continue in a loop with sync points; a helper
+// that synchronises called after a return; and the like.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/emit"
+	"github.com/slatec/slatec/parser"
+)
+
+type lowerer struct {
+	a     *Analysis
+	k     *KernelInfo
+	f     *parser.File
+	sites []parser.Span // sync points in the body
+	rets  map[int]bool  // start offsets of returns that precede a sync point
+	edits []emit.Edit
+	errs  []diag.Diagnostic
+	label int
+	// Names the lowering must reason about.
+	shared map[string]bool // __shared__ variables: not tainted by guarded writes
+	// Taint: a variable whose value may differ for inactive threads.
+	assigned map[string]bool  // assigned by guarded code
+	defs     []varDef         // unguarded definitions: var <- idents
+	checks   []conditionCheck // conditions inactive threads evaluate
+}
+
+type varDef struct {
+	name string
+	uses []string
+}
+
+type conditionCheck struct {
+	x    parser.Node
+	what string // "loop condition", "branch condition", ...
+}
+
+// lowerKernel computes the edits that lower the kernel body's returns, or
+// the reasons it cannot. The edits are absolute offsets in the main file.
+func (a *Analysis) lowerKernel(k *KernelInfo) ([]emit.Edit, []diag.Diagnostic) {
+	body := k.Func.Def.Body
+	l := &lowerer{a: a, k: k, f: a.File, rets: map[int]bool{}, shared: map[string]bool{},
+		assigned: map[string]bool{}}
+	l.sites = append(a.syncSites(k.Func), k.OpaqueSync...)
+	for _, r := range k.Returns {
+		if r.BeforeSync {
+			l.rets[r.Span.Start] = true
+		}
+	}
+	for _, s := range k.Shared {
+		l.shared[s.Name] = true
+	}
+	for _, s := range a.FileShared {
+		l.shared[s.Name] = true
+	}
+	l.edits = append(l.edits, emit.Insert(body.Span().Start+1, " bool slate_active = true;", "lower"))
+	l.list(body.Stmts, false, false)
+	l.checkConditions()
+	if len(l.errs) > 0 {
+		return nil, l.errs
+	}
+	return l.edits, nil
+}
+
+func (l *lowerer) errorf(n parser.Node, format string, args ...any) {
+	d := l.a.at(n.Span().Start, diag.Error, format, args...)
+	// Point at the first lowered return as well.
+	for _, r := range l.k.Returns {
+		if r.BeforeSync {
+			d.Notes = append(d.Notes, l.a.at(r.Span.Start, diag.Note, "this return precedes a barrier or warp-synchronous operation, so it must be lowered"))
+			break
+		}
+	}
+	l.errs = append(l.errs, d)
+}
+
+func (l *lowerer) text(n parser.Node) string { return l.f.Text(n.Span()) }
+
+func (l *lowerer) hasSync(n parser.Node) bool {
+	s := n.Span()
+	for _, x := range l.sites {
+		if s.Contains(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// returnsIn lists the lowered returns inside n (not inside lambdas).
+func (l *lowerer) returnsIn(n parser.Node) []*parser.ReturnStmt {
+	var out []*parser.ReturnStmt
+	parser.Walk(n, func(c parser.Node) bool {
+		switch c := c.(type) {
+		case *parser.Lambda:
+			return false
+		case *parser.ReturnStmt:
+			if l.rets[c.Span().Start] {
+				out = append(out, c)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// list lowers a statement list. inactive says whether a thread may already
+// be inactive on entry; single marks the one statement of an unbraced
+// branch or loop body. It returns whether a thread may be inactive after.
+func (l *lowerer) list(stmts []parser.Stmt, inactive, single bool) bool {
+	var run []parser.Stmt // consecutive statements to guard together
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		start, end := run[0].Span().Start, run[len(run)-1].Span().End
+		open, close := "if (slate_active) { ", " }"
+		if single {
+			open, close = "{ if (slate_active) { ", " } }"
+		}
+		l.edits = append(l.edits, emit.Insert(start, open, "guard"), emit.Insert(end, close, "guard"))
+		for _, s := range run {
+			l.noteAssigned(s)
+		}
+		run = nil
+	}
+	for _, s := range stmts {
+		sync := l.hasSync(s)
+		rets := l.returnsIn(s)
+		switch {
+		case !sync && len(rets) == 0:
+			if !inactive {
+				l.noteUnguarded(s)
+				continue
+			}
+			switch s := s.(type) {
+			case *parser.DeclStmt:
+				flush()
+				l.decl(s)
+			case *parser.LabelStmt, *parser.CaseStmt, *parser.DefaultStmt:
+				flush()
+				l.errorf(s, "cannot lower an early return: a label follows it here")
+			case *parser.OpaqueStmt:
+				flush()
+				if strings.Contains(l.text(s), "=") && s.Keyword != "using" && s.Keyword != "typedef" && s.Keyword != "static_assert" {
+					l.errorf(s, "cannot lower an early return: this declaration after it is not understood by slatec")
+				}
+			case *parser.EmptyStmt:
+			default:
+				run = append(run, s)
+			}
+		case !sync:
+			flush()
+			l.returnStmt(s, rets, inactive, single)
+			inactive = true
+		default:
+			flush()
+			inactive = l.syncStmt(s, inactive)
+		}
+	}
+	flush()
+	return inactive
+}
+
+// returnStmt rewrites the returns inside a statement with no sync point.
+func (l *lowerer) returnStmt(s parser.Stmt, rets []*parser.ReturnStmt, inactive, single bool) {
+	needLabel := ""
+	for _, r := range rets {
+		if r.Value != nil {
+			l.errorf(r, "cannot lower a return with a value")
+			continue
+		}
+		if l.isTail(s, r) {
+			l.edits = append(l.edits, emit.Replace(r.Span().Start, r.Span().End, "{ slate_active = false; }", "return"))
+			continue
+		}
+		if needLabel == "" {
+			l.label++
+			needLabel = fmt.Sprintf("slate_done_%d", l.label)
+		}
+		l.edits = append(l.edits, emit.Replace(r.Span().Start, r.Span().End,
+			"{ slate_active = false; goto "+needLabel+"; }", "return"))
+	}
+	sp := s.Span()
+	if inactive {
+		open, close := "if (slate_active) { ", " }"
+		if single {
+			open, close = "{ if (slate_active) { ", " } }"
+		}
+		l.edits = append(l.edits, emit.Insert(sp.Start, open, "guard"))
+		if needLabel != "" {
+			l.edits = append(l.edits, emit.Insert(sp.End, " "+needLabel+":;", "label"))
+		}
+		l.edits = append(l.edits, emit.Insert(sp.End, close, "guard"))
+	} else if needLabel != "" {
+		if single {
+			l.edits = append(l.edits, emit.Insert(sp.Start, "{ ", "label"), emit.Insert(sp.End, " "+needLabel+":; }", "label"))
+		} else {
+			l.edits = append(l.edits, emit.Insert(sp.End, " "+needLabel+":;", "label"))
+		}
+	}
+	l.noteAssigned(s)
+}
+
+// isTail reports whether nothing in s runs after r: r ends its block and
+// every enclosing statement up to s, with no loop or switch in between.
+func (l *lowerer) isTail(s parser.Stmt, r *parser.ReturnStmt) bool {
+	var path []parser.Node
+	var find func(n parser.Node) bool
+	find = func(n parser.Node) bool {
+		path = append(path, n)
+		if n == parser.Node(r) {
+			return true
+		}
+		for _, c := range parser.Children(n) {
+			if c.Span().Contains(r.Span()) && find(c) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if !find(s) {
+		return false
+	}
+	for i := 0; i+1 < len(path); i++ {
+		parent, child := path[i], path[i+1]
+		switch p := parent.(type) {
+		case *parser.Block:
+			if len(p.Stmts) == 0 || p.Stmts[len(p.Stmts)-1] != child {
+				return false
+			}
+		case *parser.IfStmt:
+			if child != parser.Node(p.Then) && child != parser.Node(p.Else) {
+				return false
+			}
+		case *parser.ReturnStmt:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// decl handles a declaration that inactive threads may reach.
+func (l *lowerer) decl(d *parser.DeclStmt) {
+	for _, q := range d.Specs.Pre {
+		switch q.Word {
+		case "static", "extern", "__shared__", "__constant__", "constexpr":
+			return // no per-thread initialisation to guard
+		}
+	}
+	var guarded []string
+	topConst := hasWord(d.Specs, "const")
+	for _, id := range d.Decls {
+		if id.Init == nil {
+			continue
+		}
+		var init parser.Node
+		switch {
+		case id.Init.Assign != nil:
+			init = id.Init.Assign
+		case id.Init.Brace != nil:
+			init = id.Init.Brace
+		default:
+			if len(id.Init.Ctor) == 1 {
+				init = id.Init.Ctor[0]
+			}
+		}
+		if init != nil && l.safe(init) {
+			l.defs = append(l.defs, varDef{name: declName(id.Decl), uses: l.idents(init)})
+			continue
+		}
+		name := declName(id.Decl)
+		switch {
+		case name == "":
+			l.errorf(id, "cannot lower an early return: declarator too complex to split")
+			continue
+		case len(id.Decl.Arrays) > 0:
+			l.errorf(id, "cannot lower an early return: the array %s is initialised after it; declare it before the return or initialise it element by element", name)
+			continue
+		case hasRef(id.Decl):
+			l.errorf(id, "cannot lower an early return: the reference %s is bound after it; bind it before the return or use a pointer", name)
+			continue
+		}
+		// Hoist: keep the declaration, value-initialised; assign under the guard.
+		var assign string
+		switch {
+		case id.Init.Assign != nil:
+			assign = name + " = " + l.text(id.Init.Assign) + ";"
+		case id.Init.Brace != nil:
+			assign = name + " = decltype(" + name + ")" + l.text(id.Init.Brace) + ";"
+		default:
+			assign = name + " = decltype(" + name + ")" + l.f.Text(parser.Span{Start: id.Init.Span().Start, End: id.Init.Span().End}) + ";"
+		}
+		l.edits = append(l.edits, emit.Replace(id.Init.Span().Start, id.Init.Span().End, "{}", "hoist"))
+		// Drop constness the assignment needs: `const T x` and `T* const p`.
+		if topConst && len(id.Decl.Ptrs) == 0 {
+			l.dropConst(d)
+			topConst = false
+		}
+		for _, p := range id.Decl.Ptrs {
+			for range p.Quals {
+				if strings.Contains(l.text(p), "const") {
+					l.errorf(p, "cannot lower an early return: the const pointer %s is initialised after it", name)
+				}
+			}
+		}
+		if d.Specs.Named == nil && len(d.Specs.Basic) == 1 && d.Specs.Basic[0] == "auto" {
+			if len(d.Decls) > 1 {
+				l.errorf(d, "cannot lower an early return: split this auto declaration into one per line")
+				continue
+			}
+			// auto x{} would deduce nothing: spell the type.
+			l.edits = append(l.edits, emit.Replace(autoSpan(l.f, d), autoSpan(l.f, d)+len("auto"),
+				"typename slate_plain<decltype("+l.text(initExpr(id))+")>::type", "hoist"))
+		}
+		guarded = append(guarded, assign)
+		l.assigned[name] = true
+	}
+	if len(guarded) > 0 {
+		l.edits = append(l.edits, emit.Insert(d.Span().End, " if (slate_active) { "+strings.Join(guarded, " ")+" }", "hoist"))
+	}
+}
+
+func initExpr(id *parser.InitDeclarator) parser.Node {
+	if id.Init.Assign != nil {
+		return id.Init.Assign
+	}
+	if id.Init.Brace != nil {
+		return id.Init.Brace
+	}
+	return id.Init
+}
+
+func autoSpan(f *parser.File, d *parser.DeclStmt) int {
+	for _, t := range f.SignificantTokens(d.Specs.Span()) {
+		if f.TokenText(t) == "auto" {
+			return int(t.Off)
+		}
+	}
+	return d.Specs.Span().Start
+}
+
+func hasWord(ds *parser.DeclSpecs, w string) bool {
+	for _, q := range ds.Pre {
+		if q.Word == w {
+			return true
+		}
+	}
+	for _, q := range ds.Post {
+		if q.Word == w {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lowerer) dropConst(d *parser.DeclStmt) {
+	for _, q := range d.Specs.Pre {
+		if q.Word == "const" {
+			l.edits = append(l.edits, emit.Replace(q.Span().Start, q.Span().End, "/*const*/", "hoist"))
+		}
+	}
+	for _, q := range d.Specs.Post {
+		if q.Word == "const" {
+			l.edits = append(l.edits, emit.Replace(q.Span().Start, q.Span().End, "/*const*/", "hoist"))
+		}
+	}
+}
+
+func hasRef(d *parser.Declarator) bool {
+	for _, p := range d.Ptrs {
+		if p.Op == "&" || p.Op == "&&" {
+			return true
+		}
+	}
+	return d.Nested != nil
+}
+
+func declName(d *parser.Declarator) string {
+	if d.Name != "" {
+		return d.Name
+	}
+	if d.Nested != nil {
+		return declName(d.Nested)
+	}
+	return ""
+}
+
+// syncStmt handles a statement with sync points. It runs for all threads.
+func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
+	switch s := s.(type) {
+	case *parser.Block:
+		return l.list(s.Stmts, inactive, false)
+	case *parser.IfStmt:
+		l.cond(s.Cond, "branch condition")
+		a := l.branch(s.Then, inactive)
+		b := inactive
+		if s.Else != nil {
+			b = l.branch(s.Else, inactive)
+		}
+		return a || b
+	case *parser.ForStmt:
+		in := inactive || len(l.returnsIn(s.Body)) > 0
+		if in {
+			if s.Cond == nil {
+				l.errorf(s, "cannot lower an early return inside this loop: it has no condition, so threads that returned could never leave it")
+			}
+			l.loopExits(s, s.Body)
+		}
+		if s.Init != nil {
+			switch init := s.Init.(type) {
+			case *parser.DeclStmt:
+				for _, id := range init.Decls {
+					if id.Init != nil {
+						l.cond(initExpr(id), "loop initialisation")
+						l.defs = append(l.defs, varDef{name: declName(id.Decl), uses: l.idents(initExpr(id))})
+					}
+				}
+			case *parser.ExprStmt:
+				l.cond(init.X, "loop initialisation")
+				l.noteHeaderAssign(init.X)
+			}
+		}
+		if s.Cond != nil {
+			l.cond(s.Cond, "loop condition")
+		}
+		if s.Post != nil {
+			l.cond(s.Post, "loop increment")
+			l.noteHeaderAssign(s.Post)
+		}
+		l.branch(s.Body, in)
+		return in
+	case *parser.WhileStmt:
+		in := inactive || len(l.returnsIn(s.Body)) > 0
+		if in {
+			if isConstTrue(l.text(s.Cond)) {
+				l.errorf(s, "cannot lower an early return inside this loop: its condition is always true, so threads that returned could never leave it")
+			}
+			l.loopExits(s, s.Body)
+		}
+		l.cond(s.Cond, "loop condition")
+		l.branch(s.Body, in)
+		return in
+	case *parser.DoStmt:
+		in := inactive || len(l.returnsIn(s.Body)) > 0
+		if in {
+			if isConstTrue(l.text(s.Cond)) {
+				l.errorf(s, "cannot lower an early return inside this loop: its condition is always true, so threads that returned could never leave it")
+			}
+			l.loopExits(s, s.Body)
+		}
+		l.cond(s.Cond, "loop condition")
+		l.branch(s.Body, in)
+		return in
+	case *parser.ExprStmt:
+		if inactive {
+			l.syncExpr(s, s.X)
+		}
+		return inactive
+	case *parser.DeclStmt:
+		if inactive {
+			for _, id := range s.Decls {
+				if id.Init != nil {
+					l.syncExpr(s, initExpr(id))
+					l.defs = append(l.defs, varDef{name: declName(id.Decl), uses: l.idents(initExpr(id))})
+				}
+			}
+		}
+		return inactive
+	case *parser.AsmStmt:
+		return inactive // bar.sync and friends: all threads take part
+	case *parser.ReturnStmt:
+		return inactive
+	default:
+		if inactive {
+			l.errorf(s, "cannot lower an early return: a barrier or warp-synchronous operation sits in this %s", stmtKind(s))
+		}
+		return inactive
+	}
+}
+
+// branch lowers a branch or loop body, braced or not.
+func (l *lowerer) branch(s parser.Stmt, inactive bool) bool {
+	if b, ok := s.(*parser.Block); ok {
+		return l.list(b.Stmts, inactive, false)
+	}
+	return l.list([]parser.Stmt{s}, inactive, true)
+}
+
+// loopExits refuses break and continue that leave or skip part of a loop
+// with sync points: threads that returned would not take them.
+func (l *lowerer) loopExits(loop parser.Stmt, body parser.Stmt) {
+	var visit func(n parser.Node, depth int)
+	visit = func(n parser.Node, depth int) {
+		switch n := n.(type) {
+		case *parser.Lambda:
+			return
+		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt:
+			for _, c := range parser.Children(n) {
+				visit(c, depth+1)
+			}
+			return
+		case *parser.SwitchStmt:
+			// break inside a switch leaves the switch; continue still counts.
+			parser.Walk(n.Body, func(c parser.Node) bool {
+				if _, ok := c.(*parser.ContinueStmt); ok && depth == 0 {
+					l.errorf(c, "cannot lower an early return: this continue skips barriers that threads which returned still reach")
+				}
+				switch c.(type) {
+				case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt, *parser.Lambda:
+					return false
+				}
+				return true
+			})
+			return
+		case *parser.BreakStmt:
+			if depth == 0 {
+				l.errorf(n, "cannot lower an early return: this break leaves a loop with barriers that threads which returned still run")
+			}
+		case *parser.ContinueStmt:
+			if depth == 0 {
+				l.errorf(n, "cannot lower an early return: this continue skips barriers that threads which returned still reach")
+			}
+		case *parser.GotoStmt:
+			l.errorf(n, "cannot lower an early return: goto in a loop with barriers")
+		}
+		for _, c := range parser.Children(n) {
+			visit(c, depth)
+		}
+	}
+	visit(body, 0)
+}
+
+func isConstTrue(s string) bool {
+	s = strings.TrimSpace(s)
+	return s == "true" || s == "1" || s == "(true)" || s == "(1)"
+}
+
+func stmtKind(s parser.Stmt) string {
+	switch s.(type) {
+	case *parser.SwitchStmt:
+		return "switch"
+	case *parser.LabelStmt:
+		return "labelled statement"
+	case *parser.GotoStmt:
+		return "goto"
+	}
+	return "statement"
+}
+
+// Votes whose predicate must count inactive threads as absent, and the
+// form that does it.
+var votePredicate = map[string]string{
+	"__syncthreads_count": "slate_active && (%s)",
+	"__syncthreads_or":    "slate_active && (%s)",
+	"__syncthreads_and":   "!slate_active || (%s)",
+	"__ballot_sync":       "slate_active && (%s)",
+	"__any_sync":          "slate_active && (%s)",
+	"__all_sync":          "!slate_active || (%s)",
+}
+
+// uniformResults are sync operations whose result is the same for all
+// participating threads, so it is valid for inactive threads too.
+var uniformResults = map[string]bool{
+	"__syncthreads_count": true, "__syncthreads_or": true, "__syncthreads_and": true,
+	"__ballot_sync": true, "__any_sync": true, "__all_sync": true, "__uni_sync": true,
+}
+
+// syncExpr checks an expression statement or initialiser with sync points
+// that inactive threads will run: it may only assign local variables, and
+// it may call only sync operations and pure functions.
+func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
+	uniform := true
+	ok := true
+	parser.Walk(x, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.Lambda:
+			ok = false
+			return false
+		case *parser.PostfixExpr:
+			name := calleeName(n)
+			if name == "" {
+				return true
+			}
+			args := callArgs(n)
+			switch {
+			case votePredicate[name] != "" && args != nil:
+				pred := args.Args[len(args.Args)-1]
+				if name == "__syncthreads_count" || name == "__syncthreads_or" || name == "__syncthreads_and" {
+					pred = args.Args[0]
+				}
+				l.edits = append(l.edits, emit.Replace(pred.Span().Start, pred.Span().End,
+					fmt.Sprintf(votePredicate[name], l.text(pred)), "vote"))
+			case strings.HasPrefix(name, "__match_") || strings.HasPrefix(name, "__reduce_"):
+				l.errorf(n, "cannot lower an early return: %s would count threads that returned", name)
+			case blockBarrierFuncs[name] || warpSyncFuncs[name] || pureFuncs[name] || isMemberSync(n) ||
+				name == "sync" || cgCollectives[name] || cgFunctors[name]:
+			default:
+				if l.isSyncHelperCall(n) {
+					l.errorf(n, "cannot lower an early return: %s synchronises, and slatec cannot run it for threads that returned", name)
+				} else {
+					ok = false
+				}
+			}
+			if !uniformResults[name] {
+				uniform = false
+			}
+		case *parser.AssignExpr:
+			if n.Op != "" {
+				root := lvalueRoot(n.Left)
+				if root == "" || !l.isLocal(root) {
+					ok = false
+				} else if !uniform || !isVoteAssign(n) {
+					l.assigned[root] = true
+				}
+			}
+		case *parser.UnaryExpr:
+			if n.Op == "++" || n.Op == "--" {
+				ok = false
+			}
+		}
+		return true
+	})
+	if !ok {
+		l.errorf(stmt, "cannot lower an early return: threads that returned must run this statement (it synchronises), but it also does work they must not do")
+	}
+}
+
+func isVoteAssign(a *parser.AssignExpr) bool {
+	if a.Right == nil || a.Right.X == nil {
+		return false
+	}
+	found := false
+	parser.Walk(a.Right, func(n parser.Node) bool {
+		if p, ok := n.(*parser.PostfixExpr); ok && uniformResults[calleeName(p)] {
+			found = true
+		}
+		return true
+	})
+	return found
+}
+
+func isMemberSync(p *parser.PostfixExpr) bool {
+	for _, op := range p.Ops {
+		if op.Member != nil && (op.Member.Name == "sync" || warpTileMethods[op.Member.Name]) {
+			return true
+		}
+	}
+	return false
+}
+
+// cgFunctors are cooperative-groups operator objects, cg::plus<T>() and friends.
+var cgFunctors = map[string]bool{"plus": true, "less": true, "greater": true, "bit_and": true, "bit_or": true, "bit_xor": true}
+
+// isSyncHelperCall reports whether a call goes to a helper that synchronises.
+func (l *lowerer) isSyncHelperCall(p *parser.PostfixExpr) bool {
+	for _, s := range l.sites {
+		if p.Span().Contains(s) && !blockBarrierFuncs[calleeName(p)] && !warpSyncFuncs[calleeName(p)] {
+			name := calleeName(p)
+			for _, t := range l.a.byName[name] {
+				if l.a.syncsTransitively(t, map[*parser.Func]bool{}) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// calleeName is the called name of a postfix call expression, or "".
+func calleeName(p *parser.PostfixExpr) string {
+	if len(p.Ops) == 0 || p.Ops[0].Call == nil && !(len(p.Ops) > 1 && p.Ops[0].Member != nil) {
+		if len(p.Ops) == 0 || p.Ops[len(p.Ops)-1].Call == nil {
+			return ""
+		}
+	}
+	if p.X.Name != nil && len(p.Ops) > 0 && p.Ops[0].Call != nil {
+		return p.X.Name.Segs[len(p.X.Name.Segs)-1].Name
+	}
+	for i := len(p.Ops) - 1; i > 0; i-- {
+		if p.Ops[i].Call != nil && p.Ops[i-1].Member != nil {
+			return p.Ops[i-1].Member.Name
+		}
+	}
+	return ""
+}
+
+func callArgs(p *parser.PostfixExpr) *parser.CallArgs {
+	for _, op := range p.Ops {
+		if op.Call != nil {
+			if len(op.Call.Args) == 0 {
+				return nil
+			}
+			return op.Call
+		}
+	}
+	return nil
+}
+
+// lvalueRoot returns the variable an assignment target is rooted at:
+// x, x.f, x[i] -> "x"; *p, p->f -> "" (memory).
+func lvalueRoot(c *parser.CondExpr) string {
+	if c.Then != nil || len(c.Bin.Rest) > 0 || c.Bin.First.Unary == nil {
+		return ""
+	}
+	u := c.Bin.First.Unary
+	if u.Postfix == nil || u.Postfix.X.Name == nil || len(u.Postfix.X.Name.Segs) != 1 {
+		return ""
+	}
+	for _, op := range u.Postfix.Ops {
+		if op.Call != nil || (op.Member != nil && op.Member.Arrow) {
+			return ""
+		}
+	}
+	return u.Postfix.X.Name.Segs[0].Name
+}
+
+// isLocal reports whether name is a non-shared variable declared in the
+// kernel body (so writing it affects only this thread).
+func (l *lowerer) isLocal(name string) bool {
+	if l.shared[name] {
+		return false
+	}
+	found := false
+	parser.Walk(l.k.Func.Def.Body, func(n parser.Node) bool {
+		if d, ok := n.(*parser.Declarator); ok && declName(d) == name {
+			found = true
+		}
+		return !found
+	})
+	if found {
+		return true
+	}
+	for _, p := range l.k.Func.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// noteAssigned records the variables a guarded statement writes.
+func (l *lowerer) noteAssigned(s parser.Node) {
+	parser.Walk(s, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.AssignExpr:
+			if n.Op != "" {
+				if r := lvalueRoot(n.Left); r != "" && !l.shared[r] {
+					l.assigned[r] = true
+				}
+			}
+		case *parser.UnaryExpr:
+			if n.Op == "++" || n.Op == "--" || n.Op == "&" {
+				for _, id := range l.idents(n.Operand) {
+					l.assigned[id] = true
+				}
+			}
+		case *parser.PostfixExpr:
+			for _, op := range n.Ops {
+				if op.Incr != "" && n.X.Name != nil {
+					l.assigned[n.X.Name.Segs[0].Name] = true
+				}
+			}
+		case *parser.Declarator:
+			if name := declName(n); name != "" {
+				l.assigned[name] = true
+			}
+		}
+		return true
+	})
+}
+
+// noteUnguarded records definitions made before any thread can be inactive.
+func (l *lowerer) noteUnguarded(s parser.Node) {
+	parser.Walk(s, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.InitDeclarator:
+			if n.Init != nil {
+				l.defs = append(l.defs, varDef{name: declName(n.Decl), uses: l.idents(initExpr(n))})
+			}
+		case *parser.AssignExpr:
+			if n.Op != "" && n.Right != nil {
+				if r := lvalueRoot(n.Left); r != "" {
+					l.defs = append(l.defs, varDef{name: r, uses: l.idents(n.Right)})
+				}
+			}
+		}
+		return true
+	})
+}
+
+// noteHeaderAssign records loop-header assignments (run by all threads).
+func (l *lowerer) noteHeaderAssign(x parser.Node) {
+	parser.Walk(x, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.AssignExpr:
+			if n.Op != "" {
+				if r := lvalueRoot(n.Left); r != "" {
+					uses := l.idents(n.Left)
+					if n.Right != nil {
+						uses = append(uses, l.idents(n.Right)...)
+					}
+					l.defs = append(l.defs, varDef{name: r, uses: uses})
+				}
+			}
+		}
+		return true
+	})
+}
+
+func (l *lowerer) cond(x parser.Node, what string) {
+	if x != nil {
+		l.checks = append(l.checks, conditionCheck{x: x, what: what})
+	}
+}
+
+// checkConditions refuses conditions that inactive threads cannot
+// evaluate: unsafe operations, or variables computed by guarded code.
+func (l *lowerer) checkConditions() {
+	tainted := map[string]bool{}
+	for n := range l.assigned {
+		tainted[n] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, d := range l.defs {
+			if tainted[d.name] {
+				continue
+			}
+			for _, u := range d.uses {
+				if tainted[u] {
+					tainted[d.name] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	for _, c := range l.checks {
+		if !l.safeOps(c.x, true) {
+			l.errorf(c.x, "cannot lower an early return: threads that returned must evaluate this %s (it controls a barrier), but it reads memory or calls a function", c.what)
+			continue
+		}
+		for _, id := range l.idents(c.x) {
+			if tainted[id] {
+				l.errorf(c.x, "cannot lower an early return: this %s (it controls a barrier) depends on %s, which is computed after the return", c.what, id)
+				break
+			}
+		}
+	}
+}
+
+// idents returns the variable names an expression reads (not member names).
+func (l *lowerer) idents(x parser.Node) []string {
+	var out []string
+	parser.Walk(x, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.Lambda, *parser.SizeofExpr:
+			return false
+		case *parser.QualName:
+			if !n.Global && len(n.Segs) == 1 {
+				out = append(out, n.Segs[0].Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// safe reports whether inactive threads may evaluate x: no memory access
+// but shared and local arrays, no side effects, only pure calls.
+func (l *lowerer) safe(x parser.Node) bool { return l.safeOps(x, false) }
+
+func (l *lowerer) safeOps(x parser.Node, header bool) bool {
+	ok := true
+	parser.Walk(x, func(n parser.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *parser.Lambda:
+			return false // creating a lambda touches no memory
+		case *parser.SizeofExpr:
+			return false
+		case *parser.AssignExpr:
+			if n.Op != "" && !header {
+				ok = false
+			}
+		case *parser.UnaryExpr:
+			switch n.Op {
+			case "*":
+				ok = false
+			case "++", "--":
+				ok = ok && header
+			case "&":
+				return false // taking an address reads nothing
+			}
+		case *parser.PostfixExpr:
+			for i, op := range n.Ops {
+				switch {
+				case op.Incr != "":
+					ok = ok && header
+				case op.Member != nil && op.Member.Arrow:
+					ok = false
+				case op.Index != nil:
+					if i > 0 || n.X.Name == nil || !l.isArrayVar(n.X.Name.Segs[len(n.X.Name.Segs)-1].Name) {
+						ok = false
+					}
+				case op.Call != nil:
+					name := ""
+					if i == 0 && n.X.Name != nil {
+						name = n.X.Name.Segs[len(n.X.Name.Segs)-1].Name
+					} else if i > 0 && n.Ops[i-1].Member != nil {
+						name = n.Ops[i-1].Member.Name
+					} else if n.X.Basic != "" || n.X.Name != nil && l.f.TypeNames[n.X.Name.Segs[0].Name] {
+						name = "(cast)"
+					}
+					if !pureFuncs[name] && name != "(cast)" && !l.f.TypeNames[name] {
+						ok = false
+					}
+				}
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// isArrayVar reports whether name is a shared or local array (reading it
+// with an index computed from safe values does not fault).
+func (l *lowerer) isArrayVar(name string) bool {
+	if l.shared[name] {
+		return true
+	}
+	found := false
+	parser.Walk(l.k.Func.Def.Body, func(n parser.Node) bool {
+		if d, ok := n.(*parser.Declarator); ok && d.Name == name && len(d.Arrays) > 0 {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// pureFuncs may be called by inactive threads: no memory access, no side
+// effects.
+var pureFuncs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`min max umin umax llmin llmax ullmin ullmax abs labs llabs fabs fabsf
+		fminf fmaxf fmin fmax sqrt sqrtf rsqrtf cbrtf floorf ceilf roundf truncf floor ceil round trunc
+		__popc __popcll __clz __clzll __ffs __ffsll __brev __brevll __mul24 __umul24 __mulhi __umulhi
+		__float2int_rn __float2int_rz __int2float_rn __fdividef __expf __logf __powf __sinf __cosf
+		make_int2 make_int3 make_int4 make_uint2 make_uint3 make_uint4 make_float2 make_float3 make_float4
+		make_double2 make_double3 make_double4 dim3 uint3 int2 float2 float4
+		size thread_rank num_threads meta_group_rank meta_group_size group_dim dim_threads thread_index
+		this_thread_block tiled_partition coalesced_threads __activemask __lanemask_lt __lanemask_le
+		__lanemask_eq __lanemask_gt __lanemask_ge static_cast`) {
+		m[n] = true
+	}
+	return m
+}()

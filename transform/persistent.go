@@ -1,0 +1,694 @@
+package transform
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/emit"
+	"github.com/slatec/slatec/parser"
+	"github.com/slatec/slatec/templates"
+)
+
+// Options configure the persistent transform.
+type Options struct {
+	// Kernels selects kernels by name; empty means every kernel in the file.
+	Kernels []string
+	// Iters fixes the logical blocks per task; 0 chooses per launch (auto).
+	Iters int
+	// NoLaunchRewrite leaves host launch sites as they are.
+	NoLaunchRewrite bool
+	// Version and Command go into the output's header.
+	Version string
+	Command string
+	// LineFile is the file name written in #line directives (default: the
+	// input's name).
+	LineFile string
+}
+
+// Result is the output of the persistent transform.
+type Result struct {
+	Output  []byte
+	Changed bool
+	Kernels []*KernelLayout
+	// Diags holds errors (when the transform refused) and warnings.
+	Diags diag.List
+}
+
+// KernelLayout describes a transformed kernel for launchers and the Go
+// runtime: names and the parameter layout (docs/ABI.md).
+type KernelLayout struct {
+	Name          string        `json:"name"`
+	QualifiedName string        `json:"qualified_name"`
+	Worker        string        `json:"worker"`
+	Launcher      string        `json:"launcher"`
+	ExternC       bool          `json:"extern_c"`
+	Template      []string      `json:"template_params,omitempty"`
+	Params        []ParamLayout `json:"params"`
+	BlockSync     bool          `json:"block_sync"`
+	Lowered       bool          `json:"lowered"`
+}
+
+// ParamLayout is one kernel parameter. Size and Align are 0 when slatec
+// does not know the type (user structs, template parameters); the runtime
+// then asks the driver (cuFuncGetParamInfo).
+type ParamLayout struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Size  int    `json:"size"`
+	Align int    `json:"align"`
+}
+
+// Persistent transforms the selected kernels of an analysed file into
+// persistent workers and rewrites their launch sites. When a selected
+// kernel must be refused, Result.Diags holds the errors and Output is nil.
+func Persistent(a *Analysis, opts Options) (*Result, error) {
+	res := &Result{}
+	kernels, err := selectKernels(a, opts.Kernels)
+	if err != nil {
+		return nil, err
+	}
+	res.Diags = append(res.Diags, a.Diags...)
+	lineFile := opts.LineFile
+	if lineFile == "" {
+		lineFile = a.File.Name
+	}
+	t := &transformer{a: a, opts: opts, lineFile: filepath.ToSlash(lineFile), selected: map[*parser.Func]bool{}}
+	for _, k := range kernels {
+		t.selected[k.Func] = true
+	}
+	// Refusals first: a file with a refused kernel produces no output.
+	for _, k := range kernels {
+		ds := t.check(k)
+		res.Diags = append(res.Diags, ds...)
+	}
+	if res.Diags.HasErrors() {
+		res.Diags.Sort()
+		return res, nil
+	}
+	launches := t.launchesOf(kernels)
+	if len(kernels) == 0 && len(launches) == 0 {
+		res.Output = a.File.Src
+		return res, nil
+	}
+	if err := t.build(kernels, launches); err != nil {
+		return nil, err
+	}
+	res.Diags = append(res.Diags, t.diags...)
+	if res.Diags.HasErrors() {
+		res.Diags.Sort()
+		return res, nil
+	}
+	out, err := emit.Apply(a.File.Src, t.edits)
+	if err != nil {
+		return nil, err
+	}
+	res.Output = []byte(out)
+	res.Changed = true
+	res.Kernels = t.layouts
+	res.Diags.Sort()
+	return res, nil
+}
+
+func selectKernels(a *Analysis, names []string) ([]*KernelInfo, error) {
+	if len(names) == 0 {
+		return a.Kernels, nil
+	}
+	var out []*KernelInfo
+	for _, n := range names {
+		found := false
+		for _, k := range a.Kernels {
+			if k.Func.Name == n || k.Func.QualifiedName() == n {
+				out = append(out, k)
+				found = true
+			}
+		}
+		if !found {
+			var have []string
+			for _, k := range a.Kernels {
+				have = append(have, k.Func.QualifiedName())
+			}
+			return nil, fmt.Errorf("%s: no kernel named %q (kernels: %s)", a.File.Name, n, orNoneList(have))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Func.HeadSpan.Start < out[j].Func.HeadSpan.Start })
+	return out, nil
+}
+
+func orNoneList(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+type transformer struct {
+	a        *Analysis
+	opts     Options
+	lineFile string
+	selected map[*parser.Func]bool
+	edits    []emit.Edit
+	diags    []diag.Diagnostic
+	layouts  []*KernelLayout
+	// lowered holds each kernel's lowering edits.
+	lowered map[*KernelInfo][]emit.Edit
+	// clones are the helper names whose persistent copies take the virtual
+	// block index as leading parameters.
+	clones map[string]bool
+}
+
+// check returns the reasons a kernel cannot be transformed.
+func (t *transformer) check(k *KernelInfo) []diag.Diagnostic {
+	a := t.a
+	var ds []diag.Diagnostic
+	prefix := func(d diag.Diagnostic) diag.Diagnostic {
+		if !strings.HasPrefix(d.Message, "kernel ") {
+			d.Message = "kernel " + k.Func.Name + ": " + d.Message
+		}
+		return d
+	}
+	for _, r := range k.Refusals {
+		ds = append(ds, prefix(r))
+	}
+	// Reserved names.
+	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+		for _, tk := range tokensOf(fi.File, fi.Func.Def.Span()) {
+			if tk.Kind == parser.Ident && (strings.HasPrefix(tk.text, "slate_") || strings.Contains(tk.text, "__slate")) {
+				ds = append(ds, prefix(a.atIn(fi.File, int(tk.Off), diag.Error,
+					"the identifier %s uses a prefix slatec reserves (slate_, __slate)", tk.text)))
+				break
+			}
+		}
+	}
+	for i, p := range k.Func.Params {
+		if p.Variadic {
+			ds = append(ds, prefix(a.at(p.Span.Start, diag.Error, "C variadic parameters are not supported")))
+		}
+		if p.Name == "" && strings.Contains(p.Type, "(") {
+			ds = append(ds, prefix(a.at(p.Span.Start, diag.Error, "unnamed function-pointer parameter %d: name it", i+1)))
+		}
+	}
+	for _, tp := range k.Func.Template {
+		if tp.Name == "" {
+			ds = append(ds, prefix(a.at(k.Func.TemplateSpan.Start, diag.Error, "unnamed template parameter %q: name it", tp.Text)))
+		}
+	}
+	// Helpers whose index reads must be virtualised: only calls can be rewritten.
+	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+		for _, tk := range tokensOf(fi.File, fi.Func.BodySpan) {
+			_ = tk
+		}
+	}
+	if len(ds) == 0 && k.NeedsLowering {
+		if t.lowered == nil {
+			t.lowered = map[*KernelInfo][]emit.Edit{}
+		}
+		edits, errs := a.lowerKernel(k)
+		for _, e := range errs {
+			ds = append(ds, prefix(e))
+		}
+		t.lowered[k] = edits
+	}
+	return ds
+}
+
+// launchesOf returns the launch sites of the selected kernels.
+func (t *transformer) launchesOf(kernels []*KernelInfo) []*LaunchSite {
+	if t.opts.NoLaunchRewrite {
+		return nil
+	}
+	var out []*LaunchSite
+	for _, ls := range t.a.Launches {
+		if t.kernelFor(ls, kernels) != nil {
+			out = append(out, ls)
+		}
+	}
+	return out
+}
+
+// kernelFor resolves a launch site's name to a selected kernel: the
+// written name must equal the kernel's name or end with ::name and be a
+// suffix of its qualified name.
+func (t *transformer) kernelFor(ls *LaunchSite, kernels []*KernelInfo) *KernelInfo {
+	name := strings.TrimPrefix(ls.Kernel, "::")
+	var match *KernelInfo
+	for _, k := range kernels {
+		q := k.Func.QualifiedName()
+		if name == q || strings.HasSuffix(q, "::"+name) || (name == k.Func.Name && len(k.Func.Namespace) == 0) {
+			match = k
+		} else if name == k.Func.Name && match == nil {
+			match = k // unqualified use from inside the namespace
+		}
+	}
+	return match
+}
+
+// build assembles every edit of the output.
+func (t *transformer) build(kernels []*KernelInfo, launches []*LaunchSite) error {
+	a := t.a
+	v, cmd := t.opts.Version, t.opts.Command
+	header := fmt.Sprintf("// Code generated by slatec %s; DO NOT EDIT.\n// slatec %s\n", v, cmd)
+	t.edits = append(t.edits, emit.Insert(0, header+templates.Prelude()+fmt.Sprintf("#line 1 \"%s\"\n", t.lineFile), "prelude"))
+	t.cloneHelpers(kernels)
+	for _, k := range kernels {
+		if err := t.kernel(k, launches); err != nil {
+			return err
+		}
+	}
+	for _, ls := range launches {
+		t.rewriteLaunch(ls, t.kernelFor(ls, kernels))
+	}
+	_ = a
+	return nil
+}
+
+// cloneHelpers emits, after each helper that reads blockIdx or gridDim
+// (directly or through callees) and is reachable from a selected kernel, a
+// copy that takes the virtual index as leading parameters named like the
+// builtins, so the copy's reads (and its macros) see the virtual values.
+// Every overload of such a name is cloned, so overload resolution is
+// unchanged.
+func (t *transformer) cloneHelpers(kernels []*KernelInfo) {
+	t.clones = map[string]bool{}
+	for _, k := range kernels {
+		for _, h := range k.IndexHelpers {
+			t.clones[h.Func.Name] = true
+		}
+	}
+	if len(t.clones) == 0 {
+		return
+	}
+	var names []string
+	for n := range t.clones {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, fn := range t.a.byName[name] {
+			fi := t.a.Funcs[fn]
+			if fi == nil {
+				continue
+			}
+			if fi.File != t.a.File {
+				t.diags = append(t.diags, t.a.at(0, diag.Error,
+					"helper %s reads blockIdx or gridDim and is defined in %s: transform that file together with this one (slatec transform -o DIR %s %s)",
+					name, fi.File.Name, fi.File.Name, t.a.File.Name))
+				continue
+			}
+			text, err := t.cloneText(fi)
+			if err != nil {
+				t.diags = append(t.diags, t.a.at(fn.NameSpan.Start, diag.Error, "%v", err))
+				continue
+			}
+			t.edits = append(t.edits, emit.Insert(fn.Def.Span().End, text, "clone "+name))
+		}
+	}
+}
+
+// cloneText renders the persistent copy of a helper.
+func (t *transformer) cloneText(fi *FuncInfo) (string, error) {
+	fn := fi.Func
+	f := fi.File
+	def := fn.Def.Span()
+	var edits []emit.Edit
+	edits = append(edits, emit.Replace(fn.NameSpan.Start, fn.NameSpan.End, fn.Name+"__slate", "clone name"))
+	lead := "const uint3 blockIdx, const dim3 gridDim"
+	ps := fn.ParamsSpan
+	if len(fn.Params) == 0 {
+		edits = append(edits, emit.Replace(ps.Start, ps.End, "("+lead+")", "clone params"))
+	} else {
+		edits = append(edits, emit.Insert(ps.Start+1, lead+", ", "clone params"))
+	}
+	edits = append(edits, t.callEdits(fi)...)
+	body, err := emit.ApplyRange(f.Src, def.Start, def.End, edits)
+	if err != nil {
+		return "", err
+	}
+	line, _ := t.a.pos(def)
+	endLine, _ := t.a.Lines.Position(def.End)
+	return fmt.Sprintf("\n#line %d \"%s\"\n%s\n#line %d \"%s\"\n", line, t.lineFile, body, endLine, t.lineFile), nil
+}
+
+// callEdits rewrites, in a body that sees the virtual index, calls to
+// cloned helpers: h(args) -> h__slate(blockIdx, gridDim, args).
+func (t *transformer) callEdits(fi *FuncInfo) []emit.Edit {
+	var edits []emit.Edit
+	toks := tokensOf(fi.File, fi.Func.BodySpan)
+	for _, c := range fi.Calls {
+		if !t.clones[c.Name] {
+			continue
+		}
+		// Find the call's "(" after the name (skipping template arguments).
+		i := 0
+		for i < len(toks) && int(toks[i].Off) != c.Span.Start {
+			i++
+		}
+		j := i + 1
+		if j < len(toks) && toks[j].text == "<" {
+			depth := 0
+			for ; j < len(toks); j++ {
+				switch toks[j].text {
+				case "<":
+					depth++
+				case ">":
+					depth--
+				case ">>":
+					depth -= 2
+				}
+				if depth <= 0 {
+					j++
+					break
+				}
+			}
+		}
+		if j >= len(toks) || toks[j].text != "(" {
+			continue
+		}
+		args := "blockIdx, gridDim"
+		if j+1 < len(toks) && toks[j+1].text != ")" {
+			args += ", "
+		}
+		edits = append(edits,
+			emit.Insert(c.Span.End, "__slate", "call"),
+			emit.Insert(int(toks[j].End), args, "call"))
+	}
+	return edits
+}
+
+// groupIndexEdits rewrites cta.group_index() / block_index() on a thread
+// block to the virtual block index.
+func (t *transformer) groupIndexEdits(fi *FuncInfo) []emit.Edit {
+	var edits []emit.Edit
+	if fi.Func.Def.Body == nil {
+		return nil
+	}
+	parser.Walk(fi.Func.Def.Body, func(n parser.Node) bool {
+		p, ok := n.(*parser.PostfixExpr)
+		if !ok {
+			return true
+		}
+		for i := 0; i+1 < len(p.Ops); i++ {
+			m := p.Ops[i].Member
+			if m != nil && (m.Name == "group_index" || m.Name == "block_index") && p.Ops[i+1].Call != nil && len(p.Ops[i+1].Call.Args) == 0 && i+2 == len(p.Ops) {
+				edits = append(edits, emit.Replace(p.Span().Start, p.Span().End, "dim3(blockIdx.x, blockIdx.y, blockIdx.z)", "group_index"))
+			}
+		}
+		return true
+	})
+	return edits
+}
+
+// kernelView is the data of templates/kernel.cu.tmpl.
+type kernelView struct {
+	File, Name                               string
+	HeadLine, BodyLine, NextLine             int
+	TemplateHeader, TemplateArgs             string
+	BodyParams, WorkerParams, LauncherParams string
+	ArgNames, ArgList                        string
+	WorkerSpecs, LaunchBounds                string
+	Body                                     string
+	Sync                                     string
+	Iters                                    int
+	Launcher                                 bool
+}
+
+func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
+	a := t.a
+	fn := k.Func
+	f := a.File
+	v := kernelView{File: t.lineFile, Name: fn.Name, Iters: t.opts.Iters, Launcher: true}
+	v.HeadLine, _ = a.pos(fn.Def.Span())
+	v.BodyLine, _ = a.pos(fn.BodySpan)
+	v.NextLine, _ = a.Lines.Position(fn.Def.Span().End)
+	if fn.IsTemplate() {
+		v.TemplateHeader = tokenText(f, fn.TemplateSpan) + "\n"
+		var args []string
+		for _, tp := range fn.Template {
+			if tp.Pack {
+				args = append(args, tp.Name+"...")
+			} else {
+				args = append(args, tp.Name)
+			}
+		}
+		v.TemplateArgs = "<" + strings.Join(args, ", ") + ">"
+	}
+	// Parameters: the body drops __grid_constant__ (valid only on kernels)
+	// and default arguments; the launcher keeps default arguments, since
+	// launch sites may omit them.
+	var body, worker, launcher, names []string
+	for i, p := range fn.Params {
+		name := p.Name
+		declEnd := p.Span.End
+		if p.Default != "" {
+			for _, tk := range f.SignificantTokens(p.Span) {
+				if f.TokenText(tk) == "=" {
+					declEnd = int(tk.Off)
+					break
+				}
+			}
+		}
+		decl := tokenText(f, parser.Span{Start: p.Span.Start, End: declEnd})
+		if name == "" {
+			name = fmt.Sprintf("slate_p%d", i)
+			decl += " " + name
+		}
+		pack := strings.Contains(p.Type, "...")
+		forward := name
+		if pack {
+			forward += "..."
+		}
+		names = append(names, forward)
+		worker = append(worker, decl)
+		body = append(body, strings.TrimSpace(strings.ReplaceAll(decl, "__grid_constant__", "")))
+		if p.Default != "" {
+			launcher = append(launcher, decl+" = "+p.Default)
+		} else {
+			launcher = append(launcher, decl)
+		}
+	}
+	join := func(s []string) string {
+		if len(s) == 0 {
+			return ""
+		}
+		return ", " + strings.Join(s, ", ")
+	}
+	v.BodyParams, v.WorkerParams, v.LauncherParams = join(body), join(worker), join(launcher)
+	v.ArgNames = join(names)
+	v.ArgList = strings.Join(names, ", ")
+	if fn.ExternC && !t.inLinkageBlock(fn) {
+		v.WorkerSpecs = "extern \"C\" "
+	}
+	if fn.Static {
+		v.WorkerSpecs += "static "
+	}
+	if fn.LaunchBounds != nil {
+		v.LaunchBounds = tokenText(f, fn.LaunchBounds.Span()) + " "
+	}
+	sync := k.UsesShared || k.HasBlockSync || len(k.AllSyncs) > 0 || len(k.Unresolved) > 0
+	v.Sync = fmt.Sprint(sync)
+	// The body: the original braces with the lowering and call rewrites.
+	edits := append([]emit.Edit(nil), t.lowered[k]...)
+	edits = append(edits, t.callEdits(k.FuncInfo)...)
+	edits = append(edits, t.groupIndexEdits(k.FuncInfo)...)
+	bodyText, err := emit.ApplyRange(f.Src, fn.BodySpan.Start, fn.BodySpan.End, edits)
+	if err != nil {
+		return err
+	}
+	v.Body = bodyText
+	text, err := templates.Render(templates.Kernel, v)
+	if err != nil {
+		return err
+	}
+	insertAt := fn.Def.Span().End
+	var pre, post string
+	if t.inLinkageBlock(fn) {
+		// Templates and C++ helpers cannot have C linkage; the worker keeps
+		// the kernel's.
+		pre, post = "extern \"C++\" {\n", "}\n"
+		_ = pre
+		_ = post
+	}
+	t.edits = append(t.edits, emit.Insert(insertAt, "\n"+text, "kernel "+fn.Name))
+	t.forwardDecls(k, launches, v)
+	layout := &KernelLayout{Name: fn.Name, QualifiedName: fn.QualifiedName(), Worker: fn.Name + "__slate",
+		Launcher: fn.Name + "__slate_launch", ExternC: fn.ExternC, BlockSync: sync, Lowered: k.NeedsLowering}
+	for _, tp := range fn.Template {
+		layout.Template = append(layout.Template, tp.Name)
+	}
+	for i, p := range fn.Params {
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("slate_p%d", i)
+		}
+		size, align := ctypeLayout(p.Type)
+		layout.Params = append(layout.Params, ParamLayout{Name: name, Type: p.Type, Size: size, Align: align})
+	}
+	t.layouts = append(t.layouts, layout)
+	return nil
+}
+
+// inLinkageBlock reports whether fn sits in an extern "C" { } block.
+func (t *transformer) inLinkageBlock(fn *parser.Func) bool {
+	var walk func(items []parser.TopItem, in bool) bool
+	walk = func(items []parser.TopItem, in bool) bool {
+		for _, it := range items {
+			switch it := it.(type) {
+			case *parser.LinkageBlock:
+				if walk(it.Items, it.Lang == `"C"`) {
+					return true
+				}
+			case *parser.Namespace:
+				if walk(it.Items, in) {
+					return true
+				}
+			case *parser.FuncDef:
+				if it == fn.Def {
+					return in
+				}
+			}
+		}
+		return false
+	}
+	return walk(t.a.File.Items, false)
+}
+
+// forwardDecls declares the launcher early when a launch site comes before
+// the kernel's definition (after a prototype of the kernel).
+func (t *transformer) forwardDecls(k *KernelInfo, launches []*LaunchSite, v kernelView) {
+	fn := k.Func
+	first := -1
+	for _, ls := range launches {
+		if t.kernelFor(ls, []*KernelInfo{k}) == k && (first < 0 || ls.Span.Start < first) {
+			first = ls.Span.Start
+		}
+	}
+	if first < 0 || first > fn.Def.Span().Start {
+		return
+	}
+	// Find a prototype of the kernel before the first launch.
+	for _, it := range t.a.File.Items {
+		o, ok := it.(*parser.Opaque)
+		if !ok || o.Span().Start > first {
+			continue
+		}
+		toks := tokensOf(t.a.File, o.Span())
+		isProto := false
+		for i, tk := range toks {
+			if tk.text == fn.Name && i+1 < len(toks) && toks[i+1].text == "(" {
+				isProto = true
+			}
+		}
+		if !isProto {
+			continue
+		}
+		decl := fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n%sstatic void %s__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream%s);\n#endif\n",
+			v.TemplateHeader, fn.Name, v.LauncherParams)
+		t.edits = append(t.edits, emit.Insert(o.Span().End, decl, "forward "+fn.Name))
+		t.diags = append(t.diags, t.a.at(first, diag.Note, "launch of %s before its definition: the launcher is declared after its prototype", fn.Name))
+		return
+	}
+}
+
+// rewriteLaunch turns k<T><<<g, b, s, st>>>(args) into
+// k__slate_launch<T>(g, b, s, st, args).
+func (t *transformer) rewriteLaunch(ls *LaunchSite, k *KernelInfo) {
+	f := t.a.File
+	cfg := append([]string(nil), ls.ConfigText...)
+	for len(cfg) < 4 {
+		cfg = append(cfg, "0")
+	}
+	var b strings.Builder
+	b.WriteString(ls.Kernel + "__slate_launch")
+	if ls.TemplateText != "" {
+		b.WriteString(ls.TemplateText)
+	}
+	b.WriteString("(")
+	for i, c := range cfg[:4] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c)
+	}
+	if ls.ArgsSpan.Len() > 2 {
+		b.WriteString(", ")
+		b.WriteString(f.Text(parser.Span{Start: ls.ArgsSpan.Start + 1, End: ls.ArgsSpan.End - 1}))
+	}
+	b.WriteString(")")
+	// Keep the line count of the launch, so #line stays exact.
+	text := b.String()
+	if n := strings.Count(f.Text(ls.Span), "\n") - strings.Count(text, "\n"); n > 0 {
+		text += strings.Repeat("\n", n)
+	}
+	t.edits = append(t.edits, emit.Replace(ls.Span.Start, ls.Span.End, text, "launch"))
+}
+
+// tokenText renders a span's significant tokens on one line (comments
+// and line breaks dropped), spaced the way people write C++.
+func tokenText(f *parser.File, s parser.Span) string {
+	var b strings.Builder
+	var prev string
+	for _, tk := range f.SignificantTokens(s) {
+		v := f.TokenText(tk)
+		if b.Len() > 0 && needSpace(prev, v) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(v)
+		prev = v
+	}
+	return b.String()
+}
+
+func isWordish(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '"' || c == '\'' || c >= 0x80
+}
+
+func needSpace(prev, next string) bool {
+	switch {
+	case isWordish(prev) && isWordish(next):
+		return true
+	case prev == "," || prev == "=" || next == "=":
+		return true
+	case (prev == "*" || prev == "&" || prev == "&&") && isWordish(next):
+		return true
+	case prev == ">" && isWordish(next):
+		return true
+	case prev == ")" && isWordish(next):
+		return true
+	}
+	return false
+}
+
+// ctypeLayout gives size and alignment of the C types slatec knows.
+func ctypeLayout(typ string) (int, int) {
+	t := strings.TrimSpace(typ)
+	for _, q := range []string{"const ", "volatile ", "__grid_constant__ ", "struct "} {
+		t = strings.ReplaceAll(t, q, "")
+	}
+	t = strings.TrimSpace(strings.ReplaceAll(t, " const", ""))
+	if strings.HasSuffix(t, "*") || strings.Contains(t, "*") {
+		return 8, 8
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	if l, ok := knownLayouts[t]; ok {
+		return l[0], l[1]
+	}
+	return 0, 0
+}
+
+var knownLayouts = map[string][2]int{
+	"char": {1, 1}, "signed char": {1, 1}, "unsigned char": {1, 1}, "bool": {1, 1}, "int8_t": {1, 1}, "uint8_t": {1, 1},
+	"short": {2, 2}, "unsigned short": {2, 2}, "int16_t": {2, 2}, "uint16_t": {2, 2}, "half": {2, 2}, "__half": {2, 2}, "__nv_bfloat16": {2, 2},
+	"int": {4, 4}, "unsigned": {4, 4}, "unsigned int": {4, 4}, "signed": {4, 4}, "int32_t": {4, 4}, "uint32_t": {4, 4}, "uint": {4, 4},
+	"float": {4, 4}, "half2": {4, 4}, "__half2": {4, 4},
+	"long": {8, 8}, "unsigned long": {8, 8}, "long long": {8, 8}, "unsigned long long": {8, 8}, "long long int": {8, 8},
+	"unsigned long long int": {8, 8}, "int64_t": {8, 8}, "uint64_t": {8, 8}, "size_t": {8, 8}, "ptrdiff_t": {8, 8},
+	"double": {8, 8}, "cudaTextureObject_t": {8, 8}, "cudaSurfaceObject_t": {8, 8},
+	"float2": {8, 8}, "int2": {8, 8}, "uint2": {8, 8}, "float3": {12, 4}, "int3": {12, 4}, "uint3": {12, 4}, "dim3": {12, 4},
+	"float4": {16, 16}, "int4": {16, 16}, "uint4": {16, 16}, "double2": {16, 16}, "longlong2": {16, 16},
+}
