@@ -93,6 +93,17 @@ type Device struct {
 	ctlMem *ctlPool
 
 	pinned *pinnedPool
+	// consts is page-locked host memory holding the values the runtime
+	// writes into control blocks: constZero (32 zero bytes) and constOne
+	// (uint32 1). Control-block writes are host-to-device copies from
+	// here, which the copy engine performs: a memset is a kernel, and a
+	// kernel can wait forever for an SM slot while persistent workers fill
+	// every slot and wait for the very flag it would write.
+	consts unsafe.Pointer
+
+	// firstFault names the job whose monitor first saw the context die;
+	// the fault itself may come from any kernel running at that time.
+	firstFault string
 }
 
 var initOnce struct {
@@ -146,6 +157,14 @@ func Open(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("runtime: device %d: creating control stream: %w", ordinal, err)
 	}
 	d.ctlStr = s
+	if err := d.check("cuMemAllocHost_v2", C.slate_cuMemAllocHost(d.ctx, &d.consts, constBytes)); err != nil {
+		C.slate_cuStreamDestroy(d.ctx, d.ctlStr)
+		d.release()
+		return nil, fmt.Errorf("runtime: device %d: allocating pinned memory: %w", ordinal, err)
+	}
+	c := unsafe.Slice((*byte)(d.consts), constBytes)
+	clear(c)
+	c[constOne] = 1 // little-endian uint32 1
 	d.ctlMem = &ctlPool{dev: d}
 	d.pinned = &pinnedPool{dev: d}
 	return d, nil
@@ -200,6 +219,20 @@ func (d *Device) readInfo(ordinal int) error {
 	}
 	d.info = i
 	return nil
+}
+
+// Layout of Device.consts.
+const (
+	constZero  = 0  // CtlSize zero bytes
+	constOne   = 32 // uint32 1
+	constBytes = 64
+)
+
+// putCtl queues a copy of n bytes of consts at off into the control block
+// at ctl+dst on stream s (see Device.consts for why not a memset).
+func (d *Device) putCtl(ctl DevicePtr, dst int, off, n int, s C.CUstream) error {
+	return d.check("cuMemcpyHtoDAsync_v2", C.slate_cuMemcpyHtoDAsync(d.ctx, C.CUdeviceptr(ctl+DevicePtr(dst)),
+		unsafe.Add(d.consts, off), C.size_t(n), s))
 }
 
 // Info describes the device.
@@ -284,6 +317,7 @@ func (d *Device) Close() error {
 	if len(errs) == 0 {
 		d.ctlMem.free()
 		d.pinned.free()
+		C.slate_cuMemFreeHost(d.ctx, d.consts)
 		if d.ctlStr != nil {
 			C.slate_cuStreamDestroy(d.ctx, d.ctlStr)
 		}
@@ -385,7 +419,8 @@ func (d *Device) Free(p DevicePtr) error {
 	return d.check("cuMemFree_v2", C.slate_cuMemFree(d.ctx, C.CUdeviceptr(p)))
 }
 
-// Memset32 sets n 32-bit words at p to v (synchronous).
+// Memset32 sets n 32-bit words at p to v (synchronous). A memset is a
+// kernel: while persistent workers fill every SM it waits for them.
 func (d *Device) Memset32(p DevicePtr, v uint32, n int) error {
 	if err := d.usable(); err != nil {
 		return err

@@ -97,7 +97,8 @@ func loadFirst(lib, env string, cands []string, load func(path string) error) (s
 			return p, nil
 		}
 		le.Tried = append(le.Tried, p)
-		le.Reasons = append(le.Reasons, err.Error())
+		// dlerror often repeats the file name; say it once.
+		le.Reasons = append(le.Reasons, strings.TrimPrefix(err.Error(), p+": "))
 	}
 	return "", le
 }
@@ -187,4 +188,10 @@ func loadNVRTC() (string, error) {
 	}
 	nvrtcPath = p
 	return p, nil
+}
+
+// cLoaderForTest loads path as the CUDA driver without installing it when
+// it lacks symbols (used to test the missing-symbol message).
+func cLoaderForTest(path string) error {
+	return cLoader(func(p *C.char, b *C.char, n C.size_t) C.int { return C.slate_cuda_load(p, b, n) })(path)
 }

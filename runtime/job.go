@@ -35,7 +35,7 @@ const (
 type ResizeStats struct {
 	From, To SMRange
 	// Drain is retreat-to-drained latency: from the retreat flag landing in
-	// device memory (event after the memset on the control stream) to the
+	// device memory (event after its copy on the control stream) to the
 	// last worker of the old launch exiting (event on the job stream). It
 	// is about one task's duration.
 	Drain time.Duration
@@ -198,7 +198,7 @@ func (j *Job) setup(r SMRange) error {
 	if j.doneEv, err = d.newEvent(); err != nil {
 		return err
 	}
-	if err := d.check("cuMemsetD32Async", C.slate_cuMemsetD32Async(d.ctx, C.CUdeviceptr(j.ctl), 0, CtlSize/4, j.stream)); err != nil {
+	if err := d.putCtl(j.ctl, 0, constZero, CtlSize, j.stream); err != nil {
 		return err
 	}
 	if err := d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.startEv, j.stream)); err != nil {
@@ -352,19 +352,14 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 		evs[i] = e
 	}
 	from := j.rng
-	retreat := C.CUdeviceptr(j.ctl + ctlOffRetreat)
 	steps := []func() error{
-		func() error {
-			return d.check("cuMemsetD32Async", C.slate_cuMemsetD32Async(d.ctx, retreat, 1, 1, d.ctlStr))
-		},
+		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, d.ctlStr) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[0], d.ctlStr)) },
 		// The clear must not overtake the set: order the job stream after it.
 		func() error { return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.stream, evs[0])) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[1], j.stream)) },
-		// Clear retreat and exited (two words at offset 16).
-		func() error {
-			return d.check("cuMemsetD32Async", C.slate_cuMemsetD32Async(d.ctx, retreat, 0, 2, j.stream))
-		},
+		// Clear retreat and exited (8 bytes at offset 16).
+		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constZero, 8, j.stream) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[2], j.stream)) },
 		func() error { return j.launchLocked(r) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[3], j.stream)) },
@@ -424,8 +419,7 @@ func (j *Job) cancelLocked() {
 	}
 	j.cancel = true
 	d := j.dev
-	err := d.check("cuMemsetD32Async",
-		C.slate_cuMemsetD32Async(d.ctx, C.CUdeviceptr(j.ctl+ctlOffRetreat), 1, 1, d.ctlStr))
+	err := d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, d.ctlStr)
 	if err != nil {
 		j.finishLocked(jobFailed, fmt.Errorf("runtime: canceling job %q: %w", j.name, err))
 	}
@@ -466,6 +460,19 @@ func (j *Job) monitor() {
 		j.mu.Lock()
 		if r != cudaSuccess {
 			err := d.check("cuEventQuery", r)
+			if d.Err() != nil {
+				// A sticky error belongs to the context, not to one
+				// kernel: say which job saw it first.
+				d.mu.Lock()
+				if d.firstFault == "" {
+					d.firstFault = j.name
+				}
+				first := d.firstFault
+				d.mu.Unlock()
+				if first != j.name {
+					err = fmt.Errorf("%w (first reported by job %q; the faulting kernel is one of the jobs running then)", err, first)
+				}
+			}
 			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q (kernel %s) failed: %w", j.name, j.k.Name(), err))
 			j.mu.Unlock()
 			return

@@ -136,10 +136,14 @@ func (m *Module) Kernel(name string, layout ParamLayout) (*Kernel, error) {
 	return k, nil
 }
 
+// driverHasParamInfo reports whether the loaded driver has
+// cuFuncGetParamInfo (CUDA >= 12.4).
+func driverHasParamInfo() bool { return C.slate_cuda_has_param_info() != 0 }
+
 // resolveFrame builds the parameter frame, from the driver when it can
 // report one, and checks it against what the layout claims.
 func (d *Device) resolveFrame(fn C.CUfunction, name string, l ParamLayout) (frame, bool, error) {
-	if C.slate_cuda_has_param_info() == 0 {
+	if !driverHasParamInfo() {
 		f, err := computeFrame(l)
 		if err != nil {
 			return frame{}, false, fmt.Errorf("runtime: kernel %q: %w", name, err)

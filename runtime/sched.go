@@ -333,17 +333,18 @@ func (s *Scheduler) reschedule() {
 		for i, e := range set {
 			weights[i] = e.cand.Weight
 		}
+		nRun := len(s.running)
 		ranges, err := Split(s.sms, weights)
 		if err != nil { // cannot happen: MaxCoRun <= SMs
-			for _, e := range set[len(s.running):] {
+			for _, e := range set[nRun:] {
 				e.h.finish(err)
 			}
 			return
 		}
-		s.resizeAll(ranges[:len(s.running)])
+		s.resizeAll(ranges[:nRun])
 		failed := false
-		for i, e := range set[len(s.running):] {
-			if !s.start(e, ranges[len(s.running)+i]) {
+		for i, e := range set[nRun:] {
+			if !s.start(e, ranges[nRun+i]) {
 				failed = true
 			}
 		}
