@@ -88,6 +88,11 @@ func (e *LibraryError) Error() string {
 	return b.String()
 }
 
+// Summary is a one-line form of the error for logs and test skips.
+func (e *LibraryError) Summary() string {
+	return fmt.Sprintf("cannot load the %s (tried %s; set %s)", e.Library, strings.Join(e.Tried, ", "), e.Env)
+}
+
 // loadFirst calls load on each candidate until one succeeds.
 func loadFirst(lib, env string, cands []string, load func(path string) error) (string, error) {
 	le := &LibraryError{Library: lib, Env: env}

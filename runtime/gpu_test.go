@@ -36,7 +36,9 @@ func needGPU(t testing.TB) (*Device, *Module) {
 		if err != nil {
 			var le *LibraryError
 			switch {
-			case errors.As(err, &le), IsCUDAError(err, 100 /* CUDA_ERROR_NO_DEVICE */),
+			case errors.As(err, &le):
+				gpu.skip = le.Summary()
+			case IsCUDAError(err, 100 /* CUDA_ERROR_NO_DEVICE */),
 				strings.Contains(err.Error(), "no CUDA device"):
 				gpu.skip = err.Error()
 			default:
@@ -56,7 +58,7 @@ func needGPU(t testing.TB) (*Device, *Module) {
 		}
 	})
 	if gpu.skip != "" {
-		t.Skipf("no CUDA driver: %s", strings.ReplaceAll(gpu.skip, "\n", "; "))
+		t.Skipf("no CUDA driver: %s", gpu.skip)
 	}
 	if gpu.err != nil {
 		t.Fatalf("GPU setup: %v", gpu.err)
