@@ -33,7 +33,8 @@ type CompileRequest struct {
 	NameExpressions []string
 }
 
-// Compiled is a compiled module image.
+// Compiled is a compiled module image. Results for one key share CUBIN and
+// Lowered between callers: treat them as read-only.
 type Compiled struct {
 	Arch    string
 	CUBIN   []byte

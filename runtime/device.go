@@ -69,14 +69,12 @@ func (i DeviceInfo) String() string {
 		i.DriverVersion/1000, i.DriverVersion%1000/10)
 }
 
-// Device is an open GPU: its primary context, a high-priority control
-// stream (retreat flags, progress reads) and the jobs launched on it. All
-// methods are safe for concurrent use.
+// Device is an open GPU: its primary context and the jobs launched on it.
+// All methods are safe for concurrent use.
 type Device struct {
-	info   DeviceInfo
-	dev    C.CUdevice
-	ctx    C.CUcontext
-	ctlStr C.CUstream
+	info DeviceInfo
+	dev  C.CUdevice
+	ctx  C.CUcontext
 	// Stream priorities: numerically lower is higher priority.
 	prioLeast, prioGreatest int
 
@@ -151,14 +149,7 @@ func Open(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("runtime: device %d: %w", ordinal, err)
 	}
 	d.prioLeast, d.prioGreatest = int(least), int(greatest)
-	s, err := d.newStream(d.prioGreatest)
-	if err != nil {
-		d.release()
-		return nil, fmt.Errorf("runtime: device %d: creating control stream: %w", ordinal, err)
-	}
-	d.ctlStr = s
 	if err := d.check("cuMemAllocHost_v2", C.slate_cuMemAllocHost(d.ctx, &d.consts, constBytes)); err != nil {
-		C.slate_cuStreamDestroy(d.ctx, d.ctlStr)
 		d.release()
 		return nil, fmt.Errorf("runtime: device %d: allocating pinned memory: %w", ordinal, err)
 	}
@@ -318,9 +309,6 @@ func (d *Device) Close() error {
 		d.ctlMem.free()
 		d.pinned.free()
 		C.slate_cuMemFreeHost(d.ctx, d.consts)
-		if d.ctlStr != nil {
-			C.slate_cuStreamDestroy(d.ctx, d.ctlStr)
-		}
 	}
 	d.release()
 	return errors.Join(errs...)
@@ -558,9 +546,10 @@ func (p *pinnedPool) free() {
 	p.bufs, p.free_ = nil, nil
 }
 
-// readCtl reads a control block asynchronously on the control stream
-// (which runs beside the job's kernels) and waits for it with ctx.
-func (d *Device) readCtl(ctx context.Context, ctl DevicePtr) (Ctl, error) {
+// readCtl reads a control block asynchronously on control stream s (a
+// job's high-priority stream, which runs beside its kernels) and waits for
+// it with ctx.
+func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream) (Ctl, error) {
 	if err := d.Err(); err != nil {
 		return Ctl{}, fmt.Errorf("runtime: device unusable after an earlier error: %w", err)
 	}
@@ -573,9 +562,9 @@ func (d *Device) readCtl(ctx context.Context, ctl DevicePtr) (Ctl, error) {
 		d.pinned.put(slot)
 		return Ctl{}, err
 	}
-	err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), CtlSize, d.ctlStr))
+	err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), CtlSize, s))
 	if err == nil {
-		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, d.ctlStr))
+		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
 	}
 	if err == nil {
 		err = d.waitEvent(ctx, ev, "control block read")

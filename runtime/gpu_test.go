@@ -273,28 +273,33 @@ func TestGPUCoRun(t *testing.T) {
 	count := kernel(t, m, "count__slate", countLayout)
 	sms := d.Info().SMs
 	halves := []SMRange{{0, sms/2 - 1}, {sms / 2, sms - 1}}
+	// Per goroutine: a long counting job (so the two overlap) and a vadd.
+	const nc, n = 20000, 1 << 22
+	type bufs struct {
+		counts, smids, pa, pb, pc DevicePtr
+		a, b                      []float32
+	}
+	in := make([]bufs, len(halves))
+	for g := range in {
+		in[g].a, in[g].b = make([]float32, n), make([]float32, n)
+		for i := range in[g].a {
+			in[g].a[i], in[g].b[i] = float32(i%1000+g), float32(3*i%777)
+		}
+		in[g].counts, in[g].smids = alloc(t, d, make([]uint32, nc)), alloc(t, d, make([]uint32, nc))
+		in[g].pa, in[g].pb, in[g].pc = alloc(t, d, in[g].a), alloc(t, d, in[g].b), alloc(t, d, make([]float32, n))
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, len(halves))
 	for g, r := range halves {
 		wg.Add(1)
-		go func(g int, r SMRange) {
+		go func(g int, r SMRange, b bufs) {
 			defer wg.Done()
 			err := func() error {
-				// A long counting job (to overlap) and a vadd.
-				const nc = 20000
-				counts := alloc(t, d, make([]uint32, nc))
-				smids := alloc(t, d, make([]uint32, nc))
-				cj, err := d.Launch(count, D1(nc), D1(64), 0, []any{counts, smids, cycles(d, 20)}, r, WithName(fmt.Sprintf("count%d", g)))
+				cj, err := d.Launch(count, D1(nc), D1(64), 0, []any{b.counts, b.smids, cycles(d, 20)}, r, WithName(fmt.Sprintf("count%d", g)))
 				if err != nil {
 					return err
 				}
-				const n = 1 << 22
-				a, b := make([]float32, n), make([]float32, n)
-				for i := range a {
-					a[i], b[i] = float32(i%1000+g), float32(3*i%777)
-				}
-				pa, pb, pc := alloc(t, d, a), alloc(t, d, b), alloc(t, d, make([]float32, n))
-				vj, err := d.Launch(vadd, D1(n/256), D1(256), 0, []any{pa, pb, pc, int32(n)}, r, WithName(fmt.Sprintf("vadd%d", g)))
+				vj, err := d.Launch(vadd, D1(n/256), D1(256), 0, []any{b.pa, b.pb, b.pc, int32(n)}, r, WithName(fmt.Sprintf("vadd%d", g)))
 				if err != nil {
 					return err
 				}
@@ -307,19 +312,19 @@ func TestGPUCoRun(t *testing.T) {
 					return err
 				}
 				got := make([]float32, n)
-				if err := CopyFromDevice(d, got, pc); err != nil {
+				if err := CopyFromDevice(d, got, b.pc); err != nil {
 					return err
 				}
 				for i := range got {
-					if got[i] != a[i]+b[i] {
-						return fmt.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, got[i], a[i]+b[i])
+					if got[i] != b.a[i]+b.b[i] {
+						return fmt.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, got[i], b.a[i]+b.b[i])
 					}
 				}
 				cs, ss := make([]uint32, nc), make([]uint32, nc)
-				if err := CopyFromDevice(d, cs, counts); err != nil {
+				if err := CopyFromDevice(d, cs, b.counts); err != nil {
 					return err
 				}
-				if err := CopyFromDevice(d, ss, smids); err != nil {
+				if err := CopyFromDevice(d, ss, b.smids); err != nil {
 					return err
 				}
 				for i := range cs {
@@ -333,7 +338,7 @@ func TestGPUCoRun(t *testing.T) {
 			if err != nil {
 				errs <- err
 			}
-		}(g, r)
+		}(g, r, in[g])
 	}
 	wg.Wait()
 	close(errs)

@@ -58,8 +58,10 @@ type JobStats struct {
 }
 
 // Job is one kernel running as persistent workers (docs/ABI.md). It owns a
-// control block and a stream; a monitor goroutine notices its end, checks
-// that every logical block ran, and frees its resources.
+// control block, a stream for its launches and a high-priority control
+// stream for its retreat flag and progress reads; a monitor goroutine
+// notices its end, checks that every logical block ran, and frees its
+// resources.
 type Job struct {
 	dev    *Device
 	k      *Kernel
@@ -72,15 +74,22 @@ type Job struct {
 	offs   []C.ulonglong
 	ctl    DevicePtr
 	stream C.CUstream
+	ctlStr C.CUstream // high priority: runs beside the workers
 
 	resizeMu sync.Mutex // serialises Resize and Cancel
 	ctlMu    sync.RWMutex
 
-	mu       sync.Mutex
-	rng      SMRange
-	gen      uint64 // bumped per relaunch
-	doneEv   C.CUevent
-	startEv  C.CUevent
+	mu      sync.Mutex
+	rng     SMRange
+	gen     uint64 // bumped per relaunch
+	doneEv  C.CUevent
+	startEv C.CUevent
+	// armed follows the job stream's last write of the control block
+	// (the initial zeroing, then each resize's clear). The control stream
+	// waits for it before setting retreat, so a flag is never overwritten
+	// by an earlier clear that had not run yet (possible when a Resize's
+	// wait was cut short by its context).
+	armed    C.CUevent
 	retired  []C.CUevent // end events of earlier launches, freed at the end
 	ending   bool        // the monitor saw the last launch end
 	cancel   bool
@@ -110,7 +119,10 @@ func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s }
 // grid with the given block shape, dynamic shared memory and original
 // arguments, bound to SMs r. It allocates and zeroes a control block and
 // launches occupancy x SM-count worker blocks (capped at ceil(total /
-// iters)) on the job's own stream. The launch is asynchronous: use Wait.
+// iters)) on the job's own stream. Unless WithIters says otherwise, iters
+// is AutoIters(total, occupancy x SM count): the count for the whole
+// device, since a job may grow to all SMs. The launch is asynchronous: use
+// Wait.
 func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, r SMRange, opts ...LaunchOption) (*Job, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
@@ -192,6 +204,9 @@ func (j *Job) setup(r SMRange) error {
 	if j.stream, err = d.newStream(d.prioLeast); err != nil {
 		return err
 	}
+	if j.ctlStr, err = d.newStream(d.prioGreatest); err != nil {
+		return err
+	}
 	if j.startEv, err = d.newEvent(); err != nil {
 		return err
 	}
@@ -204,6 +219,7 @@ func (j *Job) setup(r SMRange) error {
 	if err := d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.startEv, j.stream)); err != nil {
 		return err
 	}
+	j.armed = j.startEv
 	if err := j.launchLocked(r); err != nil {
 		return err
 	}
@@ -304,14 +320,14 @@ func (j *Job) Progress(ctx context.Context) (done, total uint64, err error) {
 	if !running || ctl == 0 {
 		return min(final.Done, j.cfg.Total), j.cfg.Total, nil
 	}
-	c, err := j.dev.readCtl(ctx, ctl)
+	c, err := j.dev.readCtl(ctx, ctl, j.ctlStr)
 	if err != nil {
 		return 0, j.cfg.Total, fmt.Errorf("runtime: progress of job %q: %w", j.name, err)
 	}
 	return min(c.Done, j.cfg.Total), j.cfg.Total, nil
 }
 
-// Resize moves the job to SMs r: it sets the retreat flag from the
+// Resize moves the job to SMs r: it sets the retreat flag from the job's
 // high-priority control stream, queues (on the job stream, after the flag)
 // a clear of the flag and a relaunch on r, then waits for the old workers
 // to drain. The queue counter carries over, so no logical block is lost or
@@ -339,7 +355,7 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 		j.mu.Unlock()
 		return ResizeStats{}, ErrJobFinished
 	}
-	var evs [4]C.CUevent // retreat, drained, relaunch, done
+	var evs [4]C.CUevent // retreat, drained, relaunch (the next armed), done
 	for i := range evs {
 		e, err := d.newEvent()
 		if err != nil {
@@ -353,8 +369,9 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 	}
 	from := j.rng
 	steps := []func() error{
-		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, d.ctlStr) },
-		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[0], d.ctlStr)) },
+		func() error { return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.ctlStr, j.armed)) },
+		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, j.ctlStr) },
+		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[0], j.ctlStr)) },
 		// The clear must not overtake the set: order the job stream after it.
 		func() error { return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.stream, evs[0])) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[1], j.stream)) },
@@ -379,6 +396,10 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 	}
 	j.retired = append(j.retired, j.doneEv)
 	j.doneEv = evs[3]
+	if j.armed != j.startEv {
+		d.destroyEvent(j.armed) // the stream wait above has captured it
+	}
+	j.armed = evs[2]
 	j.gen++
 	j.mu.Unlock()
 
@@ -391,7 +412,7 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 			st.Gap, err = d.elapsed(evs[1], evs[2])
 		}
 	}
-	for _, e := range evs[:3] {
+	for _, e := range evs[:2] {
 		d.destroyEvent(e) // safe while pending: the driver defers the release
 	}
 	if err != nil {
@@ -419,7 +440,10 @@ func (j *Job) cancelLocked() {
 	}
 	j.cancel = true
 	d := j.dev
-	err := d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, d.ctlStr)
+	err := d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.ctlStr, j.armed))
+	if err == nil {
+		err = d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, j.ctlStr)
+	}
 	if err != nil {
 		j.finishLocked(jobFailed, fmt.Errorf("runtime: canceling job %q: %w", j.name, err))
 	}
@@ -491,7 +515,7 @@ func (j *Job) monitor() {
 		j.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := d.readCtl(ctx, j.ctl)
+		c, err := d.readCtl(ctx, j.ctl, j.ctlStr)
 		cancel()
 		j.mu.Lock()
 		j.final = c
@@ -516,27 +540,35 @@ func (j *Job) monitor() {
 func (j *Job) release() {
 	d := j.dev
 	j.drainStream()
+	// resizeMu: a Resize may still be reading its events (the armed one
+	// among them) after the monitor saw the end.
+	j.resizeMu.Lock()
 	j.ctlMu.Lock()
 	j.freeResources()
 	j.ctlMu.Unlock()
+	j.resizeMu.Unlock()
 	d.mu.Lock()
 	delete(d.jobs, j)
 	d.mu.Unlock()
 	close(j.released)
 }
 
-// drainStream waits until the job's stream is idle (or the context is
-// dead): after a failed resize the old launch may still be draining, and
-// its control block must not be reused before it ends.
+// drainStream waits until the job's streams are idle (or the context is
+// dead) before its control block is recycled: after a failed resize the old
+// launch may still be draining, and a Cancel's flag copy may still be in
+// flight on the control stream after the job ended by itself; landing in a
+// recycled block, it would stop another job.
 func (j *Job) drainStream() {
 	d := j.dev
-	if j.stream == nil {
-		return
-	}
-	sleep := 10 * time.Microsecond
-	for d.Err() == nil && C.slate_cuStreamQuery(d.ctx, j.stream) == cudaErrNotReady {
-		time.Sleep(sleep)
-		sleep = min(sleep*2, 10*time.Millisecond)
+	for _, s := range []C.CUstream{j.stream, j.ctlStr} {
+		if s == nil {
+			continue
+		}
+		sleep := 10 * time.Microsecond
+		for d.Err() == nil && C.slate_cuStreamQuery(d.ctx, s) == cudaErrNotReady {
+			time.Sleep(sleep)
+			sleep = min(sleep*2, 10*time.Millisecond)
+		}
 	}
 }
 
@@ -544,13 +576,18 @@ func (j *Job) freeResources() {
 	d := j.dev
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.armed != j.startEv {
+		d.destroyEvent(j.armed)
+	}
 	for _, e := range append(j.retired, j.doneEv, j.startEv) {
 		d.destroyEvent(e)
 	}
-	j.retired, j.doneEv, j.startEv = nil, nil, nil
-	if j.stream != nil {
-		C.slate_cuStreamDestroy(d.ctx, j.stream)
-		j.stream = nil
+	j.retired, j.doneEv, j.startEv, j.armed = nil, nil, nil, nil
+	for _, s := range []*C.CUstream{&j.stream, &j.ctlStr} {
+		if *s != nil {
+			C.slate_cuStreamDestroy(d.ctx, *s)
+			*s = nil
+		}
 	}
 	if j.ctl != 0 {
 		if d.Err() == nil {
