@@ -549,7 +549,10 @@ func (p *pinnedPool) free() {
 // readCtl reads a control block asynchronously on control stream s (a
 // job's high-priority stream, which runs beside its kernels) and waits for
 // it with ctx.
-func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream) (Ctl, error) {
+//
+// after, if not nil, is an event the read must follow (the job's initial
+// zeroing: a recycled control block still holds its last job's values).
+func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream, after C.CUevent) (Ctl, error) {
 	if err := d.Err(); err != nil {
 		return Ctl{}, fmt.Errorf("runtime: device unusable after an earlier error: %w", err)
 	}
@@ -562,7 +565,12 @@ func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream) (Ctl,
 		d.pinned.put(slot)
 		return Ctl{}, err
 	}
-	err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), CtlSize, s))
+	if after != nil {
+		err = d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, s, after))
+	}
+	if err == nil {
+		err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), CtlSize, s))
+	}
 	if err == nil {
 		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
 	}

@@ -315,12 +315,12 @@ func (j *Job) Progress(ctx context.Context) (done, total uint64, err error) {
 	j.ctlMu.RLock()
 	defer j.ctlMu.RUnlock()
 	j.mu.Lock()
-	running, final, ctl := j.state == jobRunning, j.final, j.ctl
+	running, final, ctl, start := j.state == jobRunning, j.final, j.ctl, j.startEv
 	j.mu.Unlock()
 	if !running || ctl == 0 {
 		return min(final.Done, j.cfg.Total), j.cfg.Total, nil
 	}
-	c, err := j.dev.readCtl(ctx, ctl, j.ctlStr)
+	c, err := j.dev.readCtl(ctx, ctl, j.ctlStr, start)
 	if err != nil {
 		return 0, j.cfg.Total, fmt.Errorf("runtime: progress of job %q: %w", j.name, err)
 	}
@@ -515,7 +515,7 @@ func (j *Job) monitor() {
 		j.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := d.readCtl(ctx, j.ctl, j.ctlStr)
+		c, err := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
 		cancel()
 		j.mu.Lock()
 		j.final = c
