@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,14 +58,13 @@ func needNVRTC(t testing.TB) {
 	}
 }
 
-func readWorker(t testing.TB) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "worker.cu"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+// workerSource is testdata/worker.cu, embedded so the test binary runs
+// from any directory (it is carried to the GPU machine on its own).
+//
+//go:embed testdata/worker.cu
+var workerSource string
+
+func readWorker(testing.TB) string { return workerSource }
 
 // workerExprs are the kernels of testdata/worker.cu, by source name.
 var workerExprs = []string{"vadd__slate<float>", "count__slate", "affine__slate", "oob__slate", "spin__slate"}
