@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -230,7 +231,7 @@ func (j *Job) setup(r SMRange) error {
 func (j *Job) launchLocked(r SMRange) error {
 	d := j.dev
 	le := j.args
-	putU64(le[0:], uint64(j.ctl))
+	binary.LittleEndian.PutUint64(le[0:], uint64(j.ctl))
 	c := j.cfg
 	c.SMLow, c.SMHigh = uint32(r.Low), uint32(r.High)
 	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
@@ -243,13 +244,6 @@ func (j *Job) launchLocked(r SMRange) error {
 	j.rng = r
 	j.stats.Launches++
 	return nil
-}
-
-func putU64(b []byte, v uint64) {
-	_ = b[7]
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
-	}
 }
 
 // Name returns the job's name.

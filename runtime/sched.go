@@ -102,7 +102,11 @@ const (
 )
 
 func (k EventKind) String() string {
-	return [...]string{"queued", "started", "resized", "finished", "resize-failed"}[k]
+	names := [...]string{"queued", "started", "resized", "finished", "resize-failed"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("EventKind(%d)", int(k))
+	}
+	return names[k]
 }
 
 // Event is one scheduler decision or outcome.
