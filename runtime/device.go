@@ -305,13 +305,16 @@ func (d *Device) Close() error {
 			errs = append(errs, fmt.Errorf("runtime: job %q did not drain before Close", j.name))
 		}
 	}
-	if len(errs) == 0 {
-		d.ctlMem.free()
-		d.pinned.free()
-		C.slate_cuMemFreeHost(d.ctx, d.consts)
+	if len(errs) > 0 {
+		// Workers may still be running: keep their memory and the context
+		// (releasing the last reference would destroy it under them).
+		return errors.Join(errs...)
 	}
+	d.ctlMem.free()
+	d.pinned.free()
+	C.slate_cuMemFreeHost(d.ctx, d.consts)
 	d.release()
-	return errors.Join(errs...)
+	return nil
 }
 
 func (d *Device) release() {
