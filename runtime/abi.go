@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The worker ABI (docs/ABI.md). These constants and encoders are the Go side
+// of templates/'s slate_ctl and slate_cfg; change them only together.
+const (
+	// CtlSize is sizeof(slate_ctl).
+	CtlSize = 32
+	// CfgSize is sizeof(slate_cfg); it is passed by value, 8-byte aligned.
+	CfgSize = 40
+
+	ctlOffNext    = 0
+	ctlOffDone    = 8
+	ctlOffRetreat = 16
+	ctlOffExited  = 20
+
+	// FlagReset asks the last exiting worker to zero the control block
+	// (used by the drop-in launch helpers, never by this runtime, which must
+	// keep `next` across a retreat).
+	FlagReset = 1
+
+	// workerPrefixParams are the parameters a worker has before the
+	// original ones: slate_ctl* and slate_cfg.
+	workerPrefixParams = 2
+	// cfgParamOffset is where slate_cfg sits in the parameter buffer.
+	cfgParamOffset = 8
+	// userParamBase is the first offset available to the original parameters.
+	userParamBase = cfgParamOffset + CfgSize
+)
+
+// Cfg is slate_cfg.
+type Cfg struct {
+	Total               uint64 // grid_x * grid_y * grid_z
+	GridX, GridY, GridZ uint32 // the original grid
+	Iters               uint32 // logical blocks per task, >= 1
+	SMLow, SMHigh       uint32 // inclusive SM range
+	Flags               uint32
+	Workers             uint32 // worker blocks launched
+}
+
+// put encodes c in the device layout (little-endian, as every CUDA host is).
+func (c *Cfg) put(b []byte) {
+	_ = b[CfgSize-1]
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], c.Total)
+	le.PutUint32(b[8:], c.GridX)
+	le.PutUint32(b[12:], c.GridY)
+	le.PutUint32(b[16:], c.GridZ)
+	le.PutUint32(b[20:], c.Iters)
+	le.PutUint32(b[24:], c.SMLow)
+	le.PutUint32(b[28:], c.SMHigh)
+	le.PutUint32(b[32:], c.Flags)
+	le.PutUint32(b[36:], c.Workers)
+}
+
+// Ctl is a host copy of slate_ctl.
+type Ctl struct {
+	Next    uint64 // queue counter; may exceed the total
+	Done    uint64 // logical blocks completed
+	Retreat uint32
+	Exited  uint32
+}
+
+func decodeCtl(b []byte) Ctl {
+	le := binary.LittleEndian
+	return Ctl{
+		Next:    le.Uint64(b[ctlOffNext:]),
+		Done:    le.Uint64(b[ctlOffDone:]),
+		Retreat: le.Uint32(b[ctlOffRetreat:]),
+		Exited:  le.Uint32(b[ctlOffExited:]),
+	}
+}
+
+// Dim3 is a grid or block shape.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// D1 is a 1-D shape.
+func D1(x uint32) Dim3 { return Dim3{x, 1, 1} }
+
+// Count returns X*Y*Z (0 when any dimension is 0).
+func (d Dim3) Count() uint64 { return uint64(d.X) * uint64(d.Y) * uint64(d.Z) }
+
+func (d Dim3) String() string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.Z) }
+
+// SMRange is an inclusive range of SM ids, as in slate_cfg.
+type SMRange struct{ Low, High int }
+
+// Count returns the number of SMs in the range.
+func (r SMRange) Count() int { return r.High - r.Low + 1 }
+
+func (r SMRange) String() string { return fmt.Sprintf("[%d,%d]", r.Low, r.High) }
+
+// Valid reports whether r is non-empty and inside a device with sms SMs.
+func (r SMRange) Valid(sms int) bool { return r.Low >= 0 && r.Low <= r.High && r.High < sms }

@@ -1,0 +1,786 @@
+package runtime
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// GPU tests: they need libcuda.so.1 and a device, and skip (saying so)
+// without them. runtime/gpu-test.sh runs them on the GPU machine.
+
+var gpu struct {
+	once sync.Once
+	dev  *Device
+	mod  *Module
+	skip string // why GPU tests skip
+	err  error  // setup failure with a driver present: a test failure
+}
+
+// needGPU returns the shared device and the loaded testdata/worker.cu.
+func needGPU(t testing.TB) (*Device, *Module) {
+	t.Helper()
+	gpu.once.Do(func() {
+		d, err := Open(0)
+		if err != nil {
+			var le *LibraryError
+			switch {
+			case errors.As(err, &le):
+				gpu.skip = le.Summary()
+			case IsCUDAError(err, 100 /* CUDA_ERROR_NO_DEVICE */),
+				strings.Contains(err.Error(), "no CUDA device"):
+				gpu.skip = err.Error()
+			default:
+				gpu.err = err
+			}
+			return
+		}
+		gpu.dev = d
+		c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: "worker.cu", Source: readWorker(t),
+			Arch: d.Info().Arch(), NameExpressions: workerExprs})
+		if err != nil {
+			gpu.err = fmt.Errorf("compiling testdata/worker.cu for %s: %w", d.Info().Arch(), err)
+			return
+		}
+		if gpu.mod, err = d.LoadModule(c); err != nil {
+			gpu.err = err
+		}
+	})
+	if gpu.skip != "" {
+		t.Skipf("no CUDA driver: %s", gpu.skip)
+	}
+	if gpu.err != nil {
+		t.Fatalf("GPU setup: %v", gpu.err)
+	}
+	if err := gpu.dev.Err(); err != nil {
+		t.Fatalf("device unusable after an earlier test: %v", err)
+	}
+	return gpu.dev, gpu.mod
+}
+
+func kernel(t testing.TB, m *Module, name string, l ParamLayout) *Kernel {
+	t.Helper()
+	k, err := m.Kernel(name, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var (
+	vaddLayout  = LayoutOf("const T*", "const T*", "T*", "int")
+	countLayout = LayoutOf("unsigned int*", "unsigned int*", "long long")
+	spinLayout  = LayoutOf("long long")
+	oobLayout   = LayoutOf("float*", "long long")
+)
+
+func alloc[T Plain](t testing.TB, d *Device, host []T) DevicePtr {
+	t.Helper()
+	var z T
+	p, err := d.Alloc(len(host) * int(binarySize(z)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Free(p) })
+	if err := CopyToDevice(d, p, host); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func binarySize(v any) int { return binary.Size(v) }
+
+func download[T Plain](t testing.TB, d *Device, p DevicePtr, n int) []T {
+	t.Helper()
+	out := make([]T, n)
+	if err := CopyFromDevice(d, out, p); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func wait(t testing.TB, j *Job, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cycles converts microseconds to SM clock cycles for the spin kernels.
+func cycles(d *Device, us float64) int64 {
+	khz := d.Info().ClockKHz
+	if khz <= 0 {
+		khz = 1_800_000
+	}
+	return int64(us * float64(khz) / 1e3)
+}
+
+func TestGPUDeviceInfo(t *testing.T) {
+	d, _ := needGPU(t)
+	i := d.Info()
+	t.Logf("%v", i)
+	t.Logf("cc %d.%d, %d threads/SM, %d KiB shared opt-in, L2 %d MiB, mem clock %d MHz x %d bits, SM clock %d MHz",
+		i.Major, i.Minor, i.MaxThreadsPerSM, i.MaxSharedOptin>>10, i.L2Bytes>>20, i.MemClockKHz/1000, i.BusWidthBits, i.ClockKHz/1000)
+	if i.SMs <= 0 || i.TotalMem == 0 || !regexp.MustCompile(`^sm_\d+$`).MatchString(i.Arch()) || i.Name == "" {
+		t.Errorf("implausible info %+v", i)
+	}
+	if i.PeakBandwidth() <= 0 {
+		t.Logf("warning: driver reports no memory clock; peak bandwidth unknown")
+	}
+}
+
+func TestGPUVAdd(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	t.Logf("vadd: %+v, param info checked: %v", k.Attrs(), k.ParamInfoChecked)
+	const n = 1<<20 + 123
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = float32(i)*0.5, float32(n-i)
+	}
+	pa, pb := alloc(t, d, a), alloc(t, d, b)
+	pc := alloc(t, d, make([]float32, n))
+	sms := d.Info().SMs
+	grid := D1((n + 255) / 256)
+	for _, c := range []struct {
+		iters int
+		r     SMRange
+	}{
+		{0, d.FullRange()},
+		{1, d.FullRange()},
+		{7, SMRange{sms / 2, sms - 1}},
+		{0, SMRange{0, 0}},
+		{32, SMRange{sms - 1, sms - 1}},
+	} {
+		if err := d.Memset32(pc, math.Float32bits(-1), n); err != nil { // poison
+			t.Fatal(err)
+		}
+		var opts []LaunchOption
+		if c.iters > 0 {
+			opts = append(opts, WithIters(c.iters))
+		}
+		t0 := time.Now()
+		j, err := d.Launch(k, grid, D1(256), 0, []any{pa, pb, pc, int32(n)}, c.r, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, j, 30*time.Second)
+		host := time.Since(t0)
+		got := download[float32](t, d, pc, n)
+		for i := range got {
+			if got[i] != a[i]+b[i] {
+				t.Fatalf("iters %d range %v: c[%d] = %v, want %v", c.iters, c.r, i, got[i], a[i]+b[i])
+			}
+		}
+		done, total, err := j.Progress(context.Background())
+		if err != nil || done != total || total != grid.Count() {
+			t.Errorf("progress %d/%d err %v", done, total, err)
+		}
+		st := j.Stats()
+		t.Logf("iters %2d range %-9v: workers %d, GPU %v, host %v", j.Iters(), c.r, j.Workers(), st.GPUTime, host)
+	}
+}
+
+func TestGPUSMRange(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	sms := d.Info().SMs
+	grid := Dim3{37, 29, 3} // 3-D: checks the logical-id mapping too
+	n := int(grid.Count())
+	for _, r := range []SMRange{{sms / 4, sms/4 + sms/8}, {sms - 1, sms - 1}, {0, 1}, d.FullRange()} {
+		counts := alloc(t, d, make([]uint32, n))
+		smids := alloc(t, d, slices.Repeat([]uint32{math.MaxUint32}, n))
+		j, err := d.Launch(k, grid, D1(64), 0, []any{counts, smids, int64(0)}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, j, 30*time.Second)
+		cs, ss := download[uint32](t, d, counts, n), download[uint32](t, d, smids, n)
+		used := map[uint32]int{}
+		for i := range cs {
+			if cs[i] != 1 {
+				t.Fatalf("range %v: logical block %d ran %d times", r, i, cs[i])
+			}
+			if int(ss[i]) < r.Low || int(ss[i]) > r.High {
+				t.Fatalf("range %v: logical block %d ran on SM %d", r, i, ss[i])
+			}
+			used[ss[i]]++
+		}
+		t.Logf("range %v: %d logical blocks on %d distinct SMs (workers %d, iters %d)", r, n, len(used), j.Workers(), j.Iters())
+	}
+}
+
+func TestGPUParamLayout(t *testing.T) {
+	d, m := needGPU(t)
+	// Affine is a user struct: its size comes from the driver.
+	l := LayoutOf("char", "Affine", "float*", "int")
+	if !driverHasParamInfo() {
+		t.Skip("driver lacks cuFuncGetParamInfo (CUDA < 12.4): a user struct parameter cannot be sized")
+	}
+	k := kernel(t, m, "affine__slate", l)
+	if !k.ParamInfoChecked {
+		t.Fatal("layout not checked against the driver")
+	}
+	const n = 4096
+	out := alloc(t, d, make([]float32, n))
+	var aff [24]byte
+	binary.LittleEndian.PutUint32(aff[0:], math.Float32bits(0.5))
+	binary.LittleEndian.PutUint64(aff[8:], math.Float64bits(1.25))
+	binary.LittleEndian.PutUint32(aff[16:], 3)
+	j, err := d.Launch(k, D1(n/128), D1(128), 0, []any{int8(2), aff, out, int32(n)}, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, j, 30*time.Second)
+	got := download[float32](t, d, out, n)
+	for i := range got {
+		want := float32(float64(float32(0.5)*float32(i)) + 1.25 + 3 + 2)
+		if got[i] != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+	// Layouts that disagree with the kernel are refused.
+	for _, bad := range []ParamLayout{
+		LayoutOf("int", "Affine", "float*", "int"),         // char is 1 byte
+		LayoutOf("char", "Affine", "float*"),               // too few
+		LayoutOf("char", "Affine", "float*", "int", "int"), // too many
+		LayoutOf("char", "double", "float*", "int"),        // Affine is 24 bytes
+	} {
+		if _, err := m.Kernel("affine__slate", bad); err == nil {
+			t.Errorf("layout %v accepted", bad)
+		} else {
+			t.Logf("refused: %v", err)
+		}
+	}
+}
+
+func TestGPUCoRun(t *testing.T) {
+	d, m := needGPU(t)
+	vadd := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	count := kernel(t, m, "count__slate", countLayout)
+	sms := d.Info().SMs
+	halves := []SMRange{{0, sms/2 - 1}, {sms / 2, sms - 1}}
+	// Per goroutine: a long counting job (so the two overlap) and a vadd.
+	const nc, n = 20000, 1 << 22
+	type bufs struct {
+		counts, smids, pa, pb, pc DevicePtr
+		a, b                      []float32
+	}
+	in := make([]bufs, len(halves))
+	for g := range in {
+		in[g].a, in[g].b = make([]float32, n), make([]float32, n)
+		for i := range in[g].a {
+			in[g].a[i], in[g].b[i] = float32(i%1000+g), float32(3*i%777)
+		}
+		in[g].counts, in[g].smids = alloc(t, d, make([]uint32, nc)), alloc(t, d, make([]uint32, nc))
+		in[g].pa, in[g].pb, in[g].pc = alloc(t, d, in[g].a), alloc(t, d, in[g].b), alloc(t, d, make([]float32, n))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(halves))
+	for g, r := range halves {
+		wg.Add(1)
+		go func(g int, r SMRange, b bufs) {
+			defer wg.Done()
+			err := func() error {
+				cj, err := d.Launch(count, D1(nc), D1(64), 0, []any{b.counts, b.smids, cycles(d, 20)}, r, WithName(fmt.Sprintf("count%d", g)))
+				if err != nil {
+					return err
+				}
+				vj, err := d.Launch(vadd, D1(n/256), D1(256), 0, []any{b.pa, b.pb, b.pc, int32(n)}, r, WithName(fmt.Sprintf("vadd%d", g)))
+				if err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				if err := vj.Wait(ctx); err != nil {
+					return err
+				}
+				if err := cj.Wait(ctx); err != nil {
+					return err
+				}
+				got := make([]float32, n)
+				if err := CopyFromDevice(d, got, b.pc); err != nil {
+					return err
+				}
+				for i := range got {
+					if got[i] != b.a[i]+b.b[i] {
+						return fmt.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, got[i], b.a[i]+b.b[i])
+					}
+				}
+				cs, ss := make([]uint32, nc), make([]uint32, nc)
+				if err := CopyFromDevice(d, cs, b.counts); err != nil {
+					return err
+				}
+				if err := CopyFromDevice(d, ss, b.smids); err != nil {
+					return err
+				}
+				for i := range cs {
+					if cs[i] != 1 || int(ss[i]) < r.Low || int(ss[i]) > r.High {
+						return fmt.Errorf("goroutine %d: block %d count %d on SM %d, range %v", g, i, cs[i], ss[i], r)
+					}
+				}
+				t.Logf("goroutine %d on %v: count job GPU %v, vadd GPU %v", g, r, cj.Stats().GPUTime, vj.Stats().GPUTime)
+				return nil
+			}()
+			if err != nil {
+				errs <- err
+			}
+		}(g, r, in[g])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestGPUResizeRandom resizes one running job 100 times to random ranges;
+// every logical block must run exactly once.
+func TestGPUResizeRandom(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	sms := d.Info().SMs
+	grid := Dim3{512, 500, 1} // 256000 logical blocks, ~10 us each
+	n := int(grid.Count())
+	counts := alloc(t, d, make([]uint32, n))
+	smids := alloc(t, d, make([]uint32, n))
+	j, err := d.Launch(k, grid, D1(64), 0, []any{counts, smids, cycles(d, 10)}, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(42))
+	var stats []ResizeStats
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for i := 0; i < 100; i++ {
+		lo := r.Intn(sms)
+		to := SMRange{lo, lo + r.Intn(sms-lo)}
+		st, err := j.Resize(ctx, to)
+		if errors.Is(err, ErrJobFinished) {
+			t.Fatalf("job finished after %d resizes: make it longer", i)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats = append(stats, st)
+		time.Sleep(time.Duration(r.Intn(500)) * time.Microsecond)
+	}
+	done, total, err := j.Progress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after 100 resizes: %d/%d logical blocks done", done, total)
+	if _, err := j.Resize(ctx, d.FullRange()); err != nil && !errors.Is(err, ErrJobFinished) {
+		t.Fatal(err)
+	}
+	wait(t, j, 120*time.Second)
+	cs := download[uint32](t, d, counts, n)
+	for i, c := range cs {
+		if c != 1 {
+			t.Fatalf("logical block %d ran %d times", i, c)
+		}
+	}
+	js := j.Stats()
+	if js.Launches != 102 && js.Launches != 101 {
+		t.Errorf("launches %d", js.Launches)
+	}
+	logResizeStats(t, stats)
+	t.Logf("job GPU time %v over %d launches, iters %d, workers %d", js.GPUTime, js.Launches, j.Iters(), j.Workers())
+}
+
+func logResizeStats(t testing.TB, s []ResizeStats) {
+	t.Helper()
+	q := func(f func(ResizeStats) time.Duration) string {
+		v := make([]time.Duration, len(s))
+		for i := range s {
+			v[i] = f(s[i])
+		}
+		slices.Sort(v)
+		return fmt.Sprintf("median %v p90 %v max %v", v[len(v)/2], v[len(v)*9/10], v[len(v)-1])
+	}
+	t.Logf("retreat-to-drained: %s", q(func(r ResizeStats) time.Duration { return r.Drain }))
+	t.Logf("drained-to-relaunch gap: %s", q(func(r ResizeStats) time.Duration { return r.Gap }))
+	t.Logf("host resize call: %s", q(func(r ResizeStats) time.Duration { return r.Host }))
+}
+
+func TestGPUCancelAndProgress(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	n := 200000
+	counts := alloc(t, d, make([]uint32, n))
+	smids := alloc(t, d, make([]uint32, n))
+	j, err := d.Launch(k, D1(uint32(n)), D1(64), 0, []any{counts, smids, cycles(d, 20)}, SMRange{0, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var last uint64
+	for i := 0; i < 10; i++ {
+		time.Sleep(5 * time.Millisecond)
+		t0 := time.Now()
+		done, total, err := j.Progress(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done < last || done >= total {
+			t.Fatalf("progress %d after %d (total %d)", done, last, total)
+		}
+		if i == 0 {
+			t.Logf("progress read took %v", time.Since(t0))
+		}
+		last = done
+	}
+	j.Cancel()
+	err = j.Wait(ctx)
+	if !errors.Is(err, ErrCanceled) {
+		t.Fatalf("Wait after Cancel: %v", err)
+	}
+	done, _, _ := j.Progress(ctx)
+	if done < last || done == 0 {
+		t.Fatalf("final progress %d (last seen %d)", done, last)
+	}
+	cs := download[uint32](t, d, counts, n)
+	for i, c := range cs {
+		if want := uint32(0); uint64(i) < done {
+			if c != 1 {
+				t.Fatalf("block %d (< done %d) ran %d times", i, done, c)
+			}
+		} else if c != want {
+			t.Fatalf("block %d (>= done %d) ran %d times", i, done, c)
+		}
+	}
+	if _, err := j.Resize(ctx, d.FullRange()); !errors.Is(err, ErrJobFinished) {
+		t.Errorf("Resize after end: %v", err)
+	}
+	t.Logf("canceled after %d of %d blocks: %v", done, n, err)
+}
+
+func TestGPUScheduler(t *testing.T) {
+	d, m := needGPU(t)
+	count := kernel(t, m, "count__slate", countLayout)
+	vadd := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	var mu sync.Mutex
+	var events []Event
+	s, err := NewScheduler(DeviceExecutor{d}, SchedulerOptions{OnEvent: func(e Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check func() error
+	const nc, nv = 30000, 1 << 22
+	mkCount := func(name string, p Profile, us float64) (*Task, check) {
+		counts := alloc(t, d, make([]uint32, nc))
+		smids := alloc(t, d, make([]uint32, nc))
+		return &Task{Name: name, Profile: p, Kernel: count, Grid: D1(nc), Block: D1(64),
+				Args: []any{counts, smids, cycles(d, us)}}, func() error {
+				cs := make([]uint32, nc)
+				if err := CopyFromDevice(d, cs, counts); err != nil {
+					return err
+				}
+				for i, c := range cs {
+					if c != 1 {
+						return fmt.Errorf("%s: block %d ran %d times", name, i, c)
+					}
+				}
+				return nil
+			}
+	}
+	a, b := make([]float32, nv), make([]float32, nv)
+	for i := range a {
+		a[i], b[i] = float32(i%4096), 1
+	}
+	pa, pb, pc := alloc(t, d, a), alloc(t, d, b), alloc(t, d, make([]float32, nv))
+	tasks := []*Task{}
+	checks := []check{}
+	for i, p := range []Profile{profiles[ClassLC], profiles[ClassLC], profiles[ClassHC]} {
+		tk, c := mkCount(fmt.Sprintf("count%d", i), p, 20)
+		tasks, checks = append(tasks, tk), append(checks, c)
+	}
+	tasks = append(tasks, &Task{Name: "vadd", Profile: profiles[ClassHM], Kernel: vadd, Grid: D1(nv / 256), Block: D1(256),
+		Args: []any{pa, pb, pc, int32(nv)}})
+	checks = append(checks, func() error {
+		got := make([]float32, nv)
+		if err := CopyFromDevice(d, got, pc); err != nil {
+			return err
+		}
+		for i := range got {
+			if got[i] != a[i]+b[i] {
+				return fmt.Errorf("vadd: c[%d] = %v", i, got[i])
+			}
+		}
+		return nil
+	})
+	handles := make([]*Handle, len(tasks))
+	var wg sync.WaitGroup
+	for i := range tasks {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			h, err := s.Submit(tasks[i])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			handles[i] = h
+		}(i)
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for _, h := range handles {
+		if h == nil {
+			t.FailNow()
+		}
+		if err := h.Wait(ctx); err != nil {
+			t.Fatalf("%s: %v", h.Name(), err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if err := c(); err != nil {
+			t.Error(err)
+		}
+	}
+	resized := 0
+	for _, e := range events {
+		t.Logf("%-13v %-7s %v %v", e.Kind, e.Task, e.Range, e.Err)
+		if e.Kind == EventResized {
+			resized++
+		}
+	}
+	for _, h := range handles {
+		if j := h.Job(); j != nil {
+			st := j.Stats()
+			t.Logf("%s (%v): ranges %v, launches %d, GPU %v", h.Name(), h.Class(), h.Ranges(), st.Launches, st.GPUTime)
+		}
+	}
+	if resized == 0 {
+		t.Error("no task was ever resized: no co-running happened")
+	}
+}
+
+// TestGPUCacheHitLoad: a kernel whose CUBIN is cached loads in <= 1 ms
+// (compile-cache lookup + module load + function lookup).
+func TestGPUCacheHitLoad(t *testing.T) {
+	d, _ := needGPU(t)
+	c := &Compiler{CacheDir: t.TempDir()}
+	req := CompileRequest{Name: "worker.cu", Source: readWorker(t), Arch: d.Info().Arch(), NameExpressions: workerExprs}
+	if _, err := c.Compile(req); err != nil { // fill the cache
+		t.Fatal(err)
+	}
+	var times []time.Duration
+	for i := 0; i < 15; i++ {
+		t0 := time.Now()
+		res, err := c.Compile(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := d.LoadModule(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mod.Kernel("vadd__slate<float>", vaddLayout); err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(t0)
+		if !res.CacheHit {
+			t.Fatal("not a cache hit")
+		}
+		times = append(times, el)
+		if err := mod.Unload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(times)
+	med := times[len(times)/2]
+	t.Logf("cache-hit kernel load: median %v, min %v, max %v", med, times[0], times[len(times)-1])
+	if med > time.Millisecond {
+		t.Errorf("cache-hit kernel load median %v > 1 ms", med)
+	}
+}
+
+// TestGPUBadKernel runs a kernel that writes out of bounds in a child
+// process (the fault destroys the CUDA context for the whole process): its
+// job must fail with CUDA_ERROR_ILLEGAL_ADDRESS, other jobs must fail too
+// rather than hang, and the child must exit.
+func TestGPUBadKernel(t *testing.T) {
+	if os.Getenv("SLATEC_TEST_BAD_CHILD") == "1" {
+		badKernelChild(t)
+		return
+	}
+	needGPU(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGPUBadKernel$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SLATEC_TEST_BAD_CHILD=1")
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("child ran %v:\n%s", time.Since(t0), out)
+	if ctx.Err() != nil {
+		t.Fatal("child process hung")
+	}
+	if err != nil {
+		t.Fatalf("child failed: %v", err)
+	}
+	if !strings.Contains(string(out), "CHILD-OK") {
+		t.Fatal("child did not finish its checks")
+	}
+}
+
+func badKernelChild(t *testing.T) {
+	d, m := needGPU(t)
+	oob := kernel(t, m, "oob__slate", oobLayout)
+	spin := kernel(t, m, "spin__slate", spinLayout)
+	x, err := d.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sms := d.Info().SMs
+	// A bystander that would run for ~10 s, then the faulting kernel.
+	good, err := d.Launch(spin, D1(1<<20), D1(64), 0, []any{cycles(d, 10)}, SMRange{0, sms/2 - 1}, WithName("bystander"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := d.Launch(oob, D1(64), D1(256), 0, []any{x, int64(1) << 36}, SMRange{sms / 2, sms - 1}, WithName("oob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	err = bad.Wait(ctx)
+	fmt.Printf("oob job (%v): %v\n", time.Since(t0), err)
+	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") || ctx.Err() != nil {
+		t.Fatalf("oob job: want CUDA_ERROR_ILLEGAL_ADDRESS, got %v", err)
+	}
+	err = good.Wait(ctx)
+	fmt.Printf("bystander job: %v\n", err)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("bystander: want an error (context lost), got %v", err)
+	}
+	if _, err := d.Launch(spin, D1(1), D1(64), 0, []any{int64(0)}, d.FullRange()); err == nil ||
+		!strings.Contains(err.Error(), "unusable") {
+		t.Fatalf("launch after the fault: %v", err)
+	} else {
+		fmt.Printf("launch after the fault: %v\n", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	select {
+	case err := <-closed:
+		fmt.Printf("Close: %v\n", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close hung after a fault")
+	}
+	fmt.Println("CHILD-OK")
+}
+
+// BenchmarkResize measures retreat-to-drained latency and the relaunch gap
+// on a job that never ends by itself, for two task lengths.
+func BenchmarkResize(b *testing.B) {
+	d, m := needGPU(b)
+	k := kernel(b, m, "spin__slate", spinLayout)
+	sms := d.Info().SMs
+	for _, c := range []struct {
+		name  string
+		us    float64
+		iters int
+	}{{"task=4x1us", 1, 4}, {"task=4x10us", 10, 4}, {"task=32x10us", 10, 32}} {
+		b.Run(c.name, func(b *testing.B) {
+			j, err := d.Launch(k, D1(1<<31-1), D1(64), 0, []any{cycles(d, c.us)}, d.FullRange(), WithIters(c.iters))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			ranges := []SMRange{{0, sms/2 - 1}, d.FullRange(), {sms / 2, sms - 1}}
+			stats := make([]ResizeStats, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st, err := j.Resize(ctx, ranges[i%len(ranges)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				stats = append(stats, st)
+			}
+			b.StopTimer()
+			j.Cancel()
+			if err := j.Wait(ctx); !errors.Is(err, ErrCanceled) {
+				b.Fatal(err)
+			}
+			med := func(f func(ResizeStats) time.Duration) float64 {
+				v := make([]time.Duration, len(stats))
+				for i := range stats {
+					v[i] = f(stats[i])
+				}
+				slices.Sort(v)
+				return float64(v[len(v)/2]) / 1e3
+			}
+			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Drain }), "drain-us")
+			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Gap }), "gap-us")
+			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Host }), "host-us")
+		})
+	}
+}
+
+// BenchmarkLaunchWait measures a small job's launch-to-Wait round trip.
+func BenchmarkLaunchWait(b *testing.B) {
+	d, m := needGPU(b)
+	k := kernel(b, m, "spin__slate", spinLayout)
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		j, err := d.Launch(k, D1(uint32(d.Info().SMs)), D1(64), 0, []any{int64(0)}, d.FullRange())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := j.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCacheHitLoad measures compile-cache hit + module load + lookup.
+func BenchmarkCacheHitLoad(b *testing.B) {
+	d, _ := needGPU(b)
+	c := &Compiler{CacheDir: b.TempDir()}
+	req := CompileRequest{Name: "worker.cu", Source: readWorker(b), Arch: d.Info().Arch(), NameExpressions: workerExprs}
+	if _, err := c.Compile(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := c.Compile(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mod, err := d.LoadModule(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := mod.Kernel("vadd__slate<float>", vaddLayout); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		mod.Unload()
+		b.StartTimer()
+	}
+}

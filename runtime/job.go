@@ -1,0 +1,592 @@
+package runtime
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Errors a Job reports.
+var (
+	// ErrJobFinished: the job has ended (a Resize or Cancel came too late).
+	ErrJobFinished = errors.New("runtime: job already finished")
+	// ErrCanceled: Cancel stopped the job before all its logical blocks ran.
+	ErrCanceled = errors.New("runtime: job canceled")
+)
+
+type jobState int
+
+const (
+	jobRunning jobState = iota
+	jobSucceeded
+	jobFailed
+	jobCanceled
+)
+
+// ResizeStats describes one resize, timed with CUDA events on the GPU.
+type ResizeStats struct {
+	From, To SMRange
+	// Drain is retreat-to-drained latency: from the retreat flag landing in
+	// device memory (event after its copy on the control stream) to the
+	// last worker of the old launch exiting (event on the job stream). It
+	// is about one task's duration.
+	Drain time.Duration
+	// Gap is drained-to-relaunch: from the old launch's end to the new
+	// launch being issued on the job stream (after clearing the flag). The
+	// relaunch is queued before the drain, so no host round trip is in it;
+	// the hardware's launch latency (a few us) comes on top.
+	Gap time.Duration
+	// Host is how long Resize waited for the drain after queuing it.
+	Host time.Duration
+}
+
+// JobStats summarises a job.
+type JobStats struct {
+	Launches int           // 1 + number of resizes that relaunched
+	Resizes  []ResizeStats // in order
+	// GPUTime is first launch to last launch end (valid once the job
+	// succeeded or was canceled).
+	GPUTime time.Duration
+}
+
+// Job is one kernel running as persistent workers (docs/ABI.md). It owns a
+// control block, a stream for its launches and a high-priority control
+// stream for its retreat flag and progress reads; a monitor goroutine
+// notices its end, checks that every logical block ran, and frees its
+// resources.
+type Job struct {
+	dev    *Device
+	k      *Kernel
+	name   string
+	grid   Dim3
+	block  Dim3
+	shared uint32
+	cfg    Cfg // Total, grid, Iters, Workers; the SM range is set per launch
+	args   []byte
+	offs   []C.ulonglong
+	ctl    DevicePtr
+	stream C.CUstream
+	ctlStr C.CUstream // high priority: runs beside the workers
+
+	resizeMu sync.Mutex // serialises Resize and Cancel
+	ctlMu    sync.RWMutex
+
+	mu      sync.Mutex
+	rng     SMRange
+	gen     uint64 // bumped per relaunch
+	doneEv  C.CUevent
+	startEv C.CUevent
+	// armed follows the job stream's last write of the control block
+	// (the initial zeroing, then each resize's clear). The control stream
+	// waits for it before setting retreat, so a flag is never overwritten
+	// by an earlier clear that had not run yet (possible when a Resize's
+	// wait was cut short by its context).
+	armed    C.CUevent
+	retired  []C.CUevent // end events of earlier launches, freed at the end
+	ending   bool        // the monitor saw the last launch end
+	cancel   bool
+	state    jobState
+	err      error
+	final    Ctl
+	stats    JobStats
+	done     chan struct{} // closed when state leaves jobRunning
+	released chan struct{} // closed after resources are freed
+}
+
+// LaunchOption adjusts a launch.
+type LaunchOption func(*launchOpts)
+
+type launchOpts struct {
+	iters int
+	name  string
+}
+
+// WithIters fixes the logical blocks per task instead of AutoIters.
+func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
+
+// WithName names the job in errors and stats (default: the kernel name).
+func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s } }
+
+// Launch starts kernel k (a worker, docs/ABI.md) over the logical grid
+// grid with the given block shape, dynamic shared memory and original
+// arguments, bound to SMs r. It allocates and zeroes a control block and
+// launches occupancy x SM-count worker blocks (capped at ceil(total /
+// iters)) on the job's own stream. Unless WithIters says otherwise, iters
+// is AutoIters(total, occupancy x SM count): the count for the whole
+// device, since a job may grow to all SMs. The launch is asynchronous: use
+// Wait.
+func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, r SMRange, opts ...LaunchOption) (*Job, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	o := launchOpts{name: k.Name()}
+	for _, f := range opts {
+		f(&o)
+	}
+	if k.mod.dev != d {
+		return nil, fmt.Errorf("runtime: job %q: kernel belongs to another device", o.name)
+	}
+	total := grid.Count()
+	if total == 0 {
+		return nil, fmt.Errorf("runtime: job %q: empty grid %v", o.name, grid)
+	}
+	threads := block.Count()
+	if threads == 0 || threads > uint64(k.attrs.MaxThreadsPerBlock) {
+		return nil, fmt.Errorf("runtime: job %q: block %v has %d threads; the kernel allows 1..%d",
+			o.name, block, threads, k.attrs.MaxThreadsPerBlock)
+	}
+	if !r.Valid(d.info.SMs) {
+		return nil, fmt.Errorf("runtime: job %q: SM range %v outside the device's [0,%d]", o.name, r, d.info.SMs-1)
+	}
+	occ, err := k.Occupancy(int(threads), int(shared))
+	if err != nil {
+		return nil, err
+	}
+	if occ < 1 {
+		return nil, fmt.Errorf("runtime: job %q: kernel %q cannot run with block %v and %d bytes of dynamic shared memory (occupancy 0)",
+			o.name, k.Name(), block, shared)
+	}
+	all := occ * d.info.SMs
+	iters := o.iters
+	if iters == 0 {
+		iters = AutoIters(int64(min(total, 1<<62)), all)
+	}
+	if iters < 1 || iters > 1<<20 {
+		return nil, fmt.Errorf("runtime: job %q: iters %d out of range", o.name, iters)
+	}
+	workers := min(uint64(all), (total+uint64(iters)-1)/uint64(iters))
+	buf, err := k.frame.marshal(k.layout, args)
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", o.name, err)
+	}
+
+	j := &Job{
+		dev: d, k: k, name: o.name, grid: grid, block: block, shared: shared, args: buf,
+		cfg:  Cfg{Total: total, GridX: grid.X, GridY: grid.Y, GridZ: grid.Z, Iters: uint32(iters), Workers: uint32(workers)},
+		done: make(chan struct{}), released: make(chan struct{}),
+	}
+	j.offs = make([]C.ulonglong, len(k.frame.slots))
+	for i, s := range k.frame.slots {
+		j.offs[i] = C.ulonglong(s.off)
+	}
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := j.setup(r); err != nil {
+		j.drainStream()
+		j.freeResources()
+		return nil, fmt.Errorf("runtime: launching job %q: %w", o.name, err)
+	}
+	d.mu.Lock()
+	d.jobs[j] = struct{}{}
+	d.mu.Unlock()
+	go j.monitor()
+	return j, nil
+}
+
+// setup allocates the job's resources and queues its first launch.
+func (j *Job) setup(r SMRange) error {
+	d := j.dev
+	var err error
+	if j.ctl, err = d.ctlMem.get(); err != nil {
+		return err
+	}
+	if j.stream, err = d.newStream(d.prioLeast); err != nil {
+		return err
+	}
+	if j.ctlStr, err = d.newStream(d.prioGreatest); err != nil {
+		return err
+	}
+	if j.startEv, err = d.newEvent(); err != nil {
+		return err
+	}
+	if j.doneEv, err = d.newEvent(); err != nil {
+		return err
+	}
+	if err := d.putCtl(j.ctl, 0, constZero, CtlSize, j.stream); err != nil {
+		return err
+	}
+	if err := d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.startEv, j.stream)); err != nil {
+		return err
+	}
+	j.armed = j.startEv
+	if err := j.launchLocked(r); err != nil {
+		return err
+	}
+	return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.doneEv, j.stream))
+}
+
+// launchLocked queues one launch of the workers on the job stream.
+func (j *Job) launchLocked(r SMRange) error {
+	d := j.dev
+	le := j.args
+	binary.LittleEndian.PutUint64(le[0:], uint64(j.ctl))
+	c := j.cfg
+	c.SMLow, c.SMHigh = uint32(r.Low), uint32(r.High)
+	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
+	err := d.check("cuLaunchKernel", C.slate_launch(d.ctx, j.k.fn, C.uint(c.Workers), 1, 1,
+		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(j.shared), j.stream,
+		(*C.uchar)(unsafe.Pointer(&le[0])), &j.offs[0], C.int(len(j.offs))))
+	if err != nil {
+		return err
+	}
+	j.rng = r
+	j.stats.Launches++
+	return nil
+}
+
+// Name returns the job's name.
+func (j *Job) Name() string { return j.name }
+
+// Total returns the number of logical blocks.
+func (j *Job) Total() uint64 { return j.cfg.Total }
+
+// Iters returns the logical blocks per task.
+func (j *Job) Iters() int { return int(j.cfg.Iters) }
+
+// Workers returns the worker blocks per launch.
+func (j *Job) Workers() int { return int(j.cfg.Workers) }
+
+// Range returns the SM range of the current launch.
+func (j *Job) Range() SMRange {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rng
+}
+
+// Done is closed when the job has ended (successfully or not).
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Err returns the job's error once it has ended (nil while it runs or
+// after success).
+func (j *Job) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Stats returns a snapshot of the job's launches and resizes.
+func (j *Job) Stats() JobStats {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.stats
+	s.Resizes = append([]ResizeStats(nil), s.Resizes...)
+	return s
+}
+
+// Wait blocks until the job ends or ctx is done. It never blocks inside
+// the driver, so a hung kernel cannot hang it: give ctx a deadline.
+func (j *Job) Wait(ctx context.Context) error {
+	select {
+	case <-j.done:
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.err
+	case <-ctx.Done():
+		return fmt.Errorf("runtime: waiting for job %q: %w", j.name, ctx.Err())
+	}
+}
+
+// Progress returns the logical blocks completed so far and the total,
+// reading the control block asynchronously on the high-priority control
+// stream (it does not wait for the kernel).
+func (j *Job) Progress(ctx context.Context) (done, total uint64, err error) {
+	if err := j.dev.usable(); err != nil {
+		return 0, j.cfg.Total, err
+	}
+	// ctlMu keeps the control block from being recycled during the read.
+	j.ctlMu.RLock()
+	defer j.ctlMu.RUnlock()
+	j.mu.Lock()
+	running, final, ctl, start := j.state == jobRunning, j.final, j.ctl, j.startEv
+	j.mu.Unlock()
+	if !running || ctl == 0 {
+		return min(final.Done, j.cfg.Total), j.cfg.Total, nil
+	}
+	c, err := j.dev.readCtl(ctx, ctl, j.ctlStr, start)
+	if err != nil {
+		return 0, j.cfg.Total, fmt.Errorf("runtime: progress of job %q: %w", j.name, err)
+	}
+	return min(c.Done, j.cfg.Total), j.cfg.Total, nil
+}
+
+// Resize moves the job to SMs r: it sets the retreat flag from the job's
+// high-priority control stream, queues (on the job stream, after the flag)
+// a clear of the flag and a relaunch on r, then waits for the old workers
+// to drain. The queue counter carries over, so no logical block is lost or
+// repeated. It returns ErrJobFinished when the job has already ended.
+func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
+	d := j.dev
+	if !r.Valid(d.info.SMs) {
+		return ResizeStats{}, fmt.Errorf("runtime: resize of job %q: SM range %v outside the device's [0,%d]", j.name, r, d.info.SMs-1)
+	}
+	j.resizeMu.Lock()
+	defer j.resizeMu.Unlock()
+
+	j.mu.Lock()
+	if j.state != jobRunning || j.ending {
+		j.mu.Unlock()
+		return ResizeStats{}, ErrJobFinished
+	}
+	if j.cancel {
+		j.mu.Unlock()
+		return ResizeStats{}, ErrCanceled
+	}
+	// A launch that already ended by itself needs no relaunch; the monitor
+	// will report the job finished.
+	if C.slate_cuEventQuery(d.ctx, j.doneEv) == cudaSuccess {
+		j.mu.Unlock()
+		return ResizeStats{}, ErrJobFinished
+	}
+	var evs [4]C.CUevent // retreat, drained, relaunch (the next armed), done
+	for i := range evs {
+		e, err := d.newEvent()
+		if err != nil {
+			j.mu.Unlock()
+			for _, e := range evs[:i] {
+				d.destroyEvent(e)
+			}
+			return ResizeStats{}, fmt.Errorf("runtime: resize of job %q: %w", j.name, err)
+		}
+		evs[i] = e
+	}
+	from := j.rng
+	steps := []func() error{
+		func() error { return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.ctlStr, j.armed)) },
+		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, j.ctlStr) },
+		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[0], j.ctlStr)) },
+		// The clear must not overtake the set: order the job stream after it.
+		func() error { return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.stream, evs[0])) },
+		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[1], j.stream)) },
+		// Clear retreat and exited (8 bytes at offset 16).
+		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constZero, 8, j.stream) },
+		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[2], j.stream)) },
+		func() error { return j.launchLocked(r) },
+		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[3], j.stream)) },
+	}
+	for i, s := range steps {
+		if err := s(); err != nil {
+			// The job's stream is in an unknown state: fail the job. If
+			// the flag was set, the old launch drains by itself.
+			for _, e := range evs {
+				d.destroyEvent(e)
+			}
+			err = fmt.Errorf("runtime: resize of job %q (step %d): %w", j.name, i, err)
+			j.finishLocked(jobFailed, err)
+			j.mu.Unlock()
+			return ResizeStats{}, err
+		}
+	}
+	j.retired = append(j.retired, j.doneEv)
+	j.doneEv = evs[3]
+	if j.armed != j.startEv {
+		d.destroyEvent(j.armed) // the stream wait above has captured it
+	}
+	j.armed = evs[2]
+	j.gen++
+	j.mu.Unlock()
+
+	st := ResizeStats{From: from, To: r}
+	t0 := time.Now()
+	err := d.waitEvent(ctx, evs[2], "resize drain")
+	st.Host = time.Since(t0)
+	if err == nil {
+		if st.Drain, err = d.elapsed(evs[0], evs[1]); err == nil {
+			st.Gap, err = d.elapsed(evs[1], evs[2])
+		}
+	}
+	for _, e := range evs[:2] {
+		d.destroyEvent(e) // safe while pending: the driver defers the release
+	}
+	if err != nil {
+		return st, fmt.Errorf("runtime: resize of job %q: %w", j.name, err)
+	}
+	j.mu.Lock()
+	j.stats.Resizes = append(j.stats.Resizes, st)
+	j.mu.Unlock()
+	return st, nil
+}
+
+// Cancel asks the job's workers to stop after their current tasks. The
+// job then ends with ErrCanceled (or succeeds, if all blocks had run).
+func (j *Job) Cancel() {
+	j.resizeMu.Lock()
+	defer j.resizeMu.Unlock()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.cancelLocked()
+}
+
+func (j *Job) cancelLocked() {
+	if j.state != jobRunning || j.ending || j.cancel {
+		return
+	}
+	j.cancel = true
+	d := j.dev
+	err := d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.ctlStr, j.armed))
+	if err == nil {
+		err = d.putCtl(j.ctl, ctlOffRetreat, constOne, 4, j.ctlStr)
+	}
+	if err != nil {
+		j.finishLocked(jobFailed, fmt.Errorf("runtime: canceling job %q: %w", j.name, err))
+	}
+}
+
+// finishLocked records the job's outcome once.
+func (j *Job) finishLocked(s jobState, err error) {
+	if j.state != jobRunning {
+		return
+	}
+	j.state, j.err = s, err
+	close(j.done)
+}
+
+// monitor polls the end event of the job's latest launch. When it
+// completes without a newer launch queued, the job has ended: it reads the
+// control block to check that every logical block ran, records the
+// outcome, and frees the job's resources.
+func (j *Job) monitor() {
+	d := j.dev
+	defer j.release()
+	sleep := 10 * time.Microsecond
+	for {
+		j.mu.Lock()
+		if j.state != jobRunning {
+			j.mu.Unlock()
+			return
+		}
+		ev, gen := j.doneEv, j.gen
+		j.mu.Unlock()
+
+		r := C.slate_cuEventQuery(d.ctx, ev)
+		if r == cudaErrNotReady {
+			time.Sleep(sleep)
+			sleep = min(sleep*2, pollMax)
+			continue
+		}
+		j.mu.Lock()
+		if r != cudaSuccess {
+			err := d.check("cuEventQuery", r)
+			if d.Err() != nil {
+				// A sticky error belongs to the context, not to one
+				// kernel: say which job saw it first.
+				d.mu.Lock()
+				if d.firstFault == "" {
+					d.firstFault = j.name
+				}
+				first := d.firstFault
+				d.mu.Unlock()
+				if first != j.name {
+					err = fmt.Errorf("%w (first reported by job %q; the faulting kernel is one of the jobs running then)", err, first)
+				}
+			}
+			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q (kernel %s) failed: %w", j.name, j.k.Name(), err))
+			j.mu.Unlock()
+			return
+		}
+		if j.gen != gen {
+			// A resize relaunched meanwhile; that end was only a drain.
+			j.mu.Unlock()
+			sleep = 10 * time.Microsecond
+			continue
+		}
+		j.ending = true // Resize and Cancel now see the job as finished
+		if gpu, err := d.elapsed(j.startEv, j.doneEv); err == nil {
+			j.stats.GPUTime = gpu
+		}
+		canceled := j.cancel
+		j.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
+		cancel()
+		j.mu.Lock()
+		j.final = c
+		switch {
+		case err != nil:
+			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q: reading its control block: %w", j.name, err))
+		case c.Done == j.cfg.Total && c.Next >= j.cfg.Total:
+			j.finishLocked(jobSucceeded, nil)
+		case canceled:
+			j.finishLocked(jobCanceled, fmt.Errorf("%w: job %q stopped after %d of %d logical blocks", ErrCanceled, j.name, c.Done, j.cfg.Total))
+		default:
+			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q ended with %d of %d logical blocks done (queue at %d): "+
+				"the worker does not follow docs/ABI.md", j.name, c.Done, j.cfg.Total, c.Next))
+		}
+		j.mu.Unlock()
+		return
+	}
+}
+
+// release waits until nothing of the job can still be running on the GPU,
+// then frees its resources and forgets it.
+func (j *Job) release() {
+	d := j.dev
+	j.drainStream()
+	// resizeMu: a Resize may still be reading its events (the armed one
+	// among them) after the monitor saw the end.
+	j.resizeMu.Lock()
+	j.ctlMu.Lock()
+	j.freeResources()
+	j.ctlMu.Unlock()
+	j.resizeMu.Unlock()
+	d.mu.Lock()
+	delete(d.jobs, j)
+	d.mu.Unlock()
+	close(j.released)
+}
+
+// drainStream waits until the job's streams are idle (or the context is
+// dead) before its control block is recycled: after a failed resize the old
+// launch may still be draining, and a Cancel's flag copy may still be in
+// flight on the control stream after the job ended by itself; landing in a
+// recycled block, it would stop another job.
+func (j *Job) drainStream() {
+	d := j.dev
+	for _, s := range []C.CUstream{j.stream, j.ctlStr} {
+		if s == nil {
+			continue
+		}
+		sleep := 10 * time.Microsecond
+		for d.Err() == nil && C.slate_cuStreamQuery(d.ctx, s) == cudaErrNotReady {
+			time.Sleep(sleep)
+			sleep = min(sleep*2, 10*time.Millisecond)
+		}
+	}
+}
+
+func (j *Job) freeResources() {
+	d := j.dev
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.armed != j.startEv {
+		d.destroyEvent(j.armed)
+	}
+	for _, e := range append(j.retired, j.doneEv, j.startEv) {
+		d.destroyEvent(e)
+	}
+	j.retired, j.doneEv, j.startEv, j.armed = nil, nil, nil, nil
+	for _, s := range []*C.CUstream{&j.stream, &j.ctlStr} {
+		if *s != nil {
+			C.slate_cuStreamDestroy(d.ctx, *s)
+			*s = nil
+		}
+	}
+	if j.ctl != 0 {
+		if d.Err() == nil {
+			d.ctlMem.put(j.ctl)
+		}
+		j.ctl = 0
+	}
+}
