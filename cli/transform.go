@@ -122,16 +122,35 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	var results []fileResult
 	var layouts []*transform.KernelLayout
 	failed, drift := false, false
+	// Load every input first: kernels of one file may be launched from another.
+	type loaded struct {
+		name string
+		a    *transform.Analysis
+		err  error
+	}
+	var inputs []loaded
+	var allKernels []string
 	for _, path := range args {
 		name, src, err := readInput(cmd, path)
 		if err != nil {
 			return err
 		}
+		a, err := transform.Load(name, src, fl.includes)
+		inputs = append(inputs, loaded{name, a, err})
+		if a != nil {
+			for _, k := range a.Kernels {
+				if len(fl.kernels) == 0 || containsString(fl.kernels, k.Func.Name) || containsString(fl.kernels, k.Func.QualifiedName()) {
+					allKernels = append(allKernels, k.Func.QualifiedName())
+				}
+			}
+		}
+	}
+	for i, path := range args {
+		name, a, err := inputs[i].name, inputs[i].a, inputs[i].err
 		out := fl.out
 		if multi {
 			out = filepath.Join(fl.out, filepath.Base(path))
 		}
-		a, err := transform.Load(name, src, fl.includes)
 		if err != nil {
 			var d diag.Diagnostic
 			if errors.As(err, &d) {
@@ -144,8 +163,35 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 			return err
 		}
-		res, err := transform.Persistent(a, transform.Options{Kernels: fl.kernels, Iters: iters,
-			NoLaunchRewrite: fl.noLaunchRewrite, Version: version, Command: transformCommandLine(fl, name)})
+		var own, others []string
+		for _, k := range a.Kernels {
+			own = append(own, k.Func.QualifiedName())
+		}
+		for _, q := range allKernels {
+			if !containsString(own, q) {
+				others = append(others, q)
+			}
+		}
+		selected := fl.kernels
+		if len(selected) > 0 {
+			// In a multi-file run --kernels names kernels of any file.
+			selected = nil
+			for _, k := range a.Kernels {
+				if containsString(fl.kernels, k.Func.Name) || containsString(fl.kernels, k.Func.QualifiedName()) {
+					selected = append(selected, k.Func.QualifiedName())
+				}
+			}
+			if len(selected) == 0 && !multi {
+				selected = fl.kernels // let the transform report the unknown name
+			}
+		}
+		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
+			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others}
+		if multi && len(fl.kernels) > 0 && len(selected) == 0 {
+			opts.Kernels = []string{}
+			opts.NoKernels = true
+		}
+		res, err := transform.Persistent(a, opts)
 		if err != nil {
 			return usageError{err}
 		}
@@ -192,4 +238,13 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		return silentError{exitInput}
 	}
 	return nil
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

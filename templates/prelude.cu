@@ -119,7 +119,13 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <cmath>
 #include <mutex>
 #include <vector>
+// SLATE_TEST_HOOKS: count executions per logical block, retreat and
+// relaunch mid-run (tests). It implies SLATE_ENV: the SM range and task
+// size come from $SLATE_SM_RANGE and $SLATE_ITERS (tests, benchmarks).
 #ifdef SLATE_TEST_HOOKS
+#ifndef SLATE_ENV
+#define SLATE_ENV 1
+#endif
 #include <chrono>
 #include <thread>
 #endif
@@ -186,7 +192,7 @@ struct plan {
     cudaStream_t stream;
 };
 
-#ifdef SLATE_TEST_HOOKS
+#ifdef SLATE_ENV
 static bool env_range(const char* name, unsigned int* lo, unsigned int* hi)
 {
     const char* v = std::getenv(name);
@@ -255,7 +261,7 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
         return false;
     unsigned int sm_low = 0u, sm_high = 0xffffffffu;
     const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)ds.sms;
-#ifdef SLATE_TEST_HOOKS
+#ifdef SLATE_ENV
     env_range("SLATE_SM_RANGE", &sm_low, &sm_high);
     if (const char* v = std::getenv("SLATE_ITERS"))
         iters = (unsigned int)std::strtoul(v, 0, 10);

@@ -26,6 +26,13 @@ type Options struct {
 	// LineFile is the file name written in #line directives (default: the
 	// input's name).
 	LineFile string
+	// OtherKernels are the qualified names of kernels defined in other files
+	// transformed in the same run (headers this file includes): their launch
+	// sites here are rewritten too, to the launchers those files define.
+	OtherKernels []string
+	// NoKernels transforms no kernel of this file (only launch sites of
+	// OtherKernels), whatever Kernels says.
+	NoKernels bool
 }
 
 // Result is the output of the persistent transform.
@@ -69,6 +76,9 @@ func Persistent(a *Analysis, opts Options) (*Result, error) {
 	kernels, err := selectKernels(a, opts.Kernels)
 	if err != nil {
 		return nil, err
+	}
+	if opts.NoKernels {
+		kernels = nil
 	}
 	res.Diags = append(res.Diags, a.Diags...)
 	lineFile := opts.LineFile
@@ -221,11 +231,26 @@ func (t *transformer) launchesOf(kernels []*KernelInfo) []*LaunchSite {
 	}
 	var out []*LaunchSite
 	for _, ls := range t.a.Launches {
-		if t.kernelFor(ls, kernels) != nil {
+		if t.kernelFor(ls, kernels) != nil || t.otherKernel(ls) {
 			out = append(out, ls)
 		}
 	}
 	return out
+}
+
+// otherKernel reports whether a launch site names a kernel transformed in
+// another file of this run.
+func (t *transformer) otherKernel(ls *LaunchSite) bool {
+	name := strings.TrimPrefix(ls.Kernel, "::")
+	for _, q := range t.opts.OtherKernels {
+		if name == q || strings.HasSuffix(q, "::"+name) || strings.HasSuffix(name, "::"+q) {
+			return true
+		}
+		if i := strings.LastIndex(q, "::"); i >= 0 && name == q[i+2:] {
+			return true // unqualified use inside the namespace, or after using
+		}
+	}
+	return false
 }
 
 // kernelFor resolves a launch site's name to a selected kernel: the
@@ -258,7 +283,7 @@ func (t *transformer) build(kernels []*KernelInfo, launches []*LaunchSite) error
 		}
 	}
 	for _, ls := range launches {
-		t.rewriteLaunch(ls, t.kernelFor(ls, kernels))
+		t.rewriteLaunch(ls)
 	}
 	_ = a
 	return nil
@@ -593,7 +618,7 @@ func (t *transformer) forwardDecls(k *KernelInfo, launches []*LaunchSite, v kern
 
 // rewriteLaunch turns k<T><<<g, b, s, st>>>(args) into
 // k__slate_launch<T>(g, b, s, st, args).
-func (t *transformer) rewriteLaunch(ls *LaunchSite, k *KernelInfo) {
+func (t *transformer) rewriteLaunch(ls *LaunchSite) {
 	f := t.a.File
 	cfg := append([]string(nil), ls.ConfigText...)
 	for len(cfg) < 4 {

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Differential GPU test of the persistent transform (issue: "GPU proof that
+# meaning is kept"). For every testdata kernel file with a host harness, the
+# original program and its transformed form (golden/NAME.cu, drop-in mode)
+# are built and run; the transformed one under many configurations, with
+# every launch counting executions per logical block (each must run exactly
+# once); outputs are compared bit for bit (integers) or to the tolerance
+# scripts/cmpdump.py states (float records the harness marks tolerant).
+#
+# Runs on the GPU machine (nvcc, python3, compute-sanitizer). Phases are
+# chosen with PHASES (default: "build diff sanitize solo"). Results go to
+# $OUT (the device tool brings them back): gpu-diff.txt, sanitize.txt,
+# solo.txt and a summary printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/.work/gpu-out}
+W=${W:-/tmp/slatec-gpu}
+NVCC=${NVCC:-nvcc}
+ARCH=${ARCH:-sm_90}
+PHASES=${PHASES:-build diff sanitize solo}
+ONLY=${ONLY:-}                       # restrict to these kernel files (basenames, space-separated)
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT" "$W"
+
+files=()
+for f in testdata/kernels/*.cu; do
+    head -1 "$f" | grep -q '^// slatec-test: harness' || continue
+    n=$(basename "$f" .cu)
+    if [ -n "$ONLY" ] && ! grep -qw "$n" <<<"$ONLY"; then continue; fi
+    files+=("$n")
+done
+echo "gpu-diff: ${#files[@]} harness files"
+
+sms=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)' 2>/dev/null || echo 132)
+half=$((sms / 2))
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "gpu-diff: device: $gpu, $sms SMs"
+
+has() { grep -qw "$1" <<<"$PHASES"; }
+
+# ---- build ------------------------------------------------------------------
+build_one() {
+    n=$1
+    flags="-std=c++17 -O2 -arch=$ARCH -Itestdata/include -Itestdata/kernels -lineinfo"
+    $NVCC $flags -o "$W/$n.orig" "testdata/kernels/$n.cu" >"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n original"; return; }
+    $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed"; return; }
+    $NVCC $flags -DSLATE_ENV -Igolden -o "$W/$n.env" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed(env)"; return; }
+    echo "BUILD-OK $n"
+}
+export -f build_one
+export NVCC ARCH W
+if has build; then
+    printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -I{} bash -c 'build_one {}' >"$OUT/build.txt"
+    grep -c BUILD-OK "$OUT/build.txt" | sed 's/^/gpu-diff: built /'
+    grep BUILD-FAIL "$OUT/build.txt" && for n in $(grep BUILD-FAIL "$OUT/build.txt" | awk '{print $2}'); do sed 's/^/    /' "$W/$n.build.log" | head -20; done
+fi
+
+# ---- diff -------------------------------------------------------------------
+# A configuration is a set of environment assignments for the transformed run.
+configs=(
+    "all|"
+    "sm0|SLATE_SM_RANGE=0:0"
+    "first-half|SLATE_SM_RANGE=0:$((half - 1))"
+    "second-half|SLATE_SM_RANGE=$half:$((sms - 1))"
+    "all-iters1|SLATE_ITERS=1"
+    "all-iters17|SLATE_ITERS=17"
+    "first-half-iters1|SLATE_SM_RANGE=0:$((half - 1)) SLATE_ITERS=1"
+    "second-half-iters17|SLATE_SM_RANGE=$half:$((sms - 1)) SLATE_ITERS=17"
+    "sm0-iters17|SLATE_SM_RANGE=0:0 SLATE_ITERS=17"
+    "retreat-0us|SLATE_SM_RANGE=0:$((half - 1)) SLATE_RETREAT=$half:$((sms - 1)) SLATE_RETREAT_DELAY_US=0"
+    "retreat-50us|SLATE_SM_RANGE=0:$((half - 1)) SLATE_RETREAT=$half:$((sms - 1)) SLATE_RETREAT_DELAY_US=50"
+    "retreat-1000us-iters1|SLATE_SM_RANGE=$half:$((sms - 1)) SLATE_RETREAT=0:0 SLATE_RETREAT_DELAY_US=1000 SLATE_ITERS=1"
+)
+
+diff_one() {
+    n=$1 cname=$2 cenv=$3
+    d="$W/run/$n.$cname"
+    mkdir -p "$d"
+    rm -f "$d"/*.bin
+    ( cd "$d" && HARNESS_OUT="$d/orig.bin" timeout 120 "$W/$n.orig" >"$d/orig.out" 2>&1 ) || { echo "FAIL $n $cname original-failed(rc=$?)"; return; }
+    ( cd "$d" && env $cenv SLATE_COUNT=1 SLATE_LOG=1 HARNESS_OUT="$d/slate.bin" timeout 120 "$W/$n.hooks" >"$d/slate.out" 2>"$d/slate.err" ) || {
+        echo "FAIL $n $cname transformed-failed(rc=$?) $(grep -m1 -E 'FAIL|error|slate:' "$d/slate.err" "$d/slate.out" | head -1)"; return; }
+    grep -q PASS "$d/slate.out" || { echo "FAIL $n $cname no-PASS-line"; return; }
+    cmp_out=$(python3 scripts/cmpdump.py "$d/orig.bin" "$d/slate.bin" 2>&1)
+    rc=$?
+    cmp=$(tail -1 <<<"$cmp_out")
+    if [ $rc = 0 ]; then
+        launches=$(grep -c 'slate: launch' "$d/slate.err")
+        once=$(grep -c 'ran exactly once' "$d/slate.err")
+        retreat=$(grep -m1 'retreat after' "$d/slate.err" | sed 's/.*retreat after \([0-9]*\) of \([0-9]*\).*/\1\/\2/')
+        echo "PASS $n $cname launches=$launches counted-once=$once ${retreat:+retreat-at=$retreat} $cmp"
+    else
+        echo "FAIL $n $cname outputs-differ: $cmp"
+    fi
+}
+export -f diff_one
+if has diff; then
+    : >"$W/jobs"
+    for n in "${files[@]}"; do
+        [ -x "$W/$n.hooks" ] || continue
+        for c in "${configs[@]}"; do printf '%s\t%s\t%s\n' "$n" "${c%%|*}" "${c#*|}" >>"$W/jobs"; done
+    done
+    # One job per line: name, config name, environment.
+    while IFS=$'\t' read -r n cname cenv; do printf '%s\0%s\0%s\0' "$n" "$cname" "$cenv"; done <"$W/jobs" |
+        xargs -0 -n3 -P "$((JOBS / 2 > 1 ? JOBS / 2 : 1))" bash -c 'diff_one "$0" "$1" "$2"' | sort >"$OUT/gpu-diff.txt"
+    echo "gpu-diff: $(grep -c '^PASS' "$OUT/gpu-diff.txt") passed, $(grep -c '^FAIL' "$OUT/gpu-diff.txt") failed of $(wc -l <"$W/jobs") runs"
+    grep '^FAIL' "$OUT/gpu-diff.txt" | head -40
+fi
+
+# ---- sanitize ---------------------------------------------------------------
+san_one() {
+    n=$1 tool=$2
+    d="$W/san/$n.$tool"
+    mkdir -p "$d"
+    ( cd "$d" && HARNESS_SCALE=small timeout 600 compute-sanitizer --tool "$tool" --error-exitcode 9 "$W/$n.hooks" >"$d/log" 2>&1 )
+    rc=$?
+    summary=$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/log")
+    if [ $rc = 0 ]; then echo "CLEAN $n $tool $summary"; else echo "DIRTY $n $tool rc=$rc $summary"; fi
+}
+export -f san_one
+if has sanitize; then
+    for n in "${files[@]}"; do
+        [ -x "$W/$n.hooks" ] || continue
+        for tool in memcheck racecheck synccheck; do printf '%s %s\n' "$n" "$tool"; done
+    done | xargs -n2 -P 4 bash -c 'san_one "$0" "$1"' | sort >"$OUT/sanitize.txt"
+    echo "gpu-diff: sanitizers: $(grep -c '^CLEAN' "$OUT/sanitize.txt") clean, $(grep -c '^DIRTY' "$OUT/sanitize.txt") dirty"
+    grep '^DIRTY' "$OUT/sanitize.txt" | head -20
+fi
+
+# ---- solo -------------------------------------------------------------------
+# Solo cost: the program's kernels timed with CUDA events by the harness
+# ($HARNESS_REPS repetitions after a warm-up, median), original and
+# transformed (auto iters, all SMs) alternating, three rounds.
+if has solo; then
+    : >"$OUT/solo-raw.txt"
+    for round in 1 2 3; do
+        for n in "${files[@]}"; do
+            [ -x "$W/$n.env" ] || continue
+            for v in orig env; do
+                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" 2>/dev/null | grep '^HARNESS_TIME' | sed "s/^/$n $v $round /" >>"$OUT/solo-raw.txt"
+            done
+        done
+    done
+    python3 scripts/solo-report.py "$OUT/solo-raw.txt" >"$OUT/solo.txt"
+    tail -n 8 "$OUT/solo.txt"
+fi
+echo "gpu-diff: done"
