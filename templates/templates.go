@@ -35,3 +35,6 @@ func Render(t *template.Template, data any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// Gen renders the Go launcher file of `slatec gen`.
+var Gen = template.Must(template.New("gen.go.tmpl").ParseFS(files, "gen.go.tmpl"))

@@ -1,0 +1,220 @@
+// Package gen writes Go launchers for transformed CUDA: a Go file that
+// embeds the persistent form of a .cu file and has one typed method per
+// kernel, for `//go:generate slatec gen`.
+package gen
+
+import (
+	"fmt"
+	"go/format"
+	"go/token"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/slatec/slatec/runtime"
+	"github.com/slatec/slatec/templates"
+	"github.com/slatec/slatec/transform"
+)
+
+// Options name what the generated file declares.
+type Options struct {
+	Package string // Go package name
+	Type    string // the kernels' Go type; default from the file name
+	Source  string // the CUDA file's name, for messages and NVRTC
+	Version string
+}
+
+type param struct {
+	Name, CType, GoName, GoType string
+	Size, Align                 int
+}
+
+type kernel struct {
+	Name, Worker, Field, Method, Signature string
+	Line                                   int
+	Params                                 []param
+}
+
+type view struct {
+	Version, Source, Package, Type, Prefix, SourceLiteral string
+	Kernels                                               []kernel
+}
+
+// Generate renders the Go file for a transform result made with
+// DeviceOnly. Template kernels are skipped (they need an instantiation to
+// launch) and reported in skipped.
+func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code []byte, skipped []string, err error) {
+	if !token.IsIdentifier(opts.Package) {
+		return nil, nil, fmt.Errorf("package name %q is not a Go identifier", opts.Package)
+	}
+	typ := opts.Type
+	if typ == "" {
+		typ = exported(strings.TrimSuffix(strings.TrimSuffix(baseName(opts.Source), ".cu"), ".cuh")) + "Kernels"
+	}
+	if !token.IsIdentifier(typ) {
+		return nil, nil, fmt.Errorf("type name %q is not a Go identifier", typ)
+	}
+	v := view{Version: opts.Version, Source: opts.Source, Package: opts.Package, Type: typ,
+		Prefix: unexported(typ), SourceLiteral: goString(string(res.Output))}
+	lines := map[string]int{}
+	for _, k := range a.Kernels {
+		l, _ := a.Lines.Position(k.Func.NameSpan.Start)
+		lines[k.Func.QualifiedName()] = l
+	}
+	used := map[string]bool{}
+	for _, kl := range res.Kernels {
+		if len(kl.Template) > 0 {
+			skipped = append(skipped, kl.QualifiedName)
+			continue
+		}
+		method := exported(kl.Name)
+		for used[method] || method == "Close" {
+			method += "_"
+		}
+		used[method] = true
+		k := kernel{Name: kl.QualifiedName, Worker: workerExpr(kl), Field: unexported(method), Method: method,
+			Line: lines[kl.QualifiedName]}
+		var sig []string
+		for i, p := range kl.Params {
+			gn := goParamName(p.Name, i)
+			k.Params = append(k.Params, param{Name: p.Name, CType: p.Type, GoName: gn, GoType: goType(p.Type),
+				Size: p.Size, Align: p.Align})
+			sig = append(sig, strings.TrimSpace(p.Type+" "+p.Name))
+		}
+		k.Signature = "__global__ void " + kl.Name + "(" + strings.Join(sig, ", ") + ")"
+		v.Kernels = append(v.Kernels, k)
+	}
+	if len(v.Kernels) == 0 {
+		return nil, skipped, fmt.Errorf("%s has no kernel to launch from Go (template kernels need an instantiation)", opts.Source)
+	}
+	src, err := templates.Render(templates.Gen, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := format.Source([]byte(src))
+	if err != nil {
+		return nil, nil, fmt.Errorf("internal error: generated Go does not format: %v", err)
+	}
+	return out, skipped, nil
+}
+
+// workerExpr is the worker's source name, qualified by its namespaces (the
+// NVRTC name expression).
+func workerExpr(kl *transform.KernelLayout) string {
+	q := kl.QualifiedName
+	if i := strings.LastIndex(q, "::"); i >= 0 {
+		return q[:i+2] + kl.Worker
+	}
+	return kl.Worker
+}
+
+// goType maps a C parameter type to the Go type the runtime marshals.
+func goType(ctype string) string {
+	ti, ok := runtime.CTypeInfo(ctype)
+	if !ok {
+		return "any" // a user struct: [N]byte of the driver-reported size
+	}
+	switch ti.Kind {
+	case runtime.KindPointer:
+		return "runtime.DevicePtr"
+	case runtime.KindBool:
+		return "bool"
+	case runtime.KindFloat:
+		if ti.Size == 8 {
+			return "float64"
+		}
+		return "float32"
+	case runtime.KindHalf:
+		return "uint16"
+	case runtime.KindChar:
+		return "int8"
+	case runtime.KindSigned:
+		return fmt.Sprintf("int%d", ti.Size*8)
+	case runtime.KindUnsigned:
+		return fmt.Sprintf("uint%d", ti.Size*8)
+	case runtime.KindVector:
+		elem := goType(vectorElemC(ti))
+		if elem == "any" {
+			return fmt.Sprintf("[%d]byte", ti.Size)
+		}
+		return fmt.Sprintf("[%d]%s", ti.Len, elem)
+	}
+	return "any"
+}
+
+func vectorElemC(ti runtime.TypeInfo) string {
+	switch {
+	case ti.Elem == runtime.KindFloat && ti.Size/ti.Len == 8:
+		return "double"
+	case ti.Elem == runtime.KindFloat:
+		return "float"
+	case ti.Elem == runtime.KindSigned && ti.Size/ti.Len == 8:
+		return "long long"
+	case ti.Elem == runtime.KindSigned:
+		return "int"
+	case ti.Elem == runtime.KindUnsigned && ti.Size/ti.Len == 8:
+		return "unsigned long long"
+	case ti.Elem == runtime.KindUnsigned:
+		return "unsigned int"
+	}
+	return ""
+}
+
+func goParamName(c string, i int) string {
+	n := c
+	if n == "" || strings.HasPrefix(n, "slate_p") {
+		n = fmt.Sprintf("arg%d", i)
+	}
+	if token.Lookup(n).IsKeyword() || n == "grid" || n == "block" || n == "shared" || n == "r" || n == "opts" || n == "k" {
+		n += "_"
+	}
+	return n
+}
+
+func baseName(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	if i := strings.LastIndex(p, "/"); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// exported turns snake_case or lowerCamel into an exported Go name.
+func exported(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if r == '_' || r == '-' || r == '.' || r == ':' {
+			up = true
+			continue
+		}
+		if up {
+			b.WriteRune(unicode.ToUpper(r))
+			up = false
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	if out == "" || !unicode.IsLetter(rune(out[0])) {
+		out = "K" + out
+	}
+	return out
+}
+
+func unexported(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
+}
+
+// goString quotes src as a raw string when it can, else as an interpreted one.
+func goString(src string) string {
+	if !strings.Contains(src, "`") && !strings.Contains(src, "\r") {
+		return "`" + src + "`"
+	}
+	return strconv.Quote(src)
+}

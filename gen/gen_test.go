@@ -1,0 +1,88 @@
+package gen
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slatec/slatec/emit"
+	"github.com/slatec/slatec/runtime"
+	"github.com/slatec/slatec/transform"
+)
+
+func generate(t *testing.T, path string) (*transform.Result, []byte) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	a, err := transform.Load(filepath.Base(path), src, nil)
+	require.NoError(t, err)
+	res, err := transform.Persistent(a, transform.Options{NoLaunchRewrite: true, DeviceOnly: true,
+		Version: "v0.0.0-golden", Command: "gen " + filepath.Base(path)})
+	require.NoError(t, err)
+	require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+	code, _, err := Generate(res, a, Options{Package: "kernels", Source: filepath.Base(path), Version: "v0.0.0-golden"})
+	require.NoError(t, err)
+	return res, code
+}
+
+func TestGolden(t *testing.T) {
+	_, code := generate(t, "../examples/saxpy.cu")
+	golden := "../golden/gen/saxpy_slate.go.golden"
+	if os.Getenv("SLATEC_UPDATE") != "" {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, emit.WriteFileAtomic(golden, code, nil))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "regenerate with SLATEC_UPDATE=1 go test ./gen")
+	if d := emit.UnifiedDiff(golden, "generated", string(want), string(code)); d != "" {
+		t.Errorf("generated Go differs from %s (SLATEC_UPDATE=1 go test ./gen regenerates):\n%s", golden, d)
+	}
+	s := string(code)
+	assert.Contains(t, s, "func (k *SaxpyKernels) Saxpy(grid, block runtime.Dim3, shared uint32, r runtime.SMRange, n int32, a float32, x runtime.DevicePtr, y runtime.DevicePtr, opts ...runtime.LaunchOption) (*runtime.Job, error)")
+	assert.Contains(t, s, "func (k *SaxpyKernels) BlockSum(")
+}
+
+// The generated file compiles as part of a package in this module.
+func TestGeneratedCodeCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a package")
+	}
+	_, code := generate(t, "../examples/saxpy.cu")
+	dir, err := os.MkdirTemp("..", "gentest-")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels_slate.go"), code, 0o644))
+	cmd := exec.Command("go", "vet", "./"+filepath.Base(dir))
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go vet of the generated package:\n%s", out)
+}
+
+// The embedded CUDA compiles with NVRTC (no GPU needed), and the workers
+// it names are found.
+func TestEmbeddedSourceCompilesWithNVRTC(t *testing.T) {
+	res, _ := generate(t, "../examples/saxpy.cu")
+	c := &runtime.Compiler{NoCache: true}
+	comp, err := c.Compile(runtime.CompileRequest{Name: "saxpy.cu", Source: string(res.Output), Arch: "sm_90",
+		NameExpressions: []string{"saxpy__slate", "block_sum__slate"}})
+	if err != nil && strings.Contains(err.Error(), "libnvrtc") {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	require.NoError(t, err)
+	assert.NotEmpty(t, comp)
+}
+
+func TestGoType(t *testing.T) {
+	for c, g := range map[string]string{
+		"float*": "runtime.DevicePtr", "const float* __restrict__": "runtime.DevicePtr", "int": "int32",
+		"unsigned int": "uint32", "size_t": "uint64", "float": "float32", "double": "float64",
+		"float4": "[4]float32", "int2": "[2]int32", "MyStruct": "any", "bool": "bool",
+	} {
+		assert.Equal(t, g, goType(c), c)
+	}
+}
