@@ -236,22 +236,28 @@ type Block struct {
 	Stmts []Stmt
 }
 
-// IfStmt is `if (cond) then [else else]`.
+// IfStmt is `if (init; cond) then [else else]`. Init is nil, a *DeclStmt
+// or an *ExprStmt; CondDecl is set for `if (T x = e)`, Cond otherwise.
 type IfStmt struct {
 	node
 	Constexpr bool
+	Init      Stmt
+	CondDecl  *DeclStmt
 	Cond      *Expr
 	Then      Stmt
 	Else      Stmt
 }
 
-// ForStmt is `for (init; cond; post) body`.
+// ForStmt is `for (init; cond; post) body`, or a range-for
+// `for (decl : range) body` (RangeDecl and Range set, the others nil).
 type ForStmt struct {
 	node
-	Init ForInit
-	Cond *Expr
-	Post *Expr
-	Body Stmt
+	Init      ForInit
+	Cond      *Expr
+	Post      *Expr
+	RangeDecl *DeclStmt
+	Range     *Expr
+	Body      Stmt
 }
 
 // WhileStmt is `while (cond) body`.
@@ -268,11 +274,13 @@ type DoStmt struct {
 	Cond *Expr
 }
 
-// SwitchStmt is `switch (x) body`.
+// SwitchStmt is `switch (init; x) body`; Init and CondDecl as in IfStmt.
 type SwitchStmt struct {
 	node
-	Cond *Expr `parser:"'switch' '(' @@ ')'"`
-	Body Stmt  `parser:"@@"`
+	Init     Stmt
+	CondDecl *DeclStmt
+	Cond     *Expr
+	Body     Stmt
 }
 
 // CaseStmt is a `case x:` label; the statements after it are siblings.
@@ -406,6 +414,16 @@ type ExprStmt struct {
 	X *Expr
 }
 
+// MacroStmt is a statement-like macro: `NAME(args) statement`, such as
+// CUDA_KERNEL_LOOP(i, n) { ... }. slatec does not expand macros, so it
+// treats the statement as a loop of unknown shape around Body.
+type MacroStmt struct {
+	node
+	Name string
+	Args *ParenTokens
+	Body Stmt
+}
+
 // EmptyStmt is `;`.
 type EmptyStmt struct {
 	node
@@ -430,6 +448,7 @@ func (*DeclStmt) stmt()     {}
 func (*OpaqueStmt) stmt()   {}
 func (*ExprStmt) stmt()     {}
 func (*EmptyStmt) stmt()    {}
+func (*MacroStmt) stmt()    {}
 
 // ForInit is the first clause of a for statement: *DeclStmt, *ExprStmt or *EmptyStmt.
 type ForInit interface {
@@ -494,11 +513,13 @@ type InitDeclarator struct {
 // Declarator is `* const p[4]`, `&r`, `(*fp)(int)`.
 type Declarator struct {
 	node
-	Ptrs   []*PtrOp
-	Name   string
-	Nested *Declarator
-	Fn     *ParamList
-	Arrays []*ArraySuffix
+	Ptrs []*PtrOp
+	Name string
+	// Bindings are the names of a structured binding: auto [a, b] = p.
+	Bindings []string
+	Nested   *Declarator
+	Fn       *ParamList
+	Arrays   []*ArraySuffix
 }
 
 // PtrOp is `*`, `&` or `&&` with its qualifiers.
@@ -527,6 +548,8 @@ type InitValue struct {
 	node
 	Brace *BraceInit
 	X     *AssignExpr
+	// Pack is a trailing `...`: a pack expansion, f(args...).
+	Pack bool
 }
 
 // BraceInit is `{ a, .b = c, {d} }`.
@@ -633,6 +656,9 @@ type PostfixOp struct {
 	Call   *CallArgs
 	Member *MemberAccess
 	Incr   string
+	// Launch is the configuration of a device-side launch k<<<g, b>>>
+	// (dynamic parallelism); the call's arguments follow as a Call.
+	Launch []*AssignExpr
 }
 
 // CallArgs is `(a, b)`.
@@ -664,6 +690,8 @@ type Primary struct {
 	Name    *QualName
 	Basic   string
 	Constr  *BraceInit
+	// Ellipsis is `...` standing for the pack in a fold expression (a + ... + xs).
+	Ellipsis bool
 }
 
 // QualName is an identifier, possibly qualified and with template arguments:

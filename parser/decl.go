@@ -150,7 +150,7 @@ func (r *TypeRef) parse(lex *lexer.PeekingLexer) error {
 
 func (d *InitDeclarator) Parse(lex *lexer.PeekingLexer) error {
 	first := lex.Peek()
-	if !(first.Type == ttIdent || is(first, "*") || is(first, "&") || is(first, "&&") || is(first, "(")) {
+	if !(isName(first) || is(first, "*") || is(first, "&") || is(first, "&&") || is(first, "(") || is(first, "[")) {
 		return participle.NextMatch
 	}
 	d.Decl = &Declarator{}
@@ -210,8 +210,25 @@ func (d *Declarator) parse(lex *lexer.PeekingLexer) error {
 	}
 	t := lex.Peek()
 	switch {
-	case t.Type == ttIdent:
+	case isName(t):
+		// A variable may reuse a type's name in its scope (sqrt_t, T).
 		d.Name = lex.Next().Value
+	case is(t, "[") && len(d.Ptrs) == 0:
+		// A structured binding: auto [a, b] = pair;
+		lex.Next()
+		for {
+			if !isName(lex.Peek()) {
+				return unexpected(lex.Peek(), "a binding name")
+			}
+			d.Bindings = append(d.Bindings, lex.Next().Value)
+			if !is(lex.Peek(), ",") {
+				break
+			}
+			lex.Next()
+		}
+		if _, err := expect(lex, "]"); err != nil {
+			return err
+		}
 	case is(t, "("):
 		lex.Next()
 		d.Nested = &Declarator{}

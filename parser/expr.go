@@ -70,7 +70,7 @@ func canStartExpr(t *lexer.Token) bool {
 		}
 	case ttPunct:
 		switch t.Value {
-		case "(", "[", "{", "::", "++", "--", "+", "-", "!", "~", "*", "&":
+		case "(", "[", "{", "::", "++", "--", "+", "-", "!", "~", "*", "&", "...":
 			return true
 		}
 	}
@@ -303,6 +303,25 @@ func (p *PostfixExpr) parse(lex *lexer.PeekingLexer) error {
 			}
 		case "++", "--":
 			op.Incr = lex.Next().Value
+		case "<<<":
+			lex.Next()
+			for {
+				a := &AssignExpr{}
+				if err := a.Parse(lex); err != nil {
+					if err == participle.NextMatch {
+						return unexpected(lex.Peek(), "a launch configuration")
+					}
+					return err
+				}
+				op.Launch = append(op.Launch, a)
+				if !is(lex.Peek(), ",") {
+					break
+				}
+				lex.Next()
+			}
+			if _, err := expect(lex, ">>>"); err != nil {
+				return err
+			}
 		default:
 			finish(&p.node, first, lex)
 			return nil
@@ -406,6 +425,9 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 		}
 	case ttPunct:
 		switch first.Value {
+		case "...":
+			lex.Next()
+			p.Ellipsis = true
 		case "(":
 			lex.Next()
 			p.Paren = &Expr{}
@@ -559,6 +581,10 @@ func (v *InitValue) parse(lex *lexer.PeekingLexer) error {
 		if err := v.X.parse(lex); err != nil {
 			return err
 		}
+	}
+	if is(lex.Peek(), "...") {
+		lex.Next()
+		v.Pack = true
 	}
 	finish(&v.node, first, lex)
 	return nil

@@ -109,8 +109,7 @@ func options(lookahead int) []participle.Option {
 		participle.ParseTypeWith(parseStmt),
 		// Alternatives are tried in order and each failed try costs a
 		// branch, so the frequent statements come first.
-		participle.Union[grammarStmt](&AsmStmt{}, &SwitchStmt{}, &CaseStmt{}, &DefaultStmt{},
-			&GotoStmt{}, &OpaqueStmt{}),
+		participle.Union[grammarStmt](&AsmStmt{}, &CaseStmt{}, &DefaultStmt{}, &GotoStmt{}, &OpaqueStmt{}),
 		participle.UseLookahead(lookahead),
 	}
 }
@@ -122,7 +121,6 @@ type grammarStmt interface {
 }
 
 func (*AsmStmt) grammarStmt()     {}
-func (*SwitchStmt) grammarStmt()  {}
 func (*CaseStmt) grammarStmt()    {}
 func (*DefaultStmt) grammarStmt() {}
 func (*GotoStmt) grammarStmt()    {}
@@ -163,6 +161,8 @@ func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
 		lex.Next()
 		finish(&e.node, t, lex)
 		return e, nil
+	case t.Type == ttIdent && looksLikeMacroStmt(lex):
+		return parseMacroStmt(lex)
 	case t.Type == ttIdent && isLabel(lex):
 		l := &LabelStmt{Label: lex.Next().Value}
 		lex.Next()

@@ -272,3 +272,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestModernExpressions(t *testing.T) {
+	for _, src := range []string{
+		"return (0.0f + ... + (float)xs);",
+		"return (xs + ...);",
+		"f(args...);",
+		"int a[] = {xs...};",
+		"child<<<(n + 127) / 128, 128, 0, 0>>>(out, n);",
+	} {
+		t.Run(src, func(t *testing.T) {
+			stmts, _ := kernelBody(t, src)
+			require.Len(t, stmts, 1)
+		})
+	}
+}

@@ -5,8 +5,12 @@ package parser
 //	Block        = "{" Stmt* "}"
 //	DeclStmt     = DeclSpecs ( InitDeclarator ( "," InitDeclarator )* )? ";"
 //	ExprStmt     = Expr ";"
-//	IfStmt       = "if" "constexpr"? "(" Expr ")" Stmt ( "else" Stmt )?
+//	IfStmt       = "if" "constexpr"? CondHead Stmt ( "else" Stmt )?
+//	SwitchStmt   = "switch" CondHead Stmt
+//	CondHead     = "(" ( DeclStmt | ExprStmt )? ( Expr | DeclSpecs InitDeclarator ) ")"
 //	ForStmt      = "for" "(" ( DeclStmt | ExprStmt | ";" ) Expr? ";" Expr? ")" Stmt
+//	             | "for" "(" DeclSpecs InitDeclarator ":" Expr ")" Stmt
+//	MacroStmt    = Ident ParenTokens Stmt        (a statement-like macro)
 //	WhileStmt    = "while" "(" Expr ")" Stmt
 //	DoStmt       = "do" Stmt "while" "(" Expr ")" ";"
 //	ReturnStmt   = "return" Expr? ";"
@@ -25,7 +29,7 @@ var keywordStmts map[string]func(*lexer.PeekingLexer) (Stmt, error)
 func init() {
 	keywordStmts = map[string]func(*lexer.PeekingLexer) (Stmt, error){
 		"if": parseIf, "for": parseFor, "while": parseWhile, "do": parseDo,
-		"return": parseReturn, "break": parseBreak, "continue": parseContinue,
+		"return": parseReturn, "break": parseBreak, "continue": parseContinue, "switch": parseSwitch,
 	}
 }
 
@@ -113,6 +117,68 @@ func parseExprStmt(lex *lexer.PeekingLexer) (*ExprStmt, error) {
 	return e, nil
 }
 
+// parseCondHead parses the parenthesised head of if/switch: an optional
+// init-statement, then a condition or a condition declaration.
+func parseCondHead(lex *lexer.PeekingLexer) (init Stmt, condDecl *DeclStmt, cond *Expr, err error) {
+	if _, err = expect(lex, "("); err != nil {
+		return
+	}
+	for round := 0; round < 2; round++ {
+		cp := lex.MakeCheckpoint()
+		c := cursor{lex: lex, cp: cp}
+		decl := looksLikeDecl(&c)
+		lex.LoadCheckpoint(cp)
+		if decl {
+			first := lex.Peek()
+			d := &DeclStmt{Specs: &DeclSpecs{}}
+			if err = d.Specs.Parse(lex); err != nil {
+				return
+			}
+			id := &InitDeclarator{}
+			if err = id.Parse(lex); err != nil {
+				if err == participle.NextMatch {
+					err = unexpected(lex.Peek(), "a declarator")
+				}
+				return
+			}
+			d.Decls = append(d.Decls, id)
+			for is(lex.Peek(), ",") && round == 0 {
+				lex.Next()
+				id := &InitDeclarator{}
+				if err = id.Parse(lex); err != nil {
+					return
+				}
+				d.Decls = append(d.Decls, id)
+			}
+			if is(lex.Peek(), ";") && round == 0 {
+				lex.Next()
+				finish(&d.node, first, lex)
+				init = d
+				continue
+			}
+			finish(&d.node, first, lex)
+			condDecl = d
+		} else {
+			first := lex.Peek()
+			var e *Expr
+			if e, err = parseExprIn(lex, "a condition"); err != nil {
+				return
+			}
+			if is(lex.Peek(), ";") && round == 0 {
+				lex.Next()
+				es := &ExprStmt{X: e}
+				finish(&es.node, first, lex)
+				init = es
+				continue
+			}
+			cond = e
+		}
+		break
+	}
+	_, err = expect(lex, ")")
+	return
+}
+
 func parseIf(lex *lexer.PeekingLexer) (Stmt, error) {
 	first := lex.Next()
 	s := &IfStmt{}
@@ -121,7 +187,7 @@ func parseIf(lex *lexer.PeekingLexer) (Stmt, error) {
 		s.Constexpr = true
 	}
 	var err error
-	if s.Cond, err = parseParenCond(lex); err != nil {
+	if s.Init, s.CondDecl, s.Cond, err = parseCondHead(lex); err != nil {
 		return nil, err
 	}
 	if s.Then, err = parseSubStmt(lex); err != nil {
@@ -155,18 +221,58 @@ func parseFor(lex *lexer.PeekingLexer) (Stmt, error) {
 		c := cursor{lex: lex, cp: cp}
 		decl := looksLikeDecl(&c)
 		lex.LoadCheckpoint(cp)
-		var err error
 		if decl {
-			var d *DeclStmt
-			d, err = parseDeclStmt(lex)
+			// A range-for declares one variable and is followed by ':'.
+			d := &DeclStmt{Specs: &DeclSpecs{}}
+			if err := d.Specs.Parse(lex); err != nil {
+				return nil, err
+			}
+			id := &InitDeclarator{}
+			if err := id.Parse(lex); err != nil {
+				if err == participle.NextMatch {
+					return nil, unexpected(lex.Peek(), "a declarator")
+				}
+				return nil, err
+			}
+			d.Decls = append(d.Decls, id)
+			if is(lex.Peek(), ":") {
+				finish(&d.node, t, lex)
+				lex.Next()
+				r, err := parseExprIn(lex, "a range")
+				if err != nil {
+					return nil, err
+				}
+				s.RangeDecl, s.Range = d, r
+				if _, err := expect(lex, ")"); err != nil {
+					return nil, err
+				}
+				body, err := parseSubStmt(lex)
+				if err != nil {
+					return nil, err
+				}
+				s.Body = body
+				finish(&s.node, first, lex)
+				return s, nil
+			}
+			for is(lex.Peek(), ",") {
+				lex.Next()
+				id := &InitDeclarator{}
+				if err := id.Parse(lex); err != nil {
+					return nil, err
+				}
+				d.Decls = append(d.Decls, id)
+			}
+			if _, err := expect(lex, ";"); err != nil {
+				return nil, err
+			}
+			finish(&d.node, t, lex)
 			s.Init = d
 		} else {
-			var e *ExprStmt
-			e, err = parseExprStmt(lex)
+			e, err := parseExprStmt(lex)
+			if err != nil {
+				return nil, err
+			}
 			s.Init = e
-		}
-		if err != nil {
-			return nil, err
 		}
 	}
 	if !is(lex.Peek(), ";") {
@@ -194,6 +300,56 @@ func parseFor(lex *lexer.PeekingLexer) (Stmt, error) {
 		return nil, err
 	}
 	s.Body = body
+	finish(&s.node, first, lex)
+	return s, nil
+}
+
+// looksLikeMacroStmt reports whether the next tokens are NAME(...) followed
+// by the start of a statement rather than by an operator or ';'.
+func looksLikeMacroStmt(lex *lexer.PeekingLexer) bool {
+	c := newCursor(lex)
+	defer c.rewind()
+	if c.next().Type != ttIdent || !is(c.peek(), "(") || !c.skipGroup() {
+		return false
+	}
+	n := c.peek()
+	switch {
+	case is(n, "{"):
+		return true
+	case n.Type == ttKeyword:
+		switch n.Value {
+		case "if", "for", "while", "do", "return", "switch":
+			return true
+		}
+	}
+	return false
+}
+
+func parseMacroStmt(lex *lexer.PeekingLexer) (Stmt, error) {
+	first := lex.Next()
+	m := &MacroStmt{Name: first.Value, Args: &ParenTokens{}}
+	if err := m.Args.Parse(lex); err != nil {
+		return nil, unexpected(lex.Peek(), "macro arguments")
+	}
+	body, err := parseSubStmt(lex)
+	if err != nil {
+		return nil, err
+	}
+	m.Body = body
+	finish(&m.node, first, lex)
+	return m, nil
+}
+
+func parseSwitch(lex *lexer.PeekingLexer) (Stmt, error) {
+	first := lex.Next()
+	s := &SwitchStmt{}
+	var err error
+	if s.Init, s.CondDecl, s.Cond, err = parseCondHead(lex); err != nil {
+		return nil, err
+	}
+	if s.Body, err = parseSubStmt(lex); err != nil {
+		return nil, err
+	}
 	finish(&s.node, first, lex)
 	return s, nil
 }

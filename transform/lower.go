@@ -173,6 +173,15 @@ func (l *lowerer) list(stmts []parser.Stmt, inactive, single bool) bool {
 					l.errorf(s, "cannot lower an early return: this declaration after it is not understood by slatec")
 				}
 			case *parser.EmptyStmt:
+			case *parser.ExprStmt:
+				// Pure local bookkeeping (++it, cur = 1 - cur) runs for all
+				// threads: loop counters stay valid for inactive ones.
+				if l.safeStmt(s) {
+					flush()
+					l.noteUnguarded(s)
+					continue
+				}
+				run = append(run, s)
 			default:
 				run = append(run, s)
 			}
@@ -421,6 +430,7 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 	case *parser.Block:
 		return l.list(s.Stmts, inactive, false)
 	case *parser.IfStmt:
+		l.condHead(s.Init, s.CondDecl)
 		l.cond(s.Cond, "branch condition")
 		a := l.branch(s.Then, inactive)
 		b := inactive
@@ -430,6 +440,12 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 		return a || b
 	case *parser.ForStmt:
 		in := inactive || len(l.returnsIn(s.Body)) > 0
+		if s.Range != nil {
+			if in {
+				l.errorf(s, "cannot lower an early return: threads that returned would have to iterate this range-for, which reads memory")
+			}
+			return in
+		}
 		if in {
 			if s.Cond == nil {
 				l.errorf(s, "cannot lower an early return inside this loop: it has no condition, so threads that returned could never leave it")
@@ -486,6 +502,11 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 			l.syncExpr(s, s.X)
 		}
 		return inactive
+	case *parser.MacroStmt:
+		if inactive || len(l.returnsIn(s.Body)) > 0 {
+			l.errorf(s, "cannot lower an early return: the statement macro %s hides control flow around a barrier", s.Name)
+		}
+		return inactive
 	case *parser.DeclStmt:
 		if inactive {
 			for _, id := range s.Decls {
@@ -508,6 +529,31 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 	}
 }
 
+// condHead records an if/switch init-statement and condition declaration,
+// which inactive threads evaluate too.
+func (l *lowerer) condHead(init parser.Stmt, condDecl *parser.DeclStmt) {
+	for _, d := range []parser.Stmt{init, condDecl} {
+		switch d := d.(type) {
+		case *parser.DeclStmt:
+			if d == nil {
+				continue
+			}
+			for _, id := range d.Decls {
+				if id.Init != nil {
+					l.cond(initExpr(id), "condition initialisation")
+					l.defs = append(l.defs, varDef{name: declName(id.Decl), uses: l.idents(initExpr(id))})
+				}
+			}
+		case *parser.ExprStmt:
+			if d == nil {
+				continue
+			}
+			l.cond(d.X, "condition initialisation")
+			l.noteHeaderAssign(d.X)
+		}
+	}
+}
+
 // branch lowers a branch or loop body, braced or not.
 func (l *lowerer) branch(s parser.Stmt, inactive bool) bool {
 	if b, ok := s.(*parser.Block); ok {
@@ -524,7 +570,7 @@ func (l *lowerer) loopExits(loop parser.Stmt, body parser.Stmt) {
 		switch n := n.(type) {
 		case *parser.Lambda:
 			return
-		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt:
+		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt, *parser.MacroStmt:
 			for _, c := range parser.Children(n) {
 				visit(c, depth+1)
 			}
@@ -799,6 +845,52 @@ func (l *lowerer) noteAssigned(s parser.Node) {
 	})
 }
 
+// safeStmt reports whether an expression statement touches no memory and
+// assigns only plain local variables, so that inactive threads may run it.
+func (l *lowerer) safeStmt(s *parser.ExprStmt) bool {
+	if !l.safeOps(s.X, true) {
+		return false
+	}
+	ok := true
+	parser.Walk(s.X, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.AssignExpr:
+			if n.Op != "" && !l.plainLocal(n.Left) {
+				ok = false
+			}
+		case *parser.UnaryExpr:
+			if (n.Op == "++" || n.Op == "--") && !l.plainLocalCast(n.Operand) {
+				ok = false
+			}
+		case *parser.PostfixExpr:
+			for _, op := range n.Ops {
+				if op.Incr != "" && (len(n.Ops) != 1 || n.X.Name == nil || len(n.X.Name.Segs) != 1 || !l.isLocal(n.X.Name.Segs[0].Name)) {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// plainLocal reports whether an assignment target is a local variable
+// itself (not an element or a member through a pointer).
+func (l *lowerer) plainLocal(c *parser.CondExpr) bool {
+	if c.Then != nil || len(c.Bin.Rest) > 0 || c.Bin.First.Unary == nil {
+		return false
+	}
+	return l.plainLocalCast(c.Bin.First)
+}
+
+func (l *lowerer) plainLocalCast(c *parser.CastExpr) bool {
+	if c == nil || c.Unary == nil || c.Unary.Postfix == nil {
+		return false
+	}
+	p := c.Unary.Postfix
+	return len(p.Ops) == 0 && p.X.Name != nil && len(p.X.Name.Segs) == 1 && l.isLocal(p.X.Name.Segs[0].Name)
+}
+
 // noteUnguarded records definitions made before any thread can be inactive.
 func (l *lowerer) noteUnguarded(s parser.Node) {
 	parser.Walk(s, func(n parser.Node) bool {
@@ -810,7 +902,11 @@ func (l *lowerer) noteUnguarded(s parser.Node) {
 		case *parser.AssignExpr:
 			if n.Op != "" && n.Right != nil {
 				if r := lvalueRoot(n.Left); r != "" {
-					l.defs = append(l.defs, varDef{name: r, uses: l.idents(n.Right)})
+					uses := l.idents(n.Right)
+					if n.Op != "=" {
+						uses = append(uses, r)
+					}
+					l.defs = append(l.defs, varDef{name: r, uses: uses})
 				}
 			}
 		}
@@ -838,9 +934,28 @@ func (l *lowerer) noteHeaderAssign(x parser.Node) {
 }
 
 func (l *lowerer) cond(x parser.Node, what string) {
-	if x != nil {
-		l.checks = append(l.checks, conditionCheck{x: x, what: what})
+	if x == nil {
+		return
 	}
+	l.checks = append(l.checks, conditionCheck{x: x, what: what})
+	// Votes in a condition (if (!__syncthreads_or(done))) run for all
+	// threads: inactive ones must vote as if they had exited.
+	parser.Walk(x, func(n parser.Node) bool {
+		if p, ok := n.(*parser.PostfixExpr); ok {
+			name := calleeName(p)
+			if votePredicate[name] != "" {
+				if args := callArgs(p); args != nil {
+					pred := args.Args[len(args.Args)-1]
+					if strings.HasPrefix(name, "__syncthreads") {
+						pred = args.Args[0]
+					}
+					l.edits = append(l.edits, emit.Replace(pred.Span().Start, pred.Span().End,
+						fmt.Sprintf(votePredicate[name], l.text(pred)), "vote"))
+				}
+			}
+		}
+		return true
+	})
 }
 
 // checkConditions refuses conditions that inactive threads cannot
@@ -866,11 +981,12 @@ func (l *lowerer) checkConditions() {
 		}
 	}
 	for _, c := range l.checks {
-		if !l.safeOps(c.x, true) {
+		masked := l.maskedPredicates(c.x)
+		if !l.safeOpsExcept(c.x, true, masked) {
 			l.errorf(c.x, "cannot lower an early return: threads that returned must evaluate this %s (it controls a barrier), but it reads memory or calls a function", c.what)
 			continue
 		}
-		for _, id := range l.idents(c.x) {
+		for _, id := range l.identsExcept(c.x, masked) {
 			if tainted[id] {
 				l.errorf(c.x, "cannot lower an early return: this %s (it controls a barrier) depends on %s, which is computed after the return", c.what, id)
 				break
@@ -879,10 +995,34 @@ func (l *lowerer) checkConditions() {
 	}
 }
 
+// maskedPredicates returns the vote predicates inside x: they are
+// rewritten to slate_active && (p), so inactive threads never evaluate them.
+func (l *lowerer) maskedPredicates(x parser.Node) map[parser.Node]bool {
+	m := map[parser.Node]bool{}
+	parser.Walk(x, func(n parser.Node) bool {
+		if p, ok := n.(*parser.PostfixExpr); ok && votePredicate[calleeName(p)] != "" {
+			if args := callArgs(p); args != nil {
+				if strings.HasPrefix(calleeName(p), "__syncthreads") {
+					m[args.Args[0]] = true
+				} else {
+					m[args.Args[len(args.Args)-1]] = true
+				}
+			}
+		}
+		return true
+	})
+	return m
+}
+
 // idents returns the variable names an expression reads (not member names).
-func (l *lowerer) idents(x parser.Node) []string {
+func (l *lowerer) idents(x parser.Node) []string { return l.identsExcept(x, nil) }
+
+func (l *lowerer) identsExcept(x parser.Node, skip map[parser.Node]bool) []string {
 	var out []string
 	parser.Walk(x, func(n parser.Node) bool {
+		if skip[n] {
+			return false
+		}
 		switch n := n.(type) {
 		case *parser.Lambda, *parser.SizeofExpr:
 			return false
@@ -900,10 +1040,12 @@ func (l *lowerer) idents(x parser.Node) []string {
 // but shared and local arrays, no side effects, only pure calls.
 func (l *lowerer) safe(x parser.Node) bool { return l.safeOps(x, false) }
 
-func (l *lowerer) safeOps(x parser.Node, header bool) bool {
+func (l *lowerer) safeOps(x parser.Node, header bool) bool { return l.safeOpsExcept(x, header, nil) }
+
+func (l *lowerer) safeOpsExcept(x parser.Node, header bool, skip map[parser.Node]bool) bool {
 	ok := true
 	parser.Walk(x, func(n parser.Node) bool {
-		if !ok {
+		if !ok || skip[n] {
 			return false
 		}
 		switch n := n.(type) {
@@ -932,7 +1074,12 @@ func (l *lowerer) safeOps(x parser.Node, header bool) bool {
 				case op.Member != nil && op.Member.Arrow:
 					ok = false
 				case op.Index != nil:
-					if i > 0 || n.X.Name == nil || !l.isArrayVar(n.X.Name.Segs[len(n.X.Name.Segs)-1].Name) {
+					// a[i][j] of a shared or local array: every op so far an index.
+					prefix := true
+					for _, p := range n.Ops[:i] {
+						prefix = prefix && p.Index != nil
+					}
+					if !prefix || n.X.Name == nil || !l.isArrayVar(n.X.Name.Segs[len(n.X.Name.Segs)-1].Name) {
 						ok = false
 					}
 				case op.Call != nil:
@@ -944,7 +1091,7 @@ func (l *lowerer) safeOps(x parser.Node, header bool) bool {
 					} else if n.X.Basic != "" || n.X.Name != nil && l.f.TypeNames[n.X.Name.Segs[0].Name] {
 						name = "(cast)"
 					}
-					if !pureFuncs[name] && name != "(cast)" && !l.f.TypeNames[name] {
+					if !pureFuncs[name] && name != "(cast)" && !l.f.TypeNames[name] && !(header && votePredicate[name] != "") {
 						ok = false
 					}
 				}

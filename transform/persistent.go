@@ -386,6 +386,8 @@ func (t *transformer) cloneText(fi *FuncInfo) (string, error) {
 		edits = append(edits, emit.Insert(ps.Start+1, lead+", ", "clone params"))
 	}
 	edits = append(edits, t.callEdits(fi)...)
+	edits = append(edits, t.groupIndexEdits(fi)...)
+	edits = append(edits, t.lambdaCaptureEdits(fi)...)
 	body, err := emit.ApplyRange(f.Src, def.Start, def.End, edits)
 	if err != nil {
 		return "", err
@@ -525,11 +527,12 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 		}
 		names = append(names, forward)
 		worker = append(worker, decl)
-		body = append(body, strings.TrimSpace(strings.ReplaceAll(decl, "__grid_constant__", "")))
+		plain := stripGridConstant(decl)
+		body = append(body, plain)
 		if p.Default != "" {
-			launcher = append(launcher, decl+" = "+p.Default)
+			launcher = append(launcher, plain+" = "+p.Default)
 		} else {
-			launcher = append(launcher, decl)
+			launcher = append(launcher, plain)
 		}
 	}
 	join := func(s []string) string {
@@ -556,6 +559,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	edits := append([]emit.Edit(nil), t.lowered[k]...)
 	edits = append(edits, t.callEdits(k.FuncInfo)...)
 	edits = append(edits, t.groupIndexEdits(k.FuncInfo)...)
+	edits = append(edits, t.lambdaCaptureEdits(k.FuncInfo)...)
 	bodyText, err := emit.ApplyRange(f.Src, fn.BodySpan.Start, fn.BodySpan.End, edits)
 	if err != nil {
 		return err
@@ -686,6 +690,73 @@ func (t *transformer) rewriteLaunch(ls *LaunchSite) {
 		text += strings.Repeat("\n", n)
 	}
 	t.edits = append(t.edits, emit.Replace(ls.Span.Start, ls.Span.End, text, "launch"))
+}
+
+// stripGridConstant removes __grid_constant__ (in either spelling), which is
+// valid only on a kernel's own parameters.
+func stripGridConstant(decl string) string {
+	for _, q := range []string{"__attribute__((grid_constant))", "__grid_constant__"} {
+		decl = strings.ReplaceAll(decl, q, "")
+	}
+	return strings.Join(strings.Fields(decl), " ")
+}
+
+// lambdaCaptureEdits makes lambdas in a rewritten body capture the virtual
+// index they read: there blockIdx and gridDim are parameters, which a
+// lambda without a default capture cannot see.
+func (t *transformer) lambdaCaptureEdits(fi *FuncInfo) []emit.Edit {
+	var edits []emit.Edit
+	if fi.Func.Def.Body == nil {
+		return nil
+	}
+	f := fi.File
+	parser.Walk(fi.Func.Def.Body, func(n parser.Node) bool {
+		lam, ok := n.(*parser.Lambda)
+		if !ok {
+			return true
+		}
+		need := map[string]bool{}
+		for _, tk := range tokensOf(f, lam.Body.Span()) {
+			if tk.Kind != parser.Ident {
+				continue
+			}
+			if tk.text == BlockIdx || tk.text == GridDim {
+				need[tk.text] = true
+			}
+			for _, b := range t.a.IndexMacros[tk.text] {
+				if b == BlockIdx || b == GridDim {
+					need[b] = true
+				}
+			}
+			if t.clones[tk.text] {
+				need[BlockIdx], need[GridDim] = true, true
+			}
+		}
+		caps := tokensOf(f, lam.Captures.Span())
+		inner := caps[1 : len(caps)-1]
+		if len(need) == 0 || (len(inner) > 0 && (inner[0].text == "=" || inner[0].text == "&")) {
+			return true
+		}
+		for _, tk := range inner {
+			delete(need, tk.text)
+		}
+		var add []string
+		for _, b := range []string{BlockIdx, GridDim} {
+			if need[b] {
+				add = append(add, b)
+			}
+		}
+		if len(add) == 0 {
+			return true
+		}
+		text := strings.Join(add, ", ")
+		if len(inner) > 0 {
+			text = ", " + text
+		}
+		edits = append(edits, emit.Insert(lam.Captures.Span().End-1, text, "capture"))
+		return true
+	})
+	return edits
 }
 
 // tokenText renders a span's significant tokens on one line (comments

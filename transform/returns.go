@@ -58,7 +58,8 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 		switch n := n.(type) {
 		case *parser.Lambda:
 			return // a lambda's return ends the lambda, not the thread
-		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt:
+		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt, *parser.MacroStmt:
+			// A statement macro may hide a loop: count it as one.
 			loops = append(loops, n.Span())
 			for _, c := range parser.Children(n) {
 				visit(c)
