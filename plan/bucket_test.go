@@ -338,3 +338,56 @@ func BenchmarkBucket1M(b *testing.B) {
 		})
 	}
 }
+
+// TestBucketHeapMatchesScan checks that the heap path (many kernels) makes
+// exactly the choices of the linear scan.
+func TestBucketHeapMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		n := heapMin + 1 + rng.IntN(30)
+		w := make([]uint64, n)
+		blocks := make([]int64, n)
+		for i := range n {
+			w[i] = uint64(1 + rng.IntN(9))
+			blocks[i] = 1 + rng.Int64N(300)
+		}
+		h := newBucketSeq(w, blocks)
+		l := newBucketSeq(w, blocks)
+		l.useHeap = false
+		for step := 0; ; step++ {
+			a, b := h.next(), l.next()
+			require.Equal(t, b, a, "step %d", step)
+			if a < 0 {
+				break
+			}
+		}
+	}
+}
+
+// TestBucketReplicationMatchesStepping checks the periodic fast path
+// against stepping every block.
+func TestBucketReplicationMatchesStepping(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		n := 1 + rng.IntN(12)
+		in := BucketInput{}
+		for range n {
+			in.Alloc = append(in.Alloc, 1+rng.IntN(16))
+			in.Blocks = append(in.Blocks, 1+rng.Int64N(500))
+		}
+		if rng.IntN(3) == 0 {
+			for range n {
+				in.Latency = append(in.Latency, 0.5+rng.Float64())
+			}
+		}
+		il, err := LeakyBucket(in)
+		require.NoError(t, err)
+		checkInterleave(t, in, il)
+		w, err := bucketWeights(in)
+		require.NoError(t, err)
+		s := newBucketSeq(w, in.Blocks)
+		for bid := range il.MapKernel {
+			require.Equal(t, int32(s.next()), il.MapKernel[bid], "bid %d of %+v", bid, in)
+		}
+	}
+}

@@ -68,8 +68,12 @@ func TestProfileErrorsNameTheField(t *testing.T) {
 		{"syntax", `{"format": "slatec-profile/1",` + "\n" + ` "device": }`, "line 2, column"},
 		{"not an object", `[1,2]`, "expected"},
 		{"duplicate names", strings.Replace(minimalProfile, `"kernels": [`, `"kernels": [{"name": "a", "blocks": 1, "threads_per_block": 1, "registers": 0, "shared_bytes": 0, "global_bytes": 0, "r_ms": {"1": 1}, "bw_gbs": {"1": 1}},`, 1), `kernels[1].name: "a" is also the name of kernels[0]`},
-		{"transfer unknown", base(func(s string) string { return strings.Replace(s, `"blocks": 8`, `"blocks": 8, "transfer": {"in_ms": 1, "out": 2}`, 1) }), `kernels[0].transfer.out: unknown field`},
-		{"transfer negative", base(func(s string) string { return strings.Replace(s, `"blocks": 8`, `"blocks": 8, "transfer": {"in_ms": -1, "out_ms": 2}`, 1) }), `kernels[0].transfer.in_ms: must be a non-negative number`},
+		{"transfer unknown", base(func(s string) string {
+			return strings.Replace(s, `"blocks": 8`, `"blocks": 8, "transfer": {"in_ms": 1, "out": 2}`, 1)
+		}), `kernels[0].transfer.out: unknown field`},
+		{"transfer negative", base(func(s string) string {
+			return strings.Replace(s, `"blocks": 8`, `"blocks": 8, "transfer": {"in_ms": -1, "out_ms": 2}`, 1)
+		}), `kernels[0].transfer.in_ms: must be a non-negative number`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,11 +110,11 @@ func TestOccupancy(t *testing.T) {
 		k    Kernel
 		want int
 	}{
-		{Kernel{ThreadsPerBlock: 256, Registers: 32}, 8},              // threads
-		{Kernel{ThreadsPerBlock: 256, Registers: 128}, 2},             // registers
-		{Kernel{ThreadsPerBlock: 64, SharedBytes: 48 << 10}, 4},       // shared
-		{Kernel{ThreadsPerBlock: 32}, 32},                             // block limit
-		{Kernel{ThreadsPerBlock: 256, BlocksPerSM: 3}, 3},             // explicit wins
+		{Kernel{ThreadsPerBlock: 256, Registers: 32}, 8},        // threads
+		{Kernel{ThreadsPerBlock: 256, Registers: 128}, 2},       // registers
+		{Kernel{ThreadsPerBlock: 64, SharedBytes: 48 << 10}, 4}, // shared
+		{Kernel{ThreadsPerBlock: 32}, 32},                       // block limit
+		{Kernel{ThreadsPerBlock: 256, BlocksPerSM: 3}, 3},       // explicit wins
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, ps.Occupancy(&tc.k))

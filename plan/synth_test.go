@@ -43,7 +43,7 @@ func synthProfiles(rng *rand.Rand, n, M int, maxBlocksPerSM int) *ProfileSet {
 		}
 		for m := 1; m <= M; m++ {
 			waves := float64((tb + int64(m) - 1) / int64(m))
-			bw := min(peak, perSM*float64(m)) // GB/s
+			bw := min(peak, perSM*float64(m))       // GB/s
 			rmem := float64(tb) * beta / (bw * 1e6) // ms
 			r := max(waves*c, rmem) + 0.003
 			k.RMs = append(k.RMs, Sample{m, r})
