@@ -20,6 +20,10 @@ type Model struct {
 	b  [][]float64
 	g  []uint64
 	tb []int64
+	// lat[i][m] is blockLatency(i, m) and work[i][m] = lat·TB, tabulated
+	// because dp_select reads them for every candidate.
+	lat  [][]float64
+	work [][]float64
 
 	memo map[string]drrResult
 	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
@@ -44,6 +48,15 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		mdl.b = append(mdl.b, b)
 		mdl.g = append(mdl.g, k.GlobalBytes)
 		mdl.tb = append(mdl.tb, k.Blocks)
+		lat := make([]float64, M+1)
+		work := make([]float64, M+1)
+		for m := 1; m <= M; m++ {
+			waves := (k.Blocks + int64(m) - 1) / int64(m)
+			lat[m] = r[m] / float64(waves)
+			work[m] = lat[m] * float64(k.Blocks)
+		}
+		mdl.lat = append(mdl.lat, lat)
+		mdl.work = append(mdl.work, work)
 	}
 	return mdl, nil
 }
@@ -66,10 +79,7 @@ type Alloc struct {
 // formula would make one block of a 4-block kernel on 64 SMs take 16 times
 // the kernel's whole latency), and makes the DRR of a kernel alone on its m
 // SMs exactly R[m].
-func (mdl *Model) blockLatency(i, m int) float64 {
-	waves := (mdl.tb[i] + int64(m) - 1) / int64(m)
-	return mdl.r[i][m] / float64(waves)
-}
+func (mdl *Model) blockLatency(i, m int) float64 { return mdl.lat[i][m] }
 
 // penalty is Liang's equation (3).
 func (mdl *Model) penalty(c []Alloc) float64 {

@@ -89,8 +89,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 	curSeq := make([]float64, (M+1)*(M+1))
 	k1 := ks[0]
 	for j := 1; j <= M; j++ {
-		l := mdl.blockLatency(k1, j)
-		prev[j] = dpCell{node: &cfgNode{k1, j, nil}, work: l * float64(mdl.tb[k1]), pmax: l, bw: mdl.b[k1][j], g: mdl.g[k1]}
+		prev[j] = dpCell{node: &cfgNode{k1, j, nil}, work: mdl.work[k1][j], pmax: mdl.lat[k1][j], bw: mdl.b[k1][j], g: mdl.g[k1]}
 		copy(prevSeq[j*(M+1)+j:(j+1)*(M+1)], mdl.r[k1][j:])
 	}
 	type cand struct {
@@ -101,7 +100,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 	}
 	cands := make([]cand, 0, M+1)
 	for _, ki := range ks[1:] {
-		ri, bi, gi, tbi := mdl.r[ki], mdl.b[ki], mdl.g[ki], float64(mdl.tb[ki])
+		ri, bi, gi, li, wi := mdl.r[ki], mdl.b[ki], mdl.g[ki], mdl.lat[ki], mdl.work[ki]
 		for j := 1; j <= M; j++ {
 			cands = cands[:0]
 			// m = 0: Config[i-1][j] unchanged, improvement already known.
@@ -117,8 +116,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 				if g < p.g || g > mdl.Gb {
 					continue // does not fit: con_lat = ∞
 				}
-				l := mdl.blockLatency(ki, m)
-				c := cand{m: m, work: p.work + l*tbi, pmax: max(p.pmax, l), bw: p.bw + bi[m], g: g}
+				c := cand{m: m, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: g}
 				seq := prevSeq[(j-m)*(M+1)+j] + ri[j]
 				pen := 1.0
 				if c.bw > mdl.Pb {
@@ -162,8 +160,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 			}
 			m := best
 			p := &prev[j-m]
-			l := mdl.blockLatency(ki, m)
-			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + l*tbi, pmax: max(p.pmax, l), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp, multi: true}
+			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp, multi: true}
 			pseq := prevSeq[(j-m)*(M+1) : (j-m+1)*(M+1)]
 			for x := j; x <= M; x++ {
 				row[x] = pseq[x] + ri[x]
