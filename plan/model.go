@@ -399,6 +399,10 @@ func (mdl *Model) bucketSummary(c []Alloc) (*BucketSummary, error) {
 	return &s, nil
 }
 
+// MaxSummaryBlocks bounds the merged phases whose leaky-bucket maps a plan
+// summarises (the summary materialises both maps: 8 bytes per block).
+const MaxSummaryBlocks = 1 << 26
+
 // configPhase turns a configuration into a phase with exact DRR latency.
 func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	mdl := b.mdl
@@ -419,11 +423,19 @@ func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	for j, a := range c {
 		p.Kernels = append(p.Kernels, PhaseKernel{Name: mdl.PS.Kernels[a.Kernel].Name, SMs: a.SMs, FinishMs: fin[j] * pen})
 	}
-	bs, err := mdl.bucketSummary(c)
-	if err != nil {
-		return err
+	var blocks int64
+	for _, a := range c {
+		blocks += mdl.tb[a.Kernel]
 	}
-	p.Bucket = bs
+	if blocks <= MaxSummaryBlocks {
+		bs, err := mdl.bucketSummary(c)
+		if err != nil {
+			return err
+		}
+		p.Bucket = bs
+	} else {
+		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" (%d blocks: bucket maps not summarised)", blocks))
+	}
 	b.phase(p)
 	return nil
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // Class is a Slate workload class (Allen, Feng, Ge, Table I). Memory
@@ -244,11 +243,4 @@ func (mdl *Model) penalty2(a, ma, c, mc int) float64 {
 		return bw / mdl.Pb
 	}
 	return 1
-}
-
-// sortedNames returns kernel names in index order (for deterministic output).
-func sortedInts(s []int) []int {
-	out := append([]int(nil), s...)
-	sort.Ints(out)
-	return out
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"sort"
 )
 
@@ -65,13 +64,12 @@ func (n *cfgNode) allocs() []Alloc {
 // bandwidth demand, global memory, and seq[x] = Σ R_k[x] over its kernels
 // (valid for x >= j: candidates built on it have more SMs).
 type dpCell struct {
-	node  *cfgNode
-	work  float64
-	pmax  float64
-	bw    float64
-	g     uint64
-	imp   float64
-	multi bool // more than one kernel
+	node *cfgNode
+	work float64
+	pmax float64
+	bw   float64
+	g    uint64
+	imp  float64
 }
 
 // dpSelect is Liang et al.'s dp_select over the kernels ks (in order):
@@ -160,7 +158,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 			}
 			m := best
 			p := &prev[j-m]
-			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp, multi: true}
+			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp}
 			pseq := prevSeq[(j-m)*(M+1) : (j-m+1)*(M+1)]
 			for x := j; x <= M; x++ {
 				row[x] = pseq[x] + ri[x]
@@ -245,5 +243,3 @@ func (mdl *Model) checkFits() error {
 	}
 	return nil
 }
-
-var _ = math.Inf
