@@ -362,7 +362,8 @@ func LeakyBucket(in BucketInput) (*Interleave, error) {
 // replicatePeriods is the fast path of LeakyBucket. While the set of
 // kernels is constant the order is periodic: after W = Σ w steps every
 // kernel has released exactly w_i blocks (WF2Q keeps each count within
-// (-1, 1) of t·w_i/W, and at t = W the counts are integers summing to W),
+// [-1, 1-p_i] of t·w_i/W; at t = W the counts are integers summing to W, so
+// none can be w_i - 1),
 // and the comparisons k·W <= t·w and (k_a+1)·w_b < (k_b+1)·w_a are
 // unchanged when every k_i grows by w_i and t by W. So the state after a
 // period equals the start state: one period is computed and copied as long

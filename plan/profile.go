@@ -507,9 +507,12 @@ func (ps *ProfileSet) Validate() error {
 	if d.PeakGFLOPS < 0 || math.IsInf(d.PeakGFLOPS, 0) || math.IsNaN(d.PeakGFLOPS) {
 		add("device.peak_gflops", "must be positive when given")
 	}
-	for name, v := range map[string]int{"max_blocks_per_sm": d.MaxBlocksPerSM, "max_threads_per_sm": d.MaxThreadsPerSM, "registers_per_sm": d.RegistersPerSM, "shared_bytes_per_sm": d.SharedBytesPerSM} {
-		if v < 0 {
-			add("device."+name, "must not be negative, got %d", v)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_blocks_per_sm", d.MaxBlocksPerSM}, {"max_threads_per_sm", d.MaxThreadsPerSM}, {"registers_per_sm", d.RegistersPerSM}, {"shared_bytes_per_sm", d.SharedBytesPerSM}} {
+		if f.v < 0 {
+			add("device."+f.name, "must not be negative, got %d", f.v)
 		}
 	}
 	if len(ps.Kernels) == 0 {

@@ -15,7 +15,10 @@ const (
 	// total block work, S the SMs, p_max the longest block). The exact DRR
 	// lies in [fluid, W/S + (1-1/S)·p_max], so decisions can differ from
 	// EvalExact only between candidates whose improvements are within one
-	// block latency × penalty of each other. O(1) per candidate.
+	// block latency × penalty of each other. O(1) per candidate. On 200
+	// random 2-5 kernel sets on 15 SMs (TestSTMVersusOptimal) fluid STM is
+	// 2.9% above the exact optimum on average (exact STM 0.3%): the gap is
+	// the price of the 100 ms budget for 50 kernels on 132 SMs.
 	EvalFluid Eval = iota
 	// EvalExact evaluates the exact DRR simulation wherever it can change
 	// the decision: candidates whose Graham interval cannot reach the best
