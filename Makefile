@@ -5,7 +5,7 @@ NVCC     ?= $(CUDA)/nvidia/cu13/bin/nvcc
 export SLATEC_CUDA_PREFIX := $(abspath $(CUDA))
 FUZZTIME ?= 20s
 
-.PHONY: all build demo test cuda-tools vet unit fuzz nvcc-check gpu-build gpu-test bench-gpu clean
+.PHONY: all build demo test cuda-tools vet unit fuzz nvcc-check gpu-build gpu-test clean
 
 all: build
 
@@ -34,6 +34,20 @@ fuzz:
 
 nvcc-check: cuda-tools
 	NVCC=$(NVCC) ./scripts/nvcc-check.sh testdata golden examples
+
+## gpu-build: what the GPU machine needs from here (it has no Go): the slatec
+## binary, the runtime's GPU test binary, transformed real-world samples.
+gpu-build:
+	mkdir -p .gpu
+	CGO_ENABLED=1 $(GO) build -o .gpu/slatec .
+	CGO_ENABLED=1 $(GO) test -c -o .gpu/runtime.test ./runtime
+	@if [ -d .realworld/cuda-samples ]; then ./scripts/realworld.sh transform; fi
+
+## gpu-test: run on the GPU machine through the device tool, for example
+##   run(command: "STEPS='diff realworld runtime' ./scripts/gpu-session.sh", carry: [".gpu", ".realworld"])
+## Results: $$OUT/summary.txt and $$OUT/results.tgz. See docs/GPU.md.
+gpu-test:
+	./scripts/gpu-session.sh
 
 clean:
 	rm -rf slatec .gpu

@@ -89,6 +89,9 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		iters = n
 	}
 	multi := len(args) > 1
+	if st, err := os.Stat(fl.out); err == nil && st.IsDir() && fl.out != "-" {
+		multi = true // -o DIR: write DIR/<input name>, also for one input
+	}
 	if multi && fl.out == "-" {
 		return usagef("with several input files, -o must name a directory")
 	}

@@ -314,11 +314,13 @@ type ContinueStmt struct {
 	Continue bool
 }
 
-// ReturnStmt is `return [value];`.
+// ReturnStmt is `return [value];`; a braced value (`return {a, b};`) is
+// in Brace.
 type ReturnStmt struct {
 	node
 	Return bool
 	Value  *Expr
+	Brace  *BraceInit
 }
 
 // GotoStmt is `goto label;`.

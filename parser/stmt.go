@@ -392,7 +392,12 @@ func parseDo(lex *lexer.PeekingLexer) (Stmt, error) {
 func parseReturn(lex *lexer.PeekingLexer) (Stmt, error) {
 	first := lex.Next()
 	s := &ReturnStmt{Return: true}
-	if !is(lex.Peek(), ";") {
+	if is(lex.Peek(), "{") {
+		s.Brace = &BraceInit{}
+		if err := s.Brace.parse(lex); err != nil {
+			return nil, err
+		}
+	} else if !is(lex.Peek(), ";") {
 		e, err := parseExprIn(lex, "a return value")
 		if err != nil {
 			return nil, err

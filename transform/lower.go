@@ -202,7 +202,7 @@ func (l *lowerer) list(stmts []parser.Stmt, inactive, single bool) bool {
 func (l *lowerer) returnStmt(s parser.Stmt, rets []*parser.ReturnStmt, inactive, single bool) {
 	needLabel := ""
 	for _, r := range rets {
-		if r.Value != nil {
+		if r.Value != nil || r.Brace != nil {
 			l.errorf(r, "cannot lower a return with a value")
 			continue
 		}

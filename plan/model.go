@@ -1,0 +1,441 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Model is a ProfileSet prepared for planning: R and B tabulated for every
+// m in 1..M (interpolated as documented in FORMAT.md), so that the planners'
+// inner loops do array lookups only.
+type Model struct {
+	PS *ProfileSet
+	M  int
+	Pb float64 // peak bandwidth, GB/s
+	Gb uint64  // device memory, bytes
+	r  [][]float64
+	b  [][]float64
+	g  []uint64
+	tb []int64
+	// lat[i][m] is blockLatency(i, m) and work[i][m] = lat·TB, tabulated
+	// because dp_select reads them for every candidate.
+	lat  [][]float64
+	work [][]float64
+
+	memo map[string]drrResult
+	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
+	Sims int
+}
+
+// NewModel validates ps and tabulates its profiles.
+func NewModel(ps *ProfileSet) (*Model, error) {
+	if err := ps.Validate(); err != nil {
+		return nil, err
+	}
+	M := ps.Device.SMs
+	mdl := &Model{PS: ps, M: M, Pb: ps.Device.PeakBWGBs, Gb: ps.Device.MemBytes, memo: map[string]drrResult{}}
+	for i := range ps.Kernels {
+		k := &ps.Kernels[i]
+		r := make([]float64, M+1)
+		b := make([]float64, M+1)
+		for m := 1; m <= M; m++ {
+			r[m], b[m] = k.R(m), k.B(m)
+		}
+		mdl.r = append(mdl.r, r)
+		mdl.b = append(mdl.b, b)
+		mdl.g = append(mdl.g, k.GlobalBytes)
+		mdl.tb = append(mdl.tb, k.Blocks)
+		lat := make([]float64, M+1)
+		work := make([]float64, M+1)
+		for m := 1; m <= M; m++ {
+			waves := (k.Blocks + int64(m) - 1) / int64(m)
+			lat[m] = r[m] / float64(waves)
+			work[m] = lat[m] * float64(k.Blocks)
+		}
+		mdl.lat = append(mdl.lat, lat)
+		mdl.work = append(mdl.work, work)
+	}
+	return mdl, nil
+}
+
+// R returns kernel i's tabulated latency on m SMs.
+func (mdl *Model) R(i, m int) float64 { return mdl.r[i][m] }
+
+// B returns kernel i's tabulated bandwidth on m SMs.
+func (mdl *Model) B(i, m int) float64 { return mdl.b[i][m] }
+
+// Alloc is one entry of a configuration: kernel index and its SMs.
+type Alloc struct {
+	Kernel int
+	SMs    int
+}
+
+// blockLatency is the per-block latency of kernel i on m SMs. Liang et al.
+// use R[m]·m/TB; we use R[m]/ceil(TB/m), which is the same when m divides
+// TB, equals R[m] when the kernel has fewer blocks than SMs (the paper's
+// formula would make one block of a 4-block kernel on 64 SMs take 16 times
+// the kernel's whole latency), and makes the DRR of a kernel alone on its m
+// SMs exactly R[m].
+func (mdl *Model) blockLatency(i, m int) float64 { return mdl.lat[i][m] }
+
+// penalty is Liang's equation (3).
+func (mdl *Model) penalty(c []Alloc) float64 {
+	bw := 0.0
+	for _, a := range c {
+		bw += mdl.b[a.Kernel][a.SMs]
+	}
+	if bw > mdl.Pb {
+		return bw / mdl.Pb
+	}
+	return 1
+}
+
+// fits reports whether the kernels' global memory fits on the device.
+func (mdl *Model) fits(c []Alloc) bool {
+	var g uint64
+	for _, a := range c {
+		if g+mdl.g[a.Kernel] < g { // overflow
+			return false
+		}
+		g += mdl.g[a.Kernel]
+	}
+	return g <= mdl.Gb
+}
+
+// SeqLat is Liang's equation (2): the kernels one after another, each on
+// all SM_C SMs of the configuration.
+func (mdl *Model) SeqLat(c []Alloc) float64 {
+	smc := 0
+	for _, a := range c {
+		smc += a.SMs
+	}
+	s := 0.0
+	for _, a := range c {
+		s += mdl.r[a.Kernel][smc]
+	}
+	return s
+}
+
+// drrResult is the exact DRR of a configuration: the finish time of the
+// last block, and of each kernel's last block.
+type drrResult struct {
+	total  float64
+	finish []float64
+}
+
+func configKey(c []Alloc) string {
+	var sb strings.Builder
+	for _, a := range c {
+		sb.WriteString(strconv.Itoa(a.Kernel))
+		sb.WriteByte(':')
+		sb.WriteString(strconv.Itoa(a.SMs))
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}
+
+// DRR is the dynamic round-robin estimate of Liang et al.: the blocks of the
+// kernels are interleaved in leaky-bucket order with weights sm_i; the first
+// SM_C blocks start at time 0, one per SM, and every later block goes to the
+// SM that frees first. Block latencies are blockLatency(i, sm_i). The result
+// is the finish time of the last block (without the bandwidth penalty),
+// plus each kernel's finish time in the order of c.
+//
+// It is a discrete-event simulation over a binary heap of SM free times
+// (only the multiset of free times matters, so one heap of floats and a
+// replace-top per block), O(N log SM_C) for N blocks, memoised per
+// configuration. A configuration of one kernel returns R[m] directly: it is
+// what the profile measured.
+func (mdl *Model) DRR(c []Alloc) (float64, []float64) {
+	if len(c) == 1 {
+		r := mdl.r[c[0].Kernel][c[0].SMs]
+		return r, []float64{r}
+	}
+	key := configKey(c)
+	if res, ok := mdl.memo[key]; ok {
+		return res.total, res.finish
+	}
+	mdl.Sims++
+	n := len(c)
+	w := make([]uint64, n)
+	blocks := make([]int64, n)
+	lat := make([]float64, n)
+	smc := 0
+	for j, a := range c {
+		w[j] = uint64(a.SMs)
+		blocks[j] = mdl.tb[a.Kernel]
+		lat[j] = mdl.blockLatency(a.Kernel, a.SMs)
+		smc += a.SMs
+	}
+	heap := make([]float64, smc) // all SMs free at 0: a valid min-heap
+	finish := make([]float64, n)
+	seq := newBucketSeq(w, blocks)
+	total := 0.0
+	for j := seq.next(); j >= 0; j = seq.next() {
+		end := heap[0] + lat[j]
+		finish[j] = max(finish[j], end)
+		total = max(total, end)
+		// replace the root and sift down
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= smc {
+				break
+			}
+			if r := l + 1; r < smc && heap[r] < heap[l] {
+				l = r
+			}
+			if heap[l] >= end {
+				break
+			}
+			heap[i] = heap[l]
+			i = l
+		}
+		heap[i] = end
+	}
+	mdl.memo[key] = drrResult{total, finish}
+	return total, finish
+}
+
+// fluidBounds returns Graham's bounds on the DRR of c without simulating:
+// any list schedule of jobs with total work W on S identical SMs, longest
+// job p, finishes in [max(W/S, p), W/S + (1-1/S)·p].
+func (mdl *Model) fluidBounds(c []Alloc) (lo, hi float64) {
+	work, pmax := 0.0, 0.0
+	S := 0
+	for _, a := range c {
+		l := mdl.blockLatency(a.Kernel, a.SMs)
+		work += l * float64(mdl.tb[a.Kernel])
+		pmax = max(pmax, l)
+		S += a.SMs
+	}
+	fs := float64(S)
+	return max(work/fs, pmax), work/fs + (1-1/fs)*pmax
+}
+
+// ConLat is Liang's equation (4): infinite when the kernels' global memory
+// does not fit, else DRR × penalty. One kernel alone is its R[m].
+func (mdl *Model) ConLat(c []Alloc) float64 {
+	if !mdl.fits(c) {
+		return math.Inf(1)
+	}
+	if len(c) == 1 {
+		return mdl.r[c[0].Kernel][c[0].SMs]
+	}
+	d, _ := mdl.DRR(c)
+	return d * mdl.penalty(c)
+}
+
+// Imp is Liang's equation (1): seq_lat - con_lat.
+func (mdl *Model) Imp(c []Alloc) float64 {
+	if len(c) == 1 {
+		return 0
+	}
+	return mdl.SeqLat(c) - mdl.ConLat(c)
+}
+
+// Plan output -----------------------------------------------------------
+
+// PlanFormat is the "format" field of a serialised Plan.
+const PlanFormat = "slatec-plan/1"
+
+// Plan is the result of a planner: phases run one after another (for li the
+// groups; for cumas the re-ordering windows, which overlap in time).
+type Plan struct {
+	Format       string        `json:"format"`
+	Algorithm    string        `json:"algorithm"`
+	Device       string        `json:"device"`
+	SMs          int           `json:"sms"`
+	Phases       []Phase       `json:"phases"`
+	PredictedMs  float64       `json:"predicted_ms"`
+	SequentialMs float64       `json:"sequential_ms"`
+	Gain         float64       `json:"gain"`
+	Metrics      Metrics       `json:"metrics"`
+	Classes      []KernelClass `json:"classes,omitempty"`
+	Notes        []string      `json:"notes,omitempty"`
+}
+
+// Phase is one step of a plan.
+type Phase struct {
+	Index     int           `json:"index"`
+	StartMs   float64       `json:"start_ms"`
+	LatencyMs float64       `json:"latency_ms"`
+	Kernels   []PhaseKernel `json:"kernels"`
+	// Order is the launch order within the phase (li, cumas).
+	Order []string `json:"order,omitempty"`
+	// Bucket summarises the leaky-bucket maps of a merged phase.
+	Bucket *BucketSummary `json:"bucket,omitempty"`
+	// SequentialMs is the phase's kernels run one after another on all SMs.
+	SequentialMs float64 `json:"sequential_ms"`
+	Note         string  `json:"note,omitempty"`
+}
+
+// PhaseKernel is one kernel in a phase. SMs is 0 where the planner does not
+// partition SMs (li, cumas). StartMs and EndMs are absolute predicted times
+// (for li and cumas they span the H2D copy to the D2H copy).
+type PhaseKernel struct {
+	Name    string  `json:"name"`
+	SMs     int     `json:"sms,omitempty"`
+	StartMs float64 `json:"start_ms"`
+	EndMs   float64 `json:"end_ms"`
+	// FinishMs is the kernel's finish relative to its phase start, used
+	// while building; EndMs is what is serialised.
+	FinishMs float64 `json:"-"`
+}
+
+// KernelClass records a Slate classification.
+type KernelClass struct {
+	Name   string `json:"name"`
+	Class  Class  `json:"class"`
+	Reason string `json:"reason"`
+}
+
+// planBuilder accumulates phases back to back.
+type planBuilder struct {
+	mdl  *Model
+	plan *Plan
+	now  float64
+	solo []float64 // per kernel index: solo turnaround, for metrics
+	done map[string]float64
+}
+
+func newPlanBuilder(mdl *Model, algo string) *planBuilder {
+	ps := mdl.PS
+	b := &planBuilder{mdl: mdl, plan: &Plan{Format: PlanFormat, Algorithm: algo, Device: ps.Device.Name, SMs: mdl.M}, done: map[string]float64{}}
+	for i := range ps.Kernels {
+		b.solo = append(b.solo, mdl.r[i][mdl.M])
+	}
+	return b
+}
+
+func (b *planBuilder) solo1(i int) float64 { return b.mdl.r[i][b.mdl.M] }
+
+// solo adds a phase running kernel i alone on all SMs.
+func (b *planBuilder) soloPhase(i int) {
+	r := b.solo1(i)
+	b.phase(Phase{Kernels: []PhaseKernel{{Name: b.mdl.PS.Kernels[i].Name, SMs: b.mdl.M, FinishMs: r}}, LatencyMs: r})
+}
+
+// phase appends p starting now; kernels' FinishMs are relative to its start.
+func (b *planBuilder) phase(p Phase) {
+	p.Index = len(b.plan.Phases)
+	p.StartMs = b.now
+	for j := range p.Kernels {
+		k := &p.Kernels[j]
+		k.StartMs = b.now
+		k.EndMs = b.now + k.FinishMs
+		i := b.mdl.PS.KernelIndex(k.Name)
+		p.SequentialMs += b.solo1(i)
+		b.done[k.Name] = k.EndMs
+	}
+	b.now += p.LatencyMs
+	b.plan.Phases = append(b.plan.Phases, p)
+}
+
+// finish computes totals and metrics. Sequential is every kernel alone on
+// all SMs, one after another.
+func (b *planBuilder) finish() *Plan {
+	p := b.plan
+	p.PredictedMs = b.now
+	for _, s := range b.solo {
+		p.SequentialMs += s
+	}
+	if p.SequentialMs > 0 {
+		p.Gain = 1 - p.PredictedMs/p.SequentialMs
+	}
+	var fin, solo []float64
+	for i, k := range b.mdl.PS.Kernels {
+		fin = append(fin, b.done[k.Name])
+		solo = append(solo, b.solo[i])
+	}
+	p.Metrics = ComputeMetrics(fin, solo, p.PredictedMs)
+	return p
+}
+
+// Metrics summarise a plan (Luley, after Eyerman and Eeckhout). All kernels
+// arrive at time 0, so a kernel's turnaround time is its predicted
+// completion; its solo turnaround is its latency alone on the whole GPU.
+type Metrics struct {
+	MakespanMs float64 `json:"makespan_ms"`
+	// ANTT is the mean of TT_multi/TT_solo: lower is better, 1 is optimal.
+	ANTT float64 `json:"antt"`
+	// STP is the sum of TT_solo/TT_multi: higher is better, at most the
+	// number of kernels.
+	STP float64 `json:"stp"`
+}
+
+// ComputeMetrics returns makespan, ANTT and STP for completion times fin and
+// solo turnaround times solo (same order, all arrivals at 0).
+func ComputeMetrics(fin, solo []float64, makespan float64) Metrics {
+	m := Metrics{MakespanMs: makespan}
+	if len(fin) == 0 {
+		return m
+	}
+	for i := range fin {
+		if fin[i] > 0 && solo[i] > 0 {
+			m.ANTT += fin[i] / solo[i]
+			m.STP += solo[i] / fin[i]
+		}
+	}
+	m.ANTT /= float64(len(fin))
+	return m
+}
+
+// bucketSummary computes the leaky-bucket summary of a merged phase.
+func (mdl *Model) bucketSummary(c []Alloc) (*BucketSummary, error) {
+	in := BucketInput{}
+	for _, a := range c {
+		in.Alloc = append(in.Alloc, a.SMs)
+		in.Blocks = append(in.Blocks, mdl.tb[a.Kernel])
+	}
+	il, err := LeakyBucket(in)
+	if err != nil {
+		return nil, err
+	}
+	s := il.Summarize()
+	return &s, nil
+}
+
+// MaxSummaryBlocks bounds the merged phases whose leaky-bucket maps a plan
+// summarises (the summary materialises both maps: 8 bytes per block).
+const MaxSummaryBlocks = 1 << 26
+
+// configPhase turns a configuration into a phase with exact DRR latency.
+func (b *planBuilder) configPhase(c []Alloc, note string) error {
+	mdl := b.mdl
+	if len(c) == 1 {
+		b.soloPhase(c[0].Kernel)
+		return nil
+	}
+	sort.Slice(c, func(x, y int) bool { return c[x].Kernel < c[y].Kernel })
+	if !mdl.fits(c) {
+		return fmt.Errorf("internal error: phase exceeds device memory")
+	}
+	d, fin := mdl.DRR(c)
+	pen := mdl.penalty(c)
+	p := Phase{LatencyMs: d * pen, Note: note}
+	if pen > 1 {
+		p.Note = strings.TrimSpace(fmt.Sprintf("%s bandwidth penalty %.3f", note, pen))
+	}
+	for j, a := range c {
+		p.Kernels = append(p.Kernels, PhaseKernel{Name: mdl.PS.Kernels[a.Kernel].Name, SMs: a.SMs, FinishMs: fin[j] * pen})
+	}
+	var blocks int64
+	for _, a := range c {
+		blocks += mdl.tb[a.Kernel]
+	}
+	if blocks <= MaxSummaryBlocks {
+		bs, err := mdl.bucketSummary(c)
+		if err != nil {
+			return err
+		}
+		p.Bucket = bs
+	} else {
+		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" (%d blocks: bucket maps not summarised)", blocks))
+	}
+	b.phase(p)
+	return nil
+}

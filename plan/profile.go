@@ -1,0 +1,616 @@
+// Package plan holds slatec's planners: kernel profiles, the cost models of
+// Liang et al. (STM, DRR, leaky bucket), an exhaustive optimal reference,
+// Slate's class table, Li et al.'s grouping, CuMAS's transfer-aware
+// ordering, and the ANTT/STP metrics used to compare their plans.
+//
+// Everything here is CPU-only and deterministic: the same profile file
+// gives byte-identical plans.
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FormatVersion is the value of the "format" field this package reads and
+// writes. A file with another value is refused: the numbers in a profile only
+// mean something under the definitions of one format version.
+const FormatVersion = "slatec-profile/1"
+
+// ProfileSet is one profile file: the device the kernels were measured on and
+// the kernels. A file describes exactly one device because R[m] and B[m] are
+// properties of a kernel *on a device*; profiles from two GPUs must not be
+// mixed in one plan. See FORMAT.md for the field reference.
+type ProfileSet struct {
+	Format  string   `json:"format"`
+	Device  Device   `json:"device"`
+	Kernels []Kernel `json:"kernels"`
+}
+
+// Device describes the GPU. SMs, PeakBWGBs and MemBytes are M, Pb and Gb in
+// Liang et al.'s notation. The optional limits let the planner compute
+// occupancy (blocks per SM) for kernels that do not state it.
+type Device struct {
+	Name      string  `json:"name"`
+	SMs       int     `json:"sms"`
+	PeakBWGBs float64 `json:"peak_bw_gbs"`
+	MemBytes  uint64  `json:"mem_bytes"`
+
+	PeakGFLOPS       float64 `json:"peak_gflops,omitempty"`
+	MaxBlocksPerSM   int     `json:"max_blocks_per_sm,omitempty"`
+	MaxThreadsPerSM  int     `json:"max_threads_per_sm,omitempty"`
+	RegistersPerSM   int     `json:"registers_per_sm,omitempty"`
+	SharedBytesPerSM int     `json:"shared_bytes_per_sm,omitempty"`
+}
+
+// Kernel is the profile of one kernel launch. RMs and BWGBs are R[m] and B[m]
+// for the SM counts m that were measured; unmeasured m are interpolated
+// (see Kernel.R). Class, when set, overrides the Slate classification derived
+// from the metrics.
+type Kernel struct {
+	Name            string    `json:"name"`
+	Blocks          int64     `json:"blocks"`
+	ThreadsPerBlock int       `json:"threads_per_block"`
+	Registers       int       `json:"registers"`
+	SharedBytes     int       `json:"shared_bytes"`
+	GlobalBytes     uint64    `json:"global_bytes"`
+	BlocksPerSM     int       `json:"blocks_per_sm,omitempty"`
+	RMs             Samples   `json:"r_ms"`
+	BWGBs           Samples   `json:"bw_gbs"`
+	GFLOPS          float64   `json:"gflops,omitempty"`
+	Class           Class     `json:"class,omitempty"`
+	Transfer        *Transfer `json:"transfer,omitempty"`
+}
+
+// Transfer holds host-device copy times, used by the Li and CuMAS planners
+// (their tasks are H2D copy, kernel, D2H copy). Absent means zero.
+type Transfer struct {
+	InMs  float64 `json:"in_ms"`
+	OutMs float64 `json:"out_ms"`
+}
+
+// Sample is one measurement: value V at M SMs.
+type Sample struct {
+	M int
+	V float64
+}
+
+// Samples is a set of measurements sorted by M with no duplicates.
+//
+// JSON accepts two spellings: an object keyed by the SM count in decimal,
+// {"1": 9.8, "66": 0.31}, or a dense array whose element i is the value at
+// m = i+1, with null for an unmeasured m: [9.8, null, 3.4]. It is always
+// written as the object form with keys in increasing numeric order, so that
+// files are deterministic and diff well.
+type Samples []Sample
+
+// MarshalJSON writes the object form with numerically ordered keys.
+func (s Samples) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:", strconv.Itoa(p.M))
+		v, err := json.Marshal(p.V)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads the object or the array form. Duplicate keys are an
+// error (encoding/json would silently keep the last one).
+func (s *Samples) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	var out Samples
+	switch tok {
+	case json.Delim('{'):
+		seen := map[int]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key := kt.(string)
+			m, err := strconv.Atoi(key)
+			if err != nil || strconv.Itoa(m) != key {
+				return fmt.Errorf("key %q is not a decimal SM count", key)
+			}
+			if seen[m] {
+				return fmt.Errorf("SM count %d given twice", m)
+			}
+			seen[m] = true
+			v, err := sampleValue(dec, key)
+			if err != nil {
+				return err
+			}
+			if v == nil {
+				return fmt.Errorf("[%q]: null is allowed only in the array form", key)
+			}
+			out = append(out, Sample{M: m, V: *v})
+		}
+	case json.Delim('['):
+		for i := 1; dec.More(); i++ {
+			v, err := sampleValue(dec, strconv.Itoa(i-1))
+			if err != nil {
+				return err
+			}
+			if v != nil {
+				out = append(out, Sample{M: i, V: *v})
+			}
+		}
+	default:
+		return fmt.Errorf("expected an object {\"m\": value} or an array, got %v", tok)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].M < out[j].M })
+	*s = out
+	return nil
+}
+
+func sampleValue(dec *json.Decoder, where string) (*float64, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch v := t.(type) {
+	case nil:
+		return nil, nil
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("[%s]: %v", where, err)
+		}
+		return &f, nil
+	default:
+		return nil, fmt.Errorf("[%s]: expected a number, got %v", where, t)
+	}
+}
+
+// At returns the value at m by the interpolation rule documented in
+// FORMAT.md: linear between the two nearest measured SM counts; outside the
+// measured range the nearest measurement is carried with the given rule.
+// It is a helper for At-style lookups; planners use the precomputed tables
+// of a Model instead.
+func (s Samples) at(m int, below func(p Sample, m int) float64) float64 {
+	i := sort.Search(len(s), func(i int) bool { return s[i].M >= m })
+	switch {
+	case i < len(s) && s[i].M == m:
+		return s[i].V
+	case i == 0:
+		return below(s[0], m)
+	case i == len(s):
+		return s[len(s)-1].V
+	}
+	lo, hi := s[i-1], s[i]
+	t := float64(m-lo.M) / float64(hi.M-lo.M)
+	return lo.V + t*(hi.V-lo.V)
+}
+
+// R returns the latency in ms on m SMs. Between measurements it is linear in
+// m. Below the smallest measured m0 it assumes perfect scaling,
+// R[m] = R[m0]·m0/m: fewer SMs can never be faster than proportionally, and
+// that is the bound the work on m0 SMs implies. Above the largest measured m
+// it is flat: the planner does not invent speedup that was not measured.
+func (k *Kernel) R(m int) float64 {
+	return k.RMs.at(m, func(p Sample, m int) float64 { return p.V * float64(p.M) / float64(m) })
+}
+
+// B returns the achieved DRAM bandwidth in GB/s on m SMs: linear between
+// measurements, proportional to m below the smallest measurement (each SM
+// brings its share of requests), flat above the largest.
+func (k *Kernel) B(m int) float64 {
+	return k.BWGBs.at(m, func(p Sample, m int) float64 { return p.V * float64(m) / float64(p.M) })
+}
+
+// In and Out return the transfer times in ms, zero when absent.
+func (k *Kernel) In() float64 {
+	if k.Transfer == nil {
+		return 0
+	}
+	return k.Transfer.InMs
+}
+
+// Out returns the D2H transfer time in ms, zero when absent.
+func (k *Kernel) Out() float64 {
+	if k.Transfer == nil {
+		return 0
+	}
+	return k.Transfer.OutMs
+}
+
+// Occupancy returns the number of blocks of k resident on one SM: the
+// kernel's blocks_per_sm when given, otherwise the minimum over the device
+// limits that are known, otherwise 1 (the conservative assumption: it makes
+// a kernel look bigger, never smaller, to Li's bin packing).
+func (ps *ProfileSet) Occupancy(k *Kernel) int {
+	if k.BlocksPerSM > 0 {
+		return k.BlocksPerSM
+	}
+	d := &ps.Device
+	occ := math.MaxInt
+	if d.MaxBlocksPerSM > 0 {
+		occ = min(occ, d.MaxBlocksPerSM)
+	}
+	if d.MaxThreadsPerSM > 0 && k.ThreadsPerBlock > 0 {
+		occ = min(occ, d.MaxThreadsPerSM/k.ThreadsPerBlock)
+	}
+	if d.RegistersPerSM > 0 && k.Registers > 0 && k.ThreadsPerBlock > 0 {
+		occ = min(occ, d.RegistersPerSM/(k.Registers*k.ThreadsPerBlock))
+	}
+	if d.SharedBytesPerSM > 0 && k.SharedBytes > 0 {
+		occ = min(occ, d.SharedBytesPerSM/k.SharedBytes)
+	}
+	if occ == math.MaxInt || occ < 1 {
+		return 1
+	}
+	return occ
+}
+
+// FieldError is one problem in a profile, located by a JSON path such as
+// kernels[2].r_ms["64"].
+type FieldError struct {
+	Path string
+	Msg  string
+}
+
+func (e FieldError) Error() string { return e.Path + ": " + e.Msg }
+
+// ValidationError lists every problem found in a profile, in file order.
+type ValidationError struct{ Problems []FieldError }
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Known keys per object, for unknown-field errors that name the path.
+var (
+	topKeys      = keySet("format", "device", "kernels")
+	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "class", "transfer")
+	transferKeys = keySet("in_ms", "out_ms")
+)
+
+func keySet(keys ...string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+// MaxSMs and MaxKernels bound a profile so that the planners' tables stay
+// small; both are far above any current GPU and any sane phase.
+const (
+	MaxSMs     = 4096
+	MaxKernels = 4096
+)
+
+// ReadProfileFile reads and validates a profile file.
+func ReadProfileFile(path string) (*ProfileSet, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProfile(data)
+}
+
+// ParseProfile decodes and validates a profile. Errors name the offending
+// field by its JSON path (or line:column for malformed JSON); a
+// *ValidationError lists all semantic problems at once.
+func ParseProfile(data []byte) (*ProfileSet, error) {
+	var raw struct {
+		Format  json.RawMessage   `json:"format"`
+		Device  json.RawMessage   `json:"device"`
+		Kernels []json.RawMessage `json:"kernels"`
+	}
+	var probs []FieldError
+	add := func(path, format string, a ...any) {
+		probs = append(probs, FieldError{path, fmt.Sprintf(format, a...)})
+	}
+
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, jsonError(data, "", err)
+	}
+	if top == nil {
+		return nil, FieldError{"(top level)", "expected a JSON object"}
+	}
+	checkKeys(top, topKeys, "", add)
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, jsonError(data, "", err)
+	}
+	ps := &ProfileSet{}
+	if raw.Format == nil {
+		add("format", "missing; expected %q", FormatVersion)
+	} else if err := json.Unmarshal(raw.Format, &ps.Format); err != nil {
+		add("format", "expected a string")
+	} else if ps.Format != FormatVersion {
+		add("format", "unsupported format %q; this slatec reads %q", ps.Format, FormatVersion)
+	}
+	if len(probs) > 0 {
+		return nil, &ValidationError{probs}
+	}
+	if raw.Device == nil {
+		add("device", "missing")
+	} else if err := decodeObject(raw.Device, &ps.Device, deviceKeys, "device", add); err != nil {
+		return nil, err
+	}
+	if raw.Kernels == nil {
+		add("kernels", "missing")
+	}
+	for i, rk := range raw.Kernels {
+		path := fmt.Sprintf("kernels[%d]", i)
+		var k Kernel
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(rk, &obj); err == nil && obj != nil {
+			if t, ok := obj["transfer"]; ok {
+				var tobj map[string]json.RawMessage
+				if json.Unmarshal(t, &tobj) == nil && tobj != nil {
+					checkKeys(tobj, transferKeys, path+".transfer", add)
+				}
+			}
+		}
+		if err := decodeObject(rk, &k, kernelKeys, path, add); err != nil {
+			return nil, err
+		}
+		ps.Kernels = append(ps.Kernels, k)
+	}
+	if len(probs) > 0 {
+		return nil, &ValidationError{probs}
+	}
+	if err := ps.Validate(); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+func checkKeys(obj map[string]json.RawMessage, known map[string]bool, path string, add func(string, string, ...any)) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			add(joinPath(path, k), "unknown field")
+		}
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// decodeObject decodes one JSON object into v, reporting unknown keys and
+// type errors with the path of the field.
+func decodeObject(data json.RawMessage, v any, known map[string]bool, path string, add func(string, string, ...any)) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		add(path, "expected an object")
+		return nil
+	}
+	checkKeys(obj, known, path, add)
+	if err := json.Unmarshal(data, v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			add(joinPath(path, te.Field), "expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)
+			return nil
+		}
+		// Errors from Samples.UnmarshalJSON come back unwrapped; find the
+		// field by decoding each sample set on its own.
+		found := false
+		for _, f := range []string{"r_ms", "bw_gbs"} {
+			if raw, ok := obj[f]; ok {
+				var s Samples
+				if e := json.Unmarshal(raw, &s); e != nil {
+					add(joinPath(path, f), "%v", e)
+					found = true
+				}
+			}
+		}
+		if !found {
+			add(path, "%v", err)
+		}
+	}
+	return nil
+}
+
+func goTypeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string", t == "plan.Class":
+		return "a string"
+	}
+	return t
+}
+
+// jsonError turns a syntax error offset into line:column.
+func jsonError(data []byte, path string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := 1, 1
+		for _, c := range data[:min(int(se.Offset), len(data))] {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Errorf("line %d, column %d: malformed JSON: %v", line, col, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		f := te.Field
+		if f == "" {
+			f = "(top level)"
+		}
+		return FieldError{f, fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("malformed JSON: unexpected end of input")
+	}
+	return fmt.Errorf("malformed JSON: %v", err)
+}
+
+// Validate checks the semantic rules of FORMAT.md and returns a
+// *ValidationError listing every violation, or nil.
+func (ps *ProfileSet) Validate() error {
+	var probs []FieldError
+	add := func(path, format string, a ...any) {
+		probs = append(probs, FieldError{path, fmt.Sprintf(format, a...)})
+	}
+	if ps.Format != FormatVersion {
+		add("format", "unsupported format %q; this slatec reads %q", ps.Format, FormatVersion)
+	}
+	d := &ps.Device
+	if strings.TrimSpace(d.Name) == "" {
+		add("device.name", "missing or empty")
+	}
+	if d.SMs < 1 || d.SMs > MaxSMs {
+		add("device.sms", "must be between 1 and %d, got %d", MaxSMs, d.SMs)
+	}
+	if !positive(d.PeakBWGBs) {
+		add("device.peak_bw_gbs", "must be a positive number, got %v", d.PeakBWGBs)
+	}
+	if d.MemBytes == 0 {
+		add("device.mem_bytes", "must be positive")
+	}
+	if d.PeakGFLOPS < 0 || math.IsInf(d.PeakGFLOPS, 0) || math.IsNaN(d.PeakGFLOPS) {
+		add("device.peak_gflops", "must be positive when given")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_blocks_per_sm", d.MaxBlocksPerSM}, {"max_threads_per_sm", d.MaxThreadsPerSM}, {"registers_per_sm", d.RegistersPerSM}, {"shared_bytes_per_sm", d.SharedBytesPerSM}} {
+		if f.v < 0 {
+			add("device."+f.name, "must not be negative, got %d", f.v)
+		}
+	}
+	if len(ps.Kernels) == 0 {
+		add("kernels", "at least one kernel is required")
+	}
+	if len(ps.Kernels) > MaxKernels {
+		add("kernels", "at most %d kernels, got %d", MaxKernels, len(ps.Kernels))
+	}
+	names := map[string]int{}
+	for i := range ps.Kernels {
+		k := &ps.Kernels[i]
+		p := fmt.Sprintf("kernels[%d]", i)
+		if strings.TrimSpace(k.Name) == "" {
+			add(p+".name", "missing or empty")
+		} else if j, dup := names[k.Name]; dup {
+			add(p+".name", "%q is also the name of kernels[%d]; names must be unique", k.Name, j)
+		} else {
+			names[k.Name] = i
+		}
+		if k.Blocks < 1 || k.Blocks > math.MaxInt32 {
+			add(p+".blocks", "must be between 1 and %d, got %d", math.MaxInt32, k.Blocks)
+		}
+		if k.ThreadsPerBlock < 1 || k.ThreadsPerBlock > 1024 {
+			add(p+".threads_per_block", "must be between 1 and 1024, got %d", k.ThreadsPerBlock)
+		}
+		if k.Registers < 0 || k.Registers > 255 {
+			add(p+".registers", "registers per thread must be between 0 and 255, got %d", k.Registers)
+		}
+		if k.SharedBytes < 0 {
+			add(p+".shared_bytes", "must not be negative, got %d", k.SharedBytes)
+		}
+		if k.BlocksPerSM < 0 {
+			add(p+".blocks_per_sm", "must be positive when given, got %d", k.BlocksPerSM)
+		}
+		if k.GFLOPS < 0 || math.IsNaN(k.GFLOPS) || math.IsInf(k.GFLOPS, 0) {
+			add(p+".gflops", "must be a non-negative number")
+		}
+		if k.Class != "" && !k.Class.Valid() {
+			add(p+".class", "unknown class %q; expected one of %s", k.Class, strings.Join(classNames(), ", "))
+		}
+		if k.Transfer != nil {
+			if !nonNegative(k.Transfer.InMs) {
+				add(p+".transfer.in_ms", "must be a non-negative number")
+			}
+			if !nonNegative(k.Transfer.OutMs) {
+				add(p+".transfer.out_ms", "must be a non-negative number")
+			}
+		}
+		checkSamples(p+".r_ms", k.RMs, d.SMs, true, add)
+		checkSamples(p+".bw_gbs", k.BWGBs, d.SMs, false, add)
+	}
+	if len(probs) > 0 {
+		return &ValidationError{probs}
+	}
+	return nil
+}
+
+func checkSamples(path string, s Samples, sms int, strictlyPositive bool, add func(string, string, ...any)) {
+	if len(s) == 0 {
+		add(path, "at least one measurement is required")
+		return
+	}
+	for i, p := range s {
+		kp := fmt.Sprintf("%s[%q]", path, strconv.Itoa(p.M))
+		if p.M < 1 || (sms >= 1 && p.M > sms) {
+			add(kp, "SM count %d is outside 1..device.sms (%d)", p.M, sms)
+		}
+		if i > 0 && s[i-1].M >= p.M {
+			add(kp, "SM counts must be strictly increasing")
+		}
+		if strictlyPositive && !positive(p.V) {
+			add(kp, "latency must be a positive number, got %v", p.V)
+		}
+		if !strictlyPositive && !nonNegative(p.V) {
+			add(kp, "bandwidth must be a non-negative number, got %v", p.V)
+		}
+	}
+}
+
+func positive(v float64) bool    { return v > 0 && !math.IsInf(v, 0) }
+func nonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+
+// Marshal writes the profile deterministically: fixed field order, samples in
+// increasing m, two-space indentation and a final newline.
+func (ps *ProfileSet) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(ps, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// KernelIndex returns the index of the kernel with the given name, or -1.
+func (ps *ProfileSet) KernelIndex(name string) int {
+	for i := range ps.Kernels {
+		if ps.Kernels[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

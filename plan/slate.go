@@ -1,0 +1,246 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+)
+
+// Class is a Slate workload class (Allen, Feng, Ge, Table I). Memory
+// intensity takes priority: a kernel of medium or high memory intensity is
+// M_M or H_M whatever its compute intensity; a kernel of low memory
+// intensity is split by compute intensity into L_C, M_C or H_C.
+type Class string
+
+// The five classes of Slate's policy table.
+const (
+	LC Class = "L_C"
+	MC Class = "M_C"
+	HC Class = "H_C"
+	MM Class = "M_M"
+	HM Class = "H_M"
+)
+
+var classOrder = []Class{LC, MC, HC, MM, HM}
+
+func classNames() []string {
+	s := make([]string, len(classOrder))
+	for i, c := range classOrder {
+		s[i] = string(c)
+	}
+	return s
+}
+
+// Valid reports whether c is one of the five classes.
+func (c Class) Valid() bool { return c.index() >= 0 }
+
+func (c Class) index() int {
+	for i, x := range classOrder {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Policy is Slate's decision for a pair of kernels.
+type Policy string
+
+// Corun and Solo are the two entries of Slate's table.
+const (
+	Corun Policy = "corun"
+	Solo  Policy = "solo"
+)
+
+// policyTable is Table I exactly as PLANNER.md gives it: rows are the kernel
+// that is running (J_k), columns the candidate (J_k+1 or one further down
+// the queue). It is NOT symmetric: (H_C, M_M) is solo but (M_M, H_C) corun,
+// and (H_C, H_M) is corun but (H_M, H_C) solo. The table is empirical; we
+// keep it verbatim rather than "fix" it, and read it row = running kernel.
+var policyTable = [5][5]Policy{
+	//          L_C    M_C    H_C    M_M    H_M
+	/* L_C */ {Corun, Corun, Solo, Corun, Corun},
+	/* M_C */ {Corun, Corun, Solo, Solo, Corun},
+	/* H_C */ {Solo, Solo, Solo, Solo, Corun},
+	/* M_M */ {Corun, Solo, Corun, Solo, Solo},
+	/* H_M */ {Corun, Corun, Solo, Solo, Solo},
+}
+
+// PolicyFor returns Slate's table entry for running kernel class a and
+// candidate class b. Unknown classes give Solo, the safe answer.
+func PolicyFor(a, b Class) Policy {
+	i, j := a.index(), b.index()
+	if i < 0 || j < 0 {
+		return Solo
+	}
+	return policyTable[i][j]
+}
+
+// Classification thresholds. Slate labels intensities L/M/H from nvprof
+// GFLOP/s and bandwidth but publishes no cut-offs; these are calibrated so
+// that the paper's own Table II (Titan Xp: 547.6 GB/s, 12,150 GFLOP/s peak)
+// reproduces its labels: bandwidth 71.6 GB/s (13%) low; 340.9-403.5 GB/s
+// (62-74%) medium; 568.6 GB/s (104%) high; 4.2 and 19.6 GFLOP/s (<0.2%)
+// low; 161.3 (1.3%) medium; 1,525 (12.6%) high. Compute cut-offs are low
+// because GFLOP/s of real kernels is a small fraction of the FMA peak.
+const (
+	MemHighFrac  = 0.80 // B[M]/Pb at or above: H_M
+	MemMedFrac   = 0.25 // B[M]/Pb at or above: M_M
+	FlopHighFrac = 0.10 // gflops/peak_gflops at or above: H_C
+	FlopMedFrac  = 0.01 // gflops/peak_gflops at or above: M_C
+
+	// Without FLOP counts, compute intensity falls back to parallel
+	// efficiency from the smallest measured SM count m0 to all M SMs,
+	// R[m0]·m0 / (R[M]·M): a kernel that keeps every SM busy (scales
+	// linearly) is compute intensive; one that cannot use the SMs (too few
+	// blocks, latency bound) is low, which is how Slate describes its L_C
+	// example (RG, "unable to fully utilize GPU's capacity").
+	EffHighFrac = 0.80
+	EffMedFrac  = 0.40
+)
+
+// Classify returns the Slate class of kernel i: its explicit class if the
+// profile gives one, otherwise the class derived from the metrics with the
+// thresholds above. The second result says which rule decided, for output.
+func (ps *ProfileSet) Classify(i int) (Class, string) {
+	k := &ps.Kernels[i]
+	if k.Class != "" {
+		return k.Class, "profile"
+	}
+	M := ps.Device.SMs
+	mem := k.B(M) / ps.Device.PeakBWGBs
+	switch {
+	case mem >= MemHighFrac:
+		return HM, fmt.Sprintf("bw %.0f%% of peak", 100*mem)
+	case mem >= MemMedFrac:
+		return MM, fmt.Sprintf("bw %.0f%% of peak", 100*mem)
+	}
+	if k.GFLOPS > 0 && ps.Device.PeakGFLOPS > 0 {
+		f := k.GFLOPS / ps.Device.PeakGFLOPS
+		switch {
+		case f >= FlopHighFrac:
+			return HC, fmt.Sprintf("%.1f%% of peak flops", 100*f)
+		case f >= FlopMedFrac:
+			return MC, fmt.Sprintf("%.1f%% of peak flops", 100*f)
+		}
+		return LC, fmt.Sprintf("%.2f%% of peak flops", 100*f)
+	}
+	m0 := k.RMs[0].M
+	eff := k.R(m0) * float64(m0) / (k.R(M) * float64(M))
+	switch {
+	case m0 == M:
+		// One measurement at M tells nothing about scaling; medium is the
+		// neutral middle of the table.
+		return MC, "no scaling data"
+	case eff >= EffHighFrac:
+		return HC, fmt.Sprintf("scaling efficiency %.0f%%", 100*eff)
+	case eff >= EffMedFrac:
+		return MC, fmt.Sprintf("scaling efficiency %.0f%%", 100*eff)
+	}
+	return LC, fmt.Sprintf("scaling efficiency %.0f%%", 100*eff)
+}
+
+// PlanSlate applies Slate's selection rule to the kernels in file (queue)
+// order: the kernel at the head of the queue is J_k; the first later kernel
+// whose class the table marks corun with J_k's class (row J_k, column the
+// candidate) is co-run with it; if none is, J_k runs solo on all SMs.
+// Both leave the queue and the rule repeats. A pair whose global memory does
+// not fit on the device is never co-run.
+//
+// The latency of a co-run phase uses Slate's runtime semantics: persistent
+// workers on disjoint SM ranges, and when one kernel finishes the survivor
+// grows to all M SMs. With the pair on m and M-m SMs, both slowed by the
+// bandwidth penalty of Liang's equation (3) while they overlap, the first
+// finishes at t1 = min(R_a[m], R_b[M-m])·pen, the survivor has done
+// t1/(R_s[m_s]·pen) of its work and finishes the rest at full width:
+// (1 - t1/(R_s[m_s]·pen))·R_s[M]. The split m is the one minimising that
+// (smallest m on ties). The table decides corun; the model only sizes it, so
+// a pair the table calls complementary can still be predicted slower than
+// solo runs: the plan reports that honestly rather than overriding the table.
+func PlanSlate(ps *ProfileSet) (*Plan, error) {
+	mdl, err := NewModel(ps)
+	if err != nil {
+		return nil, err
+	}
+	n := len(ps.Kernels)
+	classes := make([]Class, n)
+	why := make([]string, n)
+	for i := range n {
+		classes[i], why[i] = ps.Classify(i)
+	}
+	queue := make([]int, n)
+	for i := range queue {
+		queue[i] = i
+	}
+	b := newPlanBuilder(mdl, "slate")
+	for len(queue) > 0 {
+		a := queue[0]
+		partner := -1
+		for qi := 1; qi < len(queue); qi++ {
+			c := queue[qi]
+			if PolicyFor(classes[a], classes[c]) == Corun && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes <= ps.Device.MemBytes {
+				partner = qi
+				break
+			}
+		}
+		if partner < 0 {
+			b.soloPhase(a)
+			queue = queue[1:]
+			continue
+		}
+		c := queue[partner]
+		m, lat, fa, fc := mdl.slatePair(a, c)
+		b.phase(Phase{
+			Kernels: []PhaseKernel{
+				{Name: ps.Kernels[a].Name, SMs: m, FinishMs: fa},
+				{Name: ps.Kernels[c].Name, SMs: mdl.M - m, FinishMs: fc},
+			},
+			LatencyMs: lat,
+			Note:      fmt.Sprintf("%s corun %s", classes[a], classes[c]),
+		})
+		queue = append(queue[1:partner:partner], queue[partner+1:]...)
+	}
+	p := b.finish()
+	for i := range n {
+		p.Classes = append(p.Classes, KernelClass{Name: ps.Kernels[i].Name, Class: classes[i], Reason: why[i]})
+	}
+	return p, nil
+}
+
+// slatePair returns the best split for kernels a (on m SMs) and c (on M-m),
+// the phase latency, and each kernel's finish time within the phase.
+func (mdl *Model) slatePair(a, c int) (bestM int, bestLat, finA, finC float64) {
+	M := mdl.M
+	if M < 2 {
+		// Nothing to split: run back to back.
+		ra, rc := mdl.r[a][M], mdl.r[c][M]
+		return 1, ra + rc, ra, ra + rc
+	}
+	bestLat = math.Inf(1)
+	for m := 1; m < M; m++ {
+		pen := mdl.penalty2(a, m, c, M-m)
+		ta := mdl.r[a][m] * pen
+		tc := mdl.r[c][M-m] * pen
+		var lat, fa, fc float64
+		if ta <= tc {
+			fa = ta
+			fc = ta + (1-ta/tc)*mdl.r[c][M]
+			lat = fc
+		} else {
+			fc = tc
+			fa = tc + (1-tc/ta)*mdl.r[a][M]
+			lat = fa
+		}
+		if lat < bestLat {
+			bestM, bestLat, finA, finC = m, lat, fa, fc
+		}
+	}
+	return
+}
+
+func (mdl *Model) penalty2(a, ma, c, mc int) float64 {
+	bw := mdl.b[a][ma] + mdl.b[c][mc]
+	if bw > mdl.Pb {
+		return bw / mdl.Pb
+	}
+	return 1
+}

@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSlatePolicyTableExactly(t *testing.T) {
+	// PLANNER.md, row (running) × column (candidate).
+	want := map[[2]Class]Policy{}
+	rows := [][]Policy{
+		{Corun, Corun, Solo, Corun, Corun},
+		{Corun, Corun, Solo, Solo, Corun},
+		{Solo, Solo, Solo, Solo, Corun},
+		{Corun, Solo, Corun, Solo, Solo},
+		{Corun, Corun, Solo, Solo, Solo},
+	}
+	for i, a := range classOrder {
+		for j, b := range classOrder {
+			want[[2]Class{a, b}] = rows[i][j]
+			assert.Equal(t, rows[i][j], PolicyFor(a, b), "%s vs %s", a, b)
+		}
+	}
+	// Symmetric everywhere except the two pairs the table has asymmetric.
+	asym := map[[2]Class]bool{{HC, MM}: true, {MM, HC}: true, {HC, HM}: true, {HM, HC}: true}
+	for _, a := range classOrder {
+		for _, b := range classOrder {
+			sym := PolicyFor(a, b) == PolicyFor(b, a)
+			assert.Equal(t, !asym[[2]Class{a, b}], sym, "%s/%s symmetry", a, b)
+		}
+	}
+	assert.Equal(t, Solo, PolicyFor(HC, MM))
+	assert.Equal(t, Corun, PolicyFor(MM, HC))
+	assert.Equal(t, Corun, PolicyFor(HC, HM))
+	assert.Equal(t, Solo, PolicyFor(HM, HC))
+	assert.Equal(t, Solo, PolicyFor("X", LC))
+}
+
+// TestSlateClassifyTableII reproduces the labels of Slate's Table II
+// (Titan Xp, 547.6 GB/s, 12,150 GFLOP/s) from its GFLOP/s and bandwidth.
+func TestSlateClassifyTableII(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "Titan Xp", SMs: 30, PeakBWGBs: 547.6, MemBytes: 12 << 30, PeakGFLOPS: 12150}}
+	tests := []struct {
+		name       string
+		gflops, bw float64
+		want       Class
+	}{
+		{"BS", 161.3, 401.49, MM},
+		{"GS", 19.6, 340.9, MM},
+		{"MM", 1525, 403.5, MM},
+		{"RG", 4.2, 71.6, LC},
+		{"TR", 0.0, 568.6, HM},
+		{"low-mem high-flop", 2000, 50, HC},
+		{"low-mem mid-flop", 200, 50, MC},
+	}
+	for i, tc := range tests {
+		ps.Kernels = append(ps.Kernels, Kernel{Name: tc.name, Blocks: 100, ThreadsPerBlock: 256, GFLOPS: tc.gflops,
+			RMs: Samples{{30, 1}}, BWGBs: Samples{{30, tc.bw}}})
+		got, _ := ps.Classify(i)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	// An explicit class wins.
+	ps.Kernels[0].Class = HC
+	got, why := ps.Classify(0)
+	assert.Equal(t, HC, got)
+	assert.Equal(t, "profile", why)
+}
+
+func TestSlateClassifyByScaling(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "d", SMs: 10, PeakBWGBs: 100, MemBytes: 1 << 30}}
+	mk := func(r10 float64) Kernel {
+		return Kernel{Name: "k", Blocks: 100, ThreadsPerBlock: 32, RMs: Samples{{1, 10}, {10, r10}}, BWGBs: Samples{{10, 1}}}
+	}
+	for _, tc := range []struct {
+		r10  float64
+		want Class
+	}{{1, HC}, {2, MC}, {5, LC}} {
+		ps.Kernels = []Kernel{mk(tc.r10)}
+		got, _ := ps.Classify(0)
+		assert.Equal(t, tc.want, got, "R[10]=%v", tc.r10)
+	}
+}
+
+func TestSlateSelectionRule(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "d", SMs: 8, PeakBWGBs: 100, MemBytes: 1 << 30}}
+	add := func(name string, c Class) {
+		ps.Kernels = append(ps.Kernels, Kernel{Name: name, Blocks: 64, ThreadsPerBlock: 128, Class: c,
+			RMs: Samples{{1, 8}, {8, 1}}, BWGBs: Samples{{8, 10}}})
+	}
+	// Queue: H_C, M_M, H_M, L_C. Head H_C: M_M is solo (row H_C), H_M is
+	// corun -> phase {H_C, H_M}. Then M_M: L_C corun -> {M_M, L_C}.
+	add("hc", HC)
+	add("mm", MM)
+	add("hm", HM)
+	add("lc", LC)
+	p, err := PlanSlate(ps)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 2)
+	assert.Equal(t, "hc", p.Phases[0].Kernels[0].Name)
+	assert.Equal(t, "hm", p.Phases[0].Kernels[1].Name)
+	assert.Equal(t, "mm", p.Phases[1].Kernels[0].Name)
+	assert.Equal(t, "lc", p.Phases[1].Kernels[1].Name)
+	// Reversed roles: head H_M finds H_C solo (row H_M) and runs alone.
+	ps.Kernels = nil
+	add("hm", HM)
+	add("hc", HC)
+	p, err = PlanSlate(ps)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 2)
+	assert.Len(t, p.Phases[0].Kernels, 1)
+	assert.Equal(t, 8, p.Phases[0].Kernels[0].SMs)
+}
