@@ -63,15 +63,36 @@ type conditionCheck struct {
 	what string // "loop condition", "branch condition", ...
 }
 
+// LowerOptions adapt the lowering to the merged (Liang) kernel, whose
+// idle threads (beyond a kernel's block size) are inactive from the start.
+type LowerOptions struct {
+	// Active is the initial value of slate_active ("true" for the
+	// persistent transform; e.g. "slate_tid < 256" in a merged body).
+	Active string
+	// StartInactive says threads may be inactive on entry: every statement
+	// without a sync point is guarded, and conditions are checked from the top.
+	StartInactive bool
+	// AllReturns lowers every return, not only those before a sync point.
+	AllReturns bool
+}
+
 // lowerKernel computes the edits that lower the kernel body's returns, or
 // the reasons it cannot. The edits are absolute offsets in the main file.
 func (a *Analysis) lowerKernel(k *KernelInfo) ([]emit.Edit, []diag.Diagnostic) {
+	return a.Lower(k, LowerOptions{Active: "true"})
+}
+
+// Lower computes the predication edits of a kernel body under opts.
+func (a *Analysis) Lower(k *KernelInfo, opts LowerOptions) ([]emit.Edit, []diag.Diagnostic) {
+	if k.Func.Def.Body == nil {
+		return nil, []diag.Diagnostic{a.at(k.Func.BodySpan.Start, diag.Error, "kernel %s: its body did not parse", k.Func.Name)}
+	}
 	body := k.Func.Def.Body
 	l := &lowerer{a: a, k: k, f: a.File, rets: map[int]bool{}, shared: map[string]bool{},
 		assigned: map[string]bool{}}
 	l.sites = append(a.syncSites(k.Func), k.OpaqueSync...)
 	for _, r := range k.Returns {
-		if r.BeforeSync {
+		if r.BeforeSync || opts.AllReturns {
 			l.rets[r.Span.Start] = true
 		}
 	}
@@ -81,8 +102,12 @@ func (a *Analysis) lowerKernel(k *KernelInfo) ([]emit.Edit, []diag.Diagnostic) {
 	for _, s := range a.FileShared {
 		l.shared[s.Name] = true
 	}
-	l.edits = append(l.edits, emit.Insert(body.Span().Start+1, " bool slate_active = true;", "lower"))
-	l.list(body.Stmts, false, false)
+	active := opts.Active
+	if active == "" {
+		active = "true"
+	}
+	l.edits = append(l.edits, emit.Insert(body.Span().Start+1, " bool slate_active = "+active+";", "lower"))
+	l.list(body.Stmts, opts.StartInactive, false)
 	l.checkConditions()
 	if len(l.errs) > 0 {
 		return nil, l.errs
