@@ -17,9 +17,9 @@ __global__ void gradient(const int* in, int* out, int chunk) {
     out[(size_t)chunk * W * H + y * W + x] = abs(gx) + abs(gy);
 }
 
-// Each block sums 1024 consecutive results (shared-memory tree, 64-bit).
+// Each block sums 1024 consecutive results (tree in dynamic shared memory, 64-bit).
 __global__ void chunk_sums(const int* g, long long* sums, int count) {
-    __shared__ long long s[256];
+    extern __shared__ long long s[];  // 256 entries
     long long acc = 0;
     for (int k = threadIdx.x; k < 1024; k += 256) {
         int i = blockIdx.x * 1024 + k;
@@ -68,7 +68,7 @@ int main() {
         CUDA_CHECK(cudaEventRecord(done[s], streams[s]));
         CUDA_CHECK(cudaStreamWaitEvent(streams[0], done[s], 0));
     }
-    chunk_sums<<<nsums, 256, 0, streams[0]>>>(d_out, d_sums, (int)total);  // 4096 blocks
+    chunk_sums<<<nsums, 256, 256 * sizeof(long long), streams[0]>>>(d_out, d_sums, (int)total);  // 4096 blocks
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<long long> sums(nsums);

@@ -1,5 +1,5 @@
 // slatec-test: harness
-// Kernels with unnamed (unused) parameters in first, middle and last position, in a template and with default-like pointers.
+// Kernels with unnamed (unused) parameters in first, middle and last position, in a template, launched with nullptr arguments.
 #include "harness.h"
 
 #include <vector>
