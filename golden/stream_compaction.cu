@@ -587,6 +587,7 @@ int main() {
     CUDA_CHECK(cudaGetLastError());
     count_kept__slate_launch(grid, B, 0, 0, d_in, d_counts, n, threshold);
     CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(counts.data(), d_counts, grid * sizeof(int), cudaMemcpyDeviceToHost));
     int total = 0;
     for (int b = 0; b < grid; ++b) {

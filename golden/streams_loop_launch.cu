@@ -454,9 +454,9 @@ static void gradient__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
 #line 18 "testdata/kernels/streams_loop_launch.cu"
 
 
-// Each block sums 1024 consecutive results (shared-memory tree, 64-bit).
+// Each block sums 1024 consecutive results (tree in dynamic shared memory, 64-bit).
 __global__ void chunk_sums(const int* g, long long* sums, int count) {
-    __shared__ long long s[256];
+    extern __shared__ long long s[];  // 256 entries
     long long acc = 0;
     for (int k = threadIdx.x; k < 1024; k += 256) {
         int i = blockIdx.x * 1024 + k;
@@ -474,7 +474,7 @@ __global__ void chunk_sums(const int* g, long long* sums, int count) {
 static __device__ __forceinline__ void chunk_sums__slate_body(const uint3 blockIdx, const dim3 gridDim, const int* g, long long* sums, int count)
 #line 21 "testdata/kernels/streams_loop_launch.cu"
 {
-    __shared__ long long s[256];
+    extern __shared__ long long s[];  // 256 entries
     long long acc = 0;
     for (int k = threadIdx.x; k < 1024; k += 256) {
         int i = blockIdx.x * 1024 + k;
@@ -546,7 +546,7 @@ int main() {
         CUDA_CHECK(cudaEventRecord(done[s], streams[s]));
         CUDA_CHECK(cudaStreamWaitEvent(streams[0], done[s], 0));
     }
-    chunk_sums__slate_launch(nsums, 256, 0, streams[0], d_out, d_sums, (int)total);  // 4096 blocks
+    chunk_sums__slate_launch(nsums, 256, 256 * sizeof(long long), streams[0], d_out, d_sums, (int)total);  // 4096 blocks
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<long long> sums(nsums);

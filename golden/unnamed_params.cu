@@ -402,7 +402,7 @@ static void run(const plan& p, Launch launch)
 // ---- end of slatec support --------------------------------------------------
 #line 1 "testdata/kernels/unnamed_params.cu"
 // slatec-test: harness
-// Kernels with unnamed (unused) parameters in first, middle and last position, in a template and with default-like pointers.
+// Kernels with unnamed (unused) parameters in first, middle and last position, in a template, launched with nullptr arguments.
 #include "harness.h"
 
 #include <vector>

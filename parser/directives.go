@@ -13,6 +13,8 @@ type Macro struct {
 	Body   Span // the replacement list
 	// BodyIdents are the identifiers in the replacement list, in order.
 	BodyIdents []string
+	// Pastes is true when the replacement list uses ## (token pasting).
+	Pastes bool
 }
 
 // Include is an #include directive.
@@ -89,6 +91,7 @@ func parseDefine(d string, i, base int) *Macro {
 		j += k + 1
 	}
 	m.Body = Span{base + j, base + len(d)}
+	m.Pastes = strings.Contains(d[j:], "##")
 	for _, t := range Lex([]byte(d[j:])) {
 		if t.Kind == Ident {
 			m.BodyIdents = append(m.BodyIdents, d[j+int(t.Off):j+int(t.End)])

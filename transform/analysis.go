@@ -158,6 +158,9 @@ type Analysis struct {
 	FileShared []SharedDecl
 	// IndexMacros maps macro names to the builtins their expansion reads.
 	IndexMacros map[string][]string
+	// SyncMacros are macros whose expansion (transitively) synchronises:
+	// a use is a sync point like the barrier it hides.
+	SyncMacros map[string]bool
 	// Diags are warnings about the file as a whole (launches in macros,
 	// index reads in code slatec does not parse).
 	Diags  []diag.Diagnostic
@@ -248,6 +251,21 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 		}
 		seen[name] = true
 		set := map[string]bool{}
+		// Token pasting can spell a builtin (CAT(grid, Dim)): when pieces
+		// of one are pasted, assume the macro reads both index builtins.
+		pieces, pastes := false, m.Pastes
+		for _, id := range m.BodyIdents {
+			switch id {
+			case "grid", "block", "Dim", "Idx", "gridD", "blockI":
+				pieces = true
+			}
+			if pm := byName[id]; pm != nil && pm.Pastes {
+				pastes = true
+			}
+		}
+		if pieces && pastes {
+			set[BlockIdx], set[GridDim] = true, true
+		}
 		for _, id := range m.BodyIdents {
 			if isBuiltin(id) {
 				set[id] = true
@@ -264,6 +282,38 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 	for _, m := range macros {
 		if r := visit(m.Name, map[string]bool{}); len(r) > 0 {
 			a.IndexMacros[m.Name] = r
+		}
+	}
+	// Sync macros: a body naming a barrier, a warp collective, or another
+	// sync macro.
+	a.SyncMacros = map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, m := range macros {
+			if a.SyncMacros[m.Name] {
+				continue
+			}
+			for i, id := range m.BodyIdents {
+				sync := blockBarrierFuncs[id] || blockReduceFuncs[id] || warpSyncFuncs[id] || a.SyncMacros[id]
+				// .sync() on a group: the member name follows an identifier.
+				if id == "sync" && i > 0 {
+					sync = true
+				}
+				if sync {
+					a.SyncMacros[m.Name] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	// Kernels that exist only after macro expansion are not seen: say so.
+	for _, f := range files {
+		for _, m := range f.Macros {
+			if strings.Contains(f.Text(m.Body), "__global__") && f == a.File {
+				a.Diags = append(a.Diags, a.at(m.Span.Start, diag.Warning,
+					"macro %s defines a kernel; slatec does not expand macros, so kernels it defines are neither inspected nor transformed (their launches run natively)", m.Name))
+			}
 		}
 	}
 }
@@ -335,6 +385,9 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			if isBuiltin(name) && prev(1) != "." && prev(1) != "->" && prev(1) != "::" {
 				l, c := a.posIn(file, span(t))
 				fi.Uses = append(fi.Uses, BuiltinUse{Name: name, Span: span(t), Line: l, Col: c})
+			}
+			if a.SyncMacros[name] && prev(1) != "." && prev(1) != "->" && prev(1) != "::" {
+				fi.addSync(a, SyncBlock, "macro "+name, span(t))
 			}
 			if bs, ok := a.IndexMacros[name]; ok && prev(1) != "." && prev(1) != "->" {
 				l, c := a.posIn(file, span(t))

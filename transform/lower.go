@@ -106,6 +106,17 @@ func (a *Analysis) Lower(k *KernelInfo, opts LowerOptions) ([]emit.Edit, []diag.
 	if active == "" {
 		active = "true"
 	}
+	// A lambda that synchronises does so where it is called, which this
+	// analysis does not follow: refuse rather than guess.
+	parser.Walk(body, func(n parser.Node) bool {
+		if lam, ok := n.(*parser.Lambda); ok {
+			if l.hasSync(lam) {
+				l.errorf(lam, "cannot lower an early return: this lambda synchronises, and slatec does not follow where it is called")
+			}
+			return false
+		}
+		return true
+	})
 	l.edits = append(l.edits, emit.Insert(body.Span().Start+1, " bool slate_active = "+active+";", "lower"))
 	l.list(body.Stmts, opts.StartInactive, false)
 	l.checkConditions()
