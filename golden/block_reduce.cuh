@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -406,6 +410,20 @@ static void run(const plan& p, Launch launch)
 #pragma once
 
 #include "grid_index.cuh"
+#ifndef SLATE_CLONE_global_tid_0
+#define SLATE_CLONE_global_tid_0
+#line 8 "testdata/kernels/grid_index.cuh"
+__device__ __forceinline__ unsigned global_tid__slate(const uint3 blockIdx, const dim3 gridDim) { return GLOBAL_TID; }
+#endif
+#line 5 "testdata/kernels/block_reduce.cuh"
+
+#ifndef SLATE_CLONE_grid_size_0
+#define SLATE_CLONE_grid_size_0
+#line 9 "testdata/kernels/grid_index.cuh"
+__device__ __forceinline__ unsigned grid_size__slate(const uint3 blockIdx, const dim3 gridDim) { return GRID_THREADS; }
+#endif
+#line 5 "testdata/kernels/block_reduce.cuh"
+
 
 // Sum over all threads of the block; every thread gets the result. BLOCK must be a
 // multiple of 32 and equal blockDim.x; every thread of the block must call it.
@@ -441,7 +459,7 @@ static __device__ __forceinline__ void block_sum_kernel__slate_body(const uint3 
 #line 29 "testdata/kernels/block_reduce.cuh"
 {
     int acc = 0;
-    for (unsigned i = global_tid(); i < (unsigned)n; i += grid_size()) acc += in[i];
+    for (unsigned i = global_tid__slate(blockIdx, gridDim); i < (unsigned)n; i += grid_size__slate(blockIdx, gridDim)) acc += in[i];
     int s = block_reduce_sum<int, BLOCK>(acc);
     if (threadIdx.x == 0) block_sums[blockIdx.x] = s;
 }

@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -408,42 +412,60 @@ static void run(const plan& p, Launch launch)
 #include <vector>
 
 __device__ int block_linear() { return blockIdx.y * gridDim.x + blockIdx.x; }
+#ifndef SLATE_CLONE_block_linear_0
+#define SLATE_CLONE_block_linear_0
 #line 7 "testdata/kernels/helpers_blockidx.cu"
 __device__ int block_linear__slate(const uint3 blockIdx, const dim3 gridDim) { return blockIdx.y * gridDim.x + blockIdx.x; }
+#endif
 #line 7 "testdata/kernels/helpers_blockidx.cu"
 
 __device__ int thread_linear() { return threadIdx.y * blockDim.x + threadIdx.x; }
 // Transitive: reads blockIdx/gridDim only through block_linear().
 __device__ int global_linear() { return block_linear() * (blockDim.x * blockDim.y) + thread_linear(); }
+#ifndef SLATE_CLONE_global_linear_0
+#define SLATE_CLONE_global_linear_0
 #line 10 "testdata/kernels/helpers_blockidx.cu"
 __device__ int global_linear__slate(const uint3 blockIdx, const dim3 gridDim) { return block_linear__slate(blockIdx, gridDim) * (blockDim.x * blockDim.y) + thread_linear(); }
+#endif
 #line 10 "testdata/kernels/helpers_blockidx.cu"
 
 __device__ int grid_threads() { return gridDim.x * gridDim.y * blockDim.x * blockDim.y; }
+#ifndef SLATE_CLONE_grid_threads_0
+#define SLATE_CLONE_grid_threads_0
 #line 11 "testdata/kernels/helpers_blockidx.cu"
 __device__ int grid_threads__slate(const uint3 blockIdx, const dim3 gridDim) { return gridDim.x * gridDim.y * blockDim.x * blockDim.y; }
+#endif
 #line 11 "testdata/kernels/helpers_blockidx.cu"
 
 __device__ __forceinline__ int2 global_xy() {
     return make_int2(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y);
 }
+#ifndef SLATE_CLONE_global_xy_0
+#define SLATE_CLONE_global_xy_0
 #line 12 "testdata/kernels/helpers_blockidx.cu"
 __device__ __forceinline__ int2 global_xy__slate(const uint3 blockIdx, const dim3 gridDim) {
     return make_int2(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y);
 }
+#endif
 #line 14 "testdata/kernels/helpers_blockidx.cu"
 
 template <typename T>
 __device__ T block_tag() { return (T)(blockIdx.x + 1000 * blockIdx.y); }
+#ifndef SLATE_CLONE_block_tag_0
+#define SLATE_CLONE_block_tag_0
 #line 15 "testdata/kernels/helpers_blockidx.cu"
 template <typename T>
 __device__ T block_tag__slate(const uint3 blockIdx, const dim3 gridDim) { return (T)(blockIdx.x + 1000 * blockIdx.y); }
+#endif
 #line 16 "testdata/kernels/helpers_blockidx.cu"
 
 // A real call, not inlined, two levels above blockIdx.
 __device__ __noinline__ int tagged(int v) { return v * 7 + block_tag<int>() - global_linear(); }
+#ifndef SLATE_CLONE_tagged_0
+#define SLATE_CLONE_tagged_0
 #line 18 "testdata/kernels/helpers_blockidx.cu"
 __device__ __noinline__ int tagged__slate(const uint3 blockIdx, const dim3 gridDim, int v) { return v * 7 + block_tag__slate<int>(blockIdx, gridDim) - global_linear__slate(blockIdx, gridDim); }
+#endif
 #line 18 "testdata/kernels/helpers_blockidx.cu"
 
 

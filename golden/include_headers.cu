@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -408,6 +412,34 @@ static void run(const plan& p, Launch launch)
 #include <vector>
 
 #include "block_reduce.cuh"
+#ifndef SLATE_CLONE_global_tid_0
+#define SLATE_CLONE_global_tid_0
+#line 8 "testdata/kernels/grid_index.cuh"
+__device__ __forceinline__ unsigned global_tid__slate(const uint3 blockIdx, const dim3 gridDim) { return GLOBAL_TID; }
+#endif
+#line 7 "testdata/kernels/include_headers.cu"
+
+#ifndef SLATE_CLONE_grid_size_0
+#define SLATE_CLONE_grid_size_0
+#line 9 "testdata/kernels/grid_index.cuh"
+__device__ __forceinline__ unsigned grid_size__slate(const uint3 blockIdx, const dim3 gridDim) { return GRID_THREADS; }
+#endif
+#line 7 "testdata/kernels/include_headers.cu"
+
+#ifndef SLATE_CLONE_block_first_0
+#define SLATE_CLONE_block_first_0
+#line 12 "testdata/kernels/grid_index.cuh"
+__device__ inline unsigned block_first__slate(const uint3 blockIdx, const dim3 gridDim, unsigned per_block) { return blockIdx.x * per_block; }
+#endif
+#line 7 "testdata/kernels/include_headers.cu"
+
+#ifndef SLATE_CLONE_is_last_thread_of_grid_0
+#define SLATE_CLONE_is_last_thread_of_grid_0
+#line 15 "testdata/kernels/grid_index.cuh"
+__device__ inline bool is_last_thread_of_grid__slate(const uint3 blockIdx, const dim3 gridDim) { return global_tid__slate(blockIdx, gridDim) == grid_size__slate(blockIdx, gridDim) - 1; }
+#endif
+#line 7 "testdata/kernels/include_headers.cu"
+
 #include "vec_math.cuh"
 
 // Uses the header helper twice in a row (its trailing barrier protects the reuse).
@@ -425,7 +457,7 @@ __global__ void sum_and_sumsq(const int* in, int* sums, int* sumsqs, int n) {
 static __device__ __forceinline__ void sum_and_sumsq__slate_body(const uint3 blockIdx, const dim3 gridDim, const int* in, int* sums, int* sumsqs, int n)
 #line 11 "testdata/kernels/include_headers.cu"
 {
-    int i = global_tid();
+    int i = global_tid__slate(blockIdx, gridDim);
     int v = i < n ? in[i] : 0;
     int s = block_reduce_sum<int, 256>(v);
     int q = block_reduce_sum<int, 256>(v * v);
@@ -437,7 +469,7 @@ static __device__ __forceinline__ void sum_and_sumsq__slate_body(const uint3 blo
 #line 11 "testdata/kernels/include_headers.cu"
 __global__ void sum_and_sumsq__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int* sumsqs, int n)
 {
-    slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         sum_and_sumsq__slate_body(slate_b, slate_g, in, sums, sumsqs, n);
     });
 }
@@ -470,7 +502,7 @@ static __device__ __forceinline__ void project__slate_body(const uint3 blockIdx,
 {
     for (unsigned i = GLOBAL_TID; i < (unsigned)n; i += GRID_THREADS)
         out[i] = clampf(dot2(p[i] + 0.5f * dir, dir), -1.0f, 1.0f);
-    if (is_last_thread_of_grid()) *marker = (int)block_first(blockDim.x);
+    if (is_last_thread_of_grid__slate(blockIdx, gridDim)) *marker = (int)block_first__slate(blockIdx, gridDim, blockDim.x);
 }
 #line 23 "testdata/kernels/include_headers.cu"
 __global__ void project__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float2* p, float2 dir, float* out, int n, int* marker)

@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -451,8 +455,11 @@ static void grid_constant_param__slate_launch(dim3 slate_grid, dim3 slate_block,
 
 
 [[nodiscard]] __device__ __noinline__ int not_inlined(int v) { return v * 3 + (int)blockIdx.x; }
+#ifndef SLATE_CLONE_not_inlined_0
+#define SLATE_CLONE_not_inlined_0
 #line 20 "testdata/kernels/parse_attributes.cu"
 [[nodiscard]] __device__ __noinline__ int not_inlined__slate(const uint3 blockIdx, const dim3 gridDim, int v) { return v * 3 + (int)blockIdx.x; }
+#endif
 #line 20 "testdata/kernels/parse_attributes.cu"
 
 

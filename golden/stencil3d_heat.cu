@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -413,8 +417,11 @@ struct Dims {
 
 // The z coordinate comes from a helper so that blockIdx is also read outside the kernel body.
 __device__ int global_z() { return blockIdx.z * blockDim.z + threadIdx.z; }
+#ifndef SLATE_CLONE_global_z_0
+#define SLATE_CLONE_global_z_0
 #line 12 "testdata/kernels/stencil3d_heat.cu"
 __device__ int global_z__slate(const uint3 blockIdx, const dim3 gridDim) { return blockIdx.z * blockDim.z + threadIdx.z; }
+#endif
 #line 12 "testdata/kernels/stencil3d_heat.cu"
 
 

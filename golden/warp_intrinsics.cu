@@ -271,9 +271,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -545,17 +549,17 @@ __global__ void compact_live(const int* in, int* out, unsigned* counter, int n) 
 #line 48 "testdata/kernels/warp_intrinsics.cu"
 static __device__ __forceinline__ void compact_live__slate_body(const uint3 blockIdx, const dim3 gridDim, const int* in, int* out, unsigned* counter, int n)
 #line 48 "testdata/kernels/warp_intrinsics.cu"
-{ bool slate_active = true;
+{
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) { slate_active = false; }
+    if (i >= n) return;
     unsigned m = __activemask();
     int lane = threadIdx.x & 31;
     int leader = __ffs(m) - 1;
     unsigned base = 0;
-    if (slate_active) { if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(m)); }
+    if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(m));
     base = __shfl_sync(m, base, leader);
     unsigned rank = __popc(m & ((1u << lane) - 1));
-    if (slate_active) { out[base + rank] = in[i]; }
+    out[base + rank] = in[i];
 }
 #line 48 "testdata/kernels/warp_intrinsics.cu"
 __global__ void compact_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* counter, int n)

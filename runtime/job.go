@@ -70,7 +70,8 @@ type Job struct {
 	grid   Dim3
 	block  Dim3
 	shared uint32
-	cfg    Cfg // Total, grid, Iters, Workers; the SM range is set per launch
+	cfg    Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
+	wave   uint32 // occupancy x SM count: the workers of a launch on a partial range
 	args   []byte
 	offs   []C.ulonglong
 	ctl    DevicePtr
@@ -163,6 +164,9 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if iters < 1 || iters > 1<<20 {
 		return nil, fmt.Errorf("runtime: job %q: iters %d out of range", o.name, iters)
 	}
+	// The worker count of a launch on all SMs; a partial range launches the
+	// whole wave (launchLocked), since blocks land wherever the hardware puts
+	// them and those outside the range exit at once.
 	workers := min(uint64(all), (total+uint64(iters)-1)/uint64(iters))
 	buf, err := k.frame.marshal(k.layout, args)
 	if err != nil {
@@ -172,6 +176,7 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	j := &Job{
 		dev: d, k: k, name: o.name, grid: grid, block: block, shared: shared, args: buf,
 		cfg:  Cfg{Total: total, GridX: grid.X, GridY: grid.Y, GridZ: grid.Z, Iters: uint32(iters), Workers: uint32(workers)},
+		wave: uint32(all),
 		done: make(chan struct{}), released: make(chan struct{}),
 	}
 	j.offs = make([]C.ulonglong, len(k.frame.slots))
@@ -234,6 +239,9 @@ func (j *Job) launchLocked(r SMRange) error {
 	binary.LittleEndian.PutUint64(le[0:], uint64(j.ctl))
 	c := j.cfg
 	c.SMLow, c.SMHigh = uint32(r.Low), uint32(r.High)
+	if r != d.FullRange() {
+		c.Workers = j.wave
+	}
 	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
 	err := d.check("cuLaunchKernel", C.slate_launch(d.ctx, j.k.fn, C.uint(c.Workers), 1, 1,
 		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(j.shared), j.stream,
@@ -255,7 +263,8 @@ func (j *Job) Total() uint64 { return j.cfg.Total }
 // Iters returns the logical blocks per task.
 func (j *Job) Iters() int { return int(j.cfg.Iters) }
 
-// Workers returns the worker blocks per launch.
+// Workers returns the worker blocks of a launch on all SMs (a launch on a
+// partial range launches a full wave of occupancy x SM count).
 func (j *Job) Workers() int { return int(j.cfg.Workers) }
 
 // Range returns the SM range of the current launch.

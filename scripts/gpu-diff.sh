@@ -104,6 +104,10 @@ if has diff; then
     while IFS=$'\t' read -r n cname cenv; do printf '%s\0%s\0%s\0' "$n" "$cname" "$cenv"; done <"$W/jobs" |
         xargs -0 -n3 -P "$((JOBS / 2 > 1 ? JOBS / 2 : 1))" bash -c 'diff_one "$0" "$1" "$2"' | sort >"$OUT/gpu-diff.txt"
     echo "gpu-diff: $(grep -c '^PASS' "$OUT/gpu-diff.txt") passed, $(grep -c '^FAIL' "$OUT/gpu-diff.txt") failed of $(wc -l <"$W/jobs") runs"
+    # Keep the logs of failing runs (at most 20) for diagnosis.
+    grep '^FAIL' "$OUT/gpu-diff.txt" | head -20 | while read -r _ n c _; do
+        mkdir -p "$OUT/fail/$n.$c" && cp "$W/run/$n.$c"/*.out "$W/run/$n.$c"/*.err "$OUT/fail/$n.$c/" 2>/dev/null
+    done
     grep '^FAIL' "$OUT/gpu-diff.txt" | head -40
 fi
 

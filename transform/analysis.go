@@ -134,6 +134,10 @@ type KernelInfo struct {
 	HasBlockSync bool
 	// UsesShared is true when the kernel or a helper uses shared memory.
 	UsesShared bool
+	// WarpIntrinsicsAll is true when the kernel or a helper uses warp-level
+	// operations: then logical blocks are separated by a barrier, so that
+	// lanes of different logical blocks never meet in one warp operation.
+	WarpIntrinsicsAll bool
 	// OpaqueSync are uses of names whose opaque definitions synchronise
 	// (class member functions): treated as sync points.
 	OpaqueSync []parser.Span
@@ -148,8 +152,10 @@ type Analysis struct {
 	Lines *diag.Lines
 	// Deps are the files reached through #include "..." that were found,
 	// and Missing the quoted includes that were not.
-	Deps     []*parser.File
-	Missing  []*parser.Include
+	Deps    []*parser.File
+	Missing []*parser.Include
+	// Via maps each dep to the main file's #include that brings it in.
+	Via      map[*parser.File]*parser.Include
 	lines    map[*parser.File]*diag.Lines
 	Funcs    map[*parser.Func]*FuncInfo
 	Kernels  []*KernelInfo
@@ -357,7 +363,7 @@ var (
 	warpSyncFuncs      = map[string]bool{"__syncwarp": true, "__shfl_sync": true, "__shfl_up_sync": true, "__shfl_down_sync": true, "__shfl_xor_sync": true, "__ballot_sync": true, "__all_sync": true, "__any_sync": true, "__uni_sync": true, "__match_any_sync": true, "__match_all_sync": true, "__reduce_add_sync": true, "__reduce_min_sync": true, "__reduce_max_sync": true, "__reduce_and_sync": true, "__reduce_or_sync": true, "__reduce_xor_sync": true}
 	warpTileMethods    = map[string]bool{"shfl": true, "shfl_up": true, "shfl_down": true, "shfl_xor": true, "ballot": true, "any": true, "all": true, "match_any": true, "match_all": true}
 	cgCollectives      = map[string]bool{"reduce": true, "inclusive_scan": true, "exclusive_scan": true, "reduce_store_async": true, "reduce_update_async": true}
-	warpIntrinsicNames = map[string]bool{"__activemask": true, "__lanemask_lt": true, "__popc": false}
+	warpIntrinsicNames = map[string]bool{"__activemask": true, "__lanemask_lt": true, "__lanemask_le": true, "__lanemask_eq": true, "__lanemask_gt": true, "__lanemask_ge": true}
 )
 
 // analyzeFunc collects a function's own facts by scanning its body tokens.
@@ -366,6 +372,10 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	toks := tokensOf(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
+	// Masks that name the lanes present (from __activemask, a ballot, a
+	// match): collectives over them adapt to whichever lanes arrive, so they
+	// are not sync points that returned threads must reach.
+	dynMask := dynamicMaskVars(toks)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -407,13 +417,17 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			case blockReduceFuncs[name] && isCall && !member:
 				fi.addSync(a, SyncBlockReduce, name, span(t))
 			case warpSyncFuncs[name] && isCall && !member:
-				fi.addSync(a, SyncWarp, name, span(t))
 				fi.WarpIntrinsics = true
+				if !maskIsDynamic(toks, i+1, dynMask) {
+					fi.addSync(a, SyncWarp, name, span(t))
+				}
 			case member && isCall && (name == "sync" || name == "barrier_wait" || name == "barrier_arrive"):
 				recv := receiverName(toks, i-1)
 				switch groupKinds[recv] {
-				case "tile", "coalesced":
+				case "tile":
 					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
+				case "coalesced":
+					fi.WarpIntrinsics = true // over the lanes present: not a sync point
 				case "grid":
 					fi.addSync(a, SyncGrid, recv+"."+name+"()", span(t))
 				case "cluster":
@@ -423,8 +437,10 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 				}
 			case member && isCall && warpTileMethods[name]:
 				recv := receiverName(toks, i-1)
-				if k := groupKinds[recv]; k == "tile" || k == "coalesced" {
+				if k := groupKinds[recv]; k == "tile" {
 					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
+					fi.WarpIntrinsics = true
+				} else if k == "coalesced" {
 					fi.WarpIntrinsics = true
 				}
 			case name == "sync" && isCall && !member:
@@ -434,7 +450,9 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 					arg = toks[i+2].text
 				}
 				switch groupKinds[arg] {
-				case "tile", "coalesced":
+				case "coalesced":
+					fi.WarpIntrinsics = true
+				case "tile":
 					fi.addSync(a, SyncWarp, "cg::sync", span(t))
 				case "grid":
 					fi.addSync(a, SyncGrid, "cg::sync", span(t))
@@ -496,6 +514,60 @@ func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span)
 
 func (fi *FuncInfo) refuse(a *Analysis, s parser.Span, format string, args ...any) {
 	fi.Refusal = append(fi.Refusal, a.atIn(fi.File, s.Start, diag.Error, format, args...))
+}
+
+// dynamicMaskSources produce masks of the lanes present.
+var dynamicMaskSources = map[string]bool{"__activemask": true, "__ballot_sync": true, "__match_any_sync": true,
+	"__match_all_sync": true, "coalesced_threads": true}
+
+// dynamicMaskVars finds variables assigned (transitively) from a dynamic
+// mask source: `unsigned m = __activemask();`.
+func dynamicMaskVars(toks []tok) map[string]bool {
+	vars := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i+1 < len(toks); i++ {
+			if toks[i].Kind != parser.Ident || (toks[i+1].text != "=" && toks[i+1].text != "&=" && toks[i+1].text != "|=") || vars[toks[i].text] {
+				continue
+			}
+			for j := i + 2; j < len(toks) && toks[j].text != ";" && toks[j].text != ","; j++ {
+				if dynamicMaskSources[toks[j].text] || vars[toks[j].text] {
+					vars[toks[i].text] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return vars
+}
+
+// maskIsDynamic reports whether the first argument of the call whose "("
+// is at toks[open] is a dynamic mask.
+func maskIsDynamic(toks []tok, open int, dyn map[string]bool) bool {
+	if open >= len(toks) || toks[open].text != "(" {
+		return false
+	}
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch toks[j].text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case ",":
+			if depth == 1 {
+				return false
+			}
+		}
+		if dynamicMaskSources[toks[j].text] || dyn[toks[j].text] {
+			return true
+		}
+	}
+	return false
 }
 
 // receiverName returns the identifier before the `.` or `->` at index i
@@ -756,10 +828,14 @@ func (a *Analysis) reachable(fn *parser.Func) []*FuncInfo {
 			}
 		}
 	}
+	// Included files first (in include order), then the main file: the
+	// order in which C++ sees the definitions.
 	var out []*FuncInfo
-	for _, f := range a.File.Funcs {
-		if f != fn && seen[f] && a.Funcs[f] != nil {
-			out = append(out, a.Funcs[f])
+	for _, file := range append(append([]*parser.File(nil), a.Deps...), a.File) {
+		for _, f := range file.Funcs {
+			if f != fn && seen[f] && a.Funcs[f] != nil {
+				out = append(out, a.Funcs[f])
+			}
 		}
 	}
 	return out
@@ -772,7 +848,7 @@ var knownExternalPrefixes = []string{"__", "atomic", "curand", "make_", "cuda", 
 
 func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	fi := a.Funcs[fn]
-	k := &KernelInfo{FuncInfo: fi}
+	k := &KernelInfo{FuncInfo: fi, WarpIntrinsicsAll: fi.WarpIntrinsics}
 	k.AllUses = append(k.AllUses, fi.Uses...)
 	k.AllSyncs = append(k.AllSyncs, fi.Syncs...)
 	k.Refusals = append(k.Refusals, fi.Refusal...)
@@ -801,6 +877,9 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 		if len(h.Shared) > 0 {
 			k.UsesShared = true
 		}
+		k.WarpIntrinsicsAll = k.WarpIntrinsicsAll || h.WarpIntrinsics
+		k.Printf = k.Printf || h.Printf
+		k.Atomics = k.Atomics || h.Atomics
 		if h.IndexUser {
 			k.IndexHelpers = append(k.IndexHelpers, h)
 		}

@@ -28,6 +28,7 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 	if abs, err := filepath.Abs(name); err == nil {
 		seen[abs] = true
 	}
+	via := map[*parser.File]*parser.Include{}
 	var follow func(f *parser.File, depth int)
 	follow = func(f *parser.File, depth int) {
 		if depth > maxIncludeDepth {
@@ -62,12 +63,18 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 				continue
 			}
 			deps = append(deps, df)
+			if root := via[f]; root != nil {
+				via[df] = root
+			} else {
+				via[df] = inc // f is the main file
+			}
 			follow(df, depth+1)
 		}
 	}
 	follow(f, 0)
 	a := Analyze(f, deps...)
 	a.Missing = missing
+	a.Via = via
 	for _, inc := range missing {
 		a.Diags = append(a.Diags, a.at(inc.Span.Start, diag.Note,
 			"#include \"%s\" not found next to the file or in -I directories; kernels calling functions slatec cannot see are refused", inc.Path))

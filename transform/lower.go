@@ -1165,7 +1165,7 @@ var pureFuncs = func() map[string]bool {
 		make_int2 make_int3 make_int4 make_uint2 make_uint3 make_uint4 make_float2 make_float3 make_float4
 		make_double2 make_double3 make_double4 dim3 uint3 int2 float2 float4
 		size thread_rank num_threads meta_group_rank meta_group_size group_dim dim_threads thread_index
-		this_thread_block tiled_partition coalesced_threads __activemask __lanemask_lt __lanemask_le
+		this_thread_block tiled_partition __lanemask_lt __lanemask_le
 		__lanemask_eq __lanemask_gt __lanemask_ge static_cast`) {
 		m[n] = true
 	}

@@ -349,30 +349,60 @@ func (t *transformer) cloneHelpers(kernels []*KernelInfo) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// Copies that share an insertion point must keep definition order
+	// (callees first): order by file, as included, then by position.
+	type cloneJob struct {
+		fi       *FuncInfo
+		overload int
+	}
+	fileIdx := map[*parser.File]int{t.a.File: len(t.a.Deps)}
+	for i, d := range t.a.Deps {
+		fileIdx[d] = i
+	}
+	var jobs []cloneJob
 	for _, name := range names {
-		for _, fn := range t.a.byName[name] {
-			fi := t.a.Funcs[fn]
-			if fi == nil {
-				continue
+		for i, fn := range t.a.byName[name] {
+			if fi := t.a.Funcs[fn]; fi != nil {
+				jobs = append(jobs, cloneJob{fi, i})
 			}
-			if fi.File != t.a.File {
-				t.diags = append(t.diags, t.a.at(0, diag.Error,
-					"helper %s reads blockIdx or gridDim and is defined in %s: transform that file together with this one (slatec transform -o DIR %s %s)",
-					name, fi.File.Name, fi.File.Name, t.a.File.Name))
-				continue
-			}
-			text, err := t.cloneText(fi)
+		}
+	}
+	sort.SliceStable(jobs, func(i, j int) bool {
+		a, b := jobs[i].fi, jobs[j].fi
+		if fileIdx[a.File] != fileIdx[b.File] {
+			return fileIdx[a.File] < fileIdx[b.File]
+		}
+		return a.Func.NameSpan.Start < b.Func.NameSpan.Start
+	})
+	for _, job := range jobs {
+		{
+			fi, i, fn, name := job.fi, job.overload, job.fi.Func, job.fi.Func.Name
+			text, err := t.cloneText(fi, i)
 			if err != nil {
-				t.diags = append(t.diags, t.a.at(fn.NameSpan.Start, diag.Error, "%v", err))
+				t.diags = append(t.diags, t.a.atIn(fi.File, fn.NameSpan.Start, diag.Error, "%v", err))
 				continue
 			}
-			t.edits = append(t.edits, emit.Insert(fn.Def.Span().End, text, "clone "+name))
+			at := fn.Def.Span().End
+			if fi.File != t.a.File {
+				// A helper from an included header: its copy goes right after
+				// the #include that brings the header in.
+				inc := t.a.Via[fi.File]
+				if inc == nil {
+					t.diags = append(t.diags, t.a.at(0, diag.Error,
+						"helper %s reads blockIdx or gridDim in %s, which slatec cannot place: transform that file with this one", name, fi.File.Name))
+					continue
+				}
+				at = inc.Span.End
+			}
+			t.edits = append(t.edits, emit.Insert(at, text, "clone "+name))
 		}
 	}
 }
 
-// cloneText renders the persistent copy of a helper.
-func (t *transformer) cloneText(fi *FuncInfo) (string, error) {
+// cloneText renders the persistent copy of a helper. Copies are guarded
+// by a macro named after the helper, so a header transformed in the same
+// run and this file do not both define one.
+func (t *transformer) cloneText(fi *FuncInfo, overload int) (string, error) {
 	fn := fi.Func
 	f := fi.File
 	def := fn.Def.Span()
@@ -392,9 +422,35 @@ func (t *transformer) cloneText(fi *FuncInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	line, _ := t.a.pos(def)
-	endLine, _ := t.a.Lines.Position(def.End)
-	return fmt.Sprintf("\n#line %d \"%s\"\n%s\n#line %d \"%s\"\n", line, t.lineFile, body, endLine, t.lineFile), nil
+	line, _ := t.a.posIn(f, def)
+	guard := fmt.Sprintf("SLATE_CLONE_%s_%d", cIdent(fn.QualifiedName()), overload)
+	// After the copy, the main file's numbering resumes where it was cut.
+	var resume string
+	if f == t.a.File {
+		endLine, _ := t.a.Lines.Position(def.End)
+		resume = fmt.Sprintf("#line %d \"%s\"\n", endLine, t.lineFile)
+	} else {
+		incLine, _ := t.a.Lines.Position(t.a.Via[f].Span.End)
+		resume = fmt.Sprintf("#line %d \"%s\"\n", incLine, t.lineFile)
+	}
+	file := t.lineFile
+	if f != t.a.File {
+		file = filepath.ToSlash(f.Name)
+	}
+	return fmt.Sprintf("\n#ifndef %s\n#define %s\n#line %d \"%s\"\n%s\n#endif\n%s", guard, guard, line, file, body, resume), nil
+}
+
+// cIdent turns a qualified name into a macro-safe identifier.
+func cIdent(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }
 
 // callEdits rewrites, in a body that sees the virtual index, calls to
@@ -553,7 +609,10 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	if fn.LaunchBounds != nil {
 		v.LaunchBounds = tokenText(f, fn.LaunchBounds.Span()) + " "
 	}
-	sync := k.UsesShared || k.HasBlockSync || len(k.AllSyncs) > 0 || len(k.Unresolved) > 0
+	// A barrier between logical blocks (rule 5) unless provably unneeded:
+	// no shared memory, no barriers, no warp-level operations, no calls
+	// slatec cannot see.
+	sync := k.UsesShared || k.HasBlockSync || len(k.AllSyncs) > 0 || k.WarpIntrinsicsAll || len(k.Unresolved) > 0
 	v.Sync = fmt.Sprint(sync)
 	// The body: the original braces with the lowering and call rewrites.
 	edits := append([]emit.Edit(nil), t.lowered[k]...)
