@@ -211,10 +211,16 @@ func unexported(s string) string {
 	return string(r)
 }
 
-// goString quotes src as a raw string when it can, else as an interpreted one.
+// goString quotes src as raw strings, joined around any backquote, so the
+// embedded CUDA stays readable in the generated file; carriage returns
+// force an interpreted string.
 func goString(src string) string {
-	if !strings.Contains(src, "`") && !strings.Contains(src, "\r") {
-		return "`" + src + "`"
+	if strings.Contains(src, "\r") {
+		return strconv.Quote(src)
 	}
-	return strconv.Quote(src)
+	parts := strings.Split(src, "`")
+	for i, p := range parts {
+		parts[i] = "`" + p + "`"
+	}
+	return strings.Join(parts, " + \"`\" + ")
 }

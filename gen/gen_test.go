@@ -1,9 +1,13 @@
 package gen
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,4 +89,31 @@ func TestGoType(t *testing.T) {
 	} {
 		assert.Equal(t, g, goType(c), c)
 	}
+}
+
+func TestGoStringRoundTrip(t *testing.T) {
+	for _, src := range []string{"plain", "with `backquote` twice`", "`", "", "a\r\nb"} {
+		lit := goString(src)
+		f, err := parser.ParseExpr(lit)
+		require.NoError(t, err, lit)
+		v, err := constant(f)
+		require.NoError(t, err)
+		assert.Equal(t, src, v, lit)
+	}
+}
+
+// constant evaluates a string literal or a + of string literals.
+func constant(e ast.Expr) (string, error) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return strconv.Unquote(e.Value)
+	case *ast.BinaryExpr:
+		a, err := constant(e.X)
+		if err != nil {
+			return "", err
+		}
+		b, err := constant(e.Y)
+		return a + b, err
+	}
+	return "", fmt.Errorf("not a string constant: %T", e)
 }
