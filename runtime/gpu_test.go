@@ -353,7 +353,9 @@ func TestGPUResizeRandom(t *testing.T) {
 	d, m := needGPU(t)
 	k := kernel(t, m, "count__slate", countLayout)
 	sms := d.Info().SMs
-	grid := Dim3{512, 500, 1} // 256000 logical blocks, ~10 us each
+	// ~33.5M logical blocks of ~10 us: about 80 ms on all SMs, several times
+	// the resize loop's length on random (on average half-size) ranges.
+	grid := Dim3{4096, 8192, 1}
 	n := int(grid.Count())
 	counts := alloc(t, d, make([]uint32, n))
 	smids := alloc(t, d, make([]uint32, n))
@@ -394,8 +396,8 @@ func TestGPUResizeRandom(t *testing.T) {
 		}
 	}
 	js := j.Stats()
-	if js.Launches != 102 && js.Launches != 101 {
-		t.Errorf("launches %d", js.Launches)
+	if js.Launches < 101 || js.Launches != 2+len(stats)-1+js.Respawns && js.Launches != 1+len(stats)+js.Respawns && js.Launches != 2+len(stats)+js.Respawns {
+		t.Errorf("launches %d (resizes %d, respawns %d)", js.Launches, len(stats), js.Respawns)
 	}
 	logResizeStats(t, stats)
 	t.Logf("job GPU time %v over %d launches, iters %d, workers %d", js.GPUTime, js.Launches, j.Iters(), j.Workers())
@@ -422,7 +424,8 @@ func TestGPUCancelAndProgress(t *testing.T) {
 	n := 200000
 	counts := alloc(t, d, make([]uint32, n))
 	smids := alloc(t, d, make([]uint32, n))
-	j, err := d.Launch(k, D1(uint32(n)), D1(64), 0, []any{counts, smids, cycles(d, 20)}, SMRange{0, 7})
+	// About 250 ms on 8 SMs: the ten progress reads below land mid-job.
+	j, err := d.Launch(k, D1(uint32(n)), D1(64), 0, []any{counts, smids, cycles(d, 320)}, SMRange{0, 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,11 @@ type ResizeStats struct {
 
 // JobStats summarises a job.
 type JobStats struct {
-	Launches int           // 1 + number of resizes that relaunched
+	Launches int           // 1 + relaunches (resizes and respawns)
 	Resizes  []ResizeStats // in order
+	// Respawns counts relaunches on the same range after a launch whose
+	// workers all landed outside a busy range (see Job.respawnIfStarved).
+	Respawns int
 	// GPUTime is first launch to last launch end (valid once the job
 	// succeeded or was canceled).
 	GPUTime time.Duration
@@ -64,19 +67,20 @@ type JobStats struct {
 // notices its end, checks that every logical block ran, and frees its
 // resources.
 type Job struct {
-	dev    *Device
-	k      *Kernel
-	name   string
-	grid   Dim3
-	block  Dim3
-	shared uint32
-	cfg    Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
-	wave   uint32 // occupancy x SM count: the workers of a launch on a partial range
-	args   []byte
-	offs   []C.ulonglong
-	ctl    DevicePtr
-	stream C.CUstream
-	ctlStr C.CUstream // high priority: runs beside the workers
+	dev      *Device
+	k        *Kernel
+	name     string
+	grid     Dim3
+	block    Dim3
+	shared   uint32
+	cfg      Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
+	wave     uint32 // occupancy x SM count: the workers of a launch on a partial range
+	respawns int    // relaunches of a starved job (respawnIfStarved)
+	args     []byte
+	offs     []C.ulonglong
+	ctl      DevicePtr
+	stream   C.CUstream
+	ctlStr   C.CUstream // high priority: runs beside the workers
 
 	resizeMu sync.Mutex // serialises Resize and Cancel
 	ctlMu    sync.RWMutex
@@ -510,6 +514,25 @@ func (j *Job) monitor() {
 			sleep = 10 * time.Microsecond
 			continue
 		}
+		// Decide under resizeMu, so a Resize never sees a launch that ends
+		// only to be respawned as finished.
+		j.mu.Unlock()
+		j.resizeMu.Lock()
+		j.mu.Lock()
+		if j.gen != gen || j.state != jobRunning {
+			j.mu.Unlock()
+			j.resizeMu.Unlock()
+			sleep = 10 * time.Microsecond
+			continue
+		}
+		if j.respawnIfStarved() {
+			j.mu.Unlock()
+			j.resizeMu.Unlock()
+			// The range was busy: back off before looking again.
+			time.Sleep(sleep)
+			sleep = min(sleep*2, pollMax)
+			continue
+		}
 		j.ending = true // Resize and Cancel now see the job as finished
 		if gpu, err := d.elapsed(j.startEv, j.doneEv); err == nil {
 			j.stats.GPUTime = gpu
@@ -522,6 +545,7 @@ func (j *Job) monitor() {
 		cancel()
 		j.mu.Lock()
 		j.final = c
+		j.resizeMu.Unlock()
 		switch {
 		case err != nil:
 			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q: reading its control block: %w", j.name, err))
@@ -536,6 +560,47 @@ func (j *Job) monitor() {
 		j.mu.Unlock()
 		return
 	}
+}
+
+// maxRespawns bounds relaunches of a starved job (see respawnIfStarved).
+const maxRespawns = 1 << 20
+
+// respawnIfStarved relaunches a job whose launch ended with logical blocks
+// still in the queue and no retreat or cancel asked for. That happens when
+// other work held every SM of the job's range at launch time: the worker
+// blocks were dispatched to SMs outside the range and exited at once
+// (docs/ABI.md). The queue counter carries progress, so a relaunch on the
+// same range resumes exactly where the queue stands. Called with j.mu and
+// j.resizeMu held, after the launch's done event fired.
+func (j *Job) respawnIfStarved() bool {
+	if j.cancel || j.respawns >= maxRespawns {
+		return false
+	}
+	d := j.dev
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	c, err := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
+	cancel()
+	if err != nil || c.Next >= j.cfg.Total || c.Retreat != 0 {
+		return false
+	}
+	ev, err := d.newEvent()
+	if err != nil {
+		return false
+	}
+	if err := j.launchLocked(j.rng); err != nil {
+		d.destroyEvent(ev)
+		return false
+	}
+	if err := d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, j.stream)); err != nil {
+		d.destroyEvent(ev)
+		return false
+	}
+	j.retired = append(j.retired, j.doneEv)
+	j.doneEv = ev
+	j.gen++
+	j.respawns++
+	j.stats.Respawns++
+	return true
 }
 
 // release waits until nothing of the job can still be running on the GPU,

@@ -47,14 +47,17 @@ run)
         name=$(basename "$rel")
         srcs() { ls "$1"/*.cu "$1"/*.cpp 2>/dev/null; }
         flags="-std=c++17 -O2 -arch=$ARCH -I$ROOT/Common"
-        $NVCC $flags -I"$d" -o "$W/$name.orig" $(srcs "$d") >"$W/$name.orig.build" 2>&1 || { printf '%-36s %s\n' "$rel" "original does not build" >>"$OUT/realworld.txt"; continue; }
+        # Samples using the cuRAND host API link it.
+        grep -qs '<curand.h>' "$d"/*.cpp "$d"/*.cu && flags="$flags -lcurand"
+        $NVCC $flags -I"$d" -o "$W/$name.orig" $(srcs "$d") >"$W/$name.orig.build" 2>&1 || {
+            printf '%-36s %s\n' "$rel" "original does not build: $(grep -m1 -E 'error|undefined' "$W/$name.orig.build")" >>"$OUT/realworld.txt"; continue; }
         if [ ! -f "$OUTDIR/$rel/slatec.log" ] || grep -q error: "$OUTDIR/$rel/slatec.log"; then
             printf '%-36s %-10s %s\n' "$rel" "-" "refused by slatec: $(grep -m1 error: "$OUTDIR/$rel/slatec.log")" >>"$OUT/realworld.txt"; continue
         fi
         $NVCC $flags -I"$OUTDIR/$rel" -o "$W/$name.slate" $(srcs "$OUTDIR/$rel") >"$W/$name.slate.build" 2>&1 || { printf '%-36s %-10s %s\n' "$rel" "-" "TRANSFORMED DOES NOT BUILD: $(grep -m1 error "$W/$name.slate.build")" >>"$OUT/realworld.txt"; continue; }
         $NVCC $flags -DSLATE_TEST_HOOKS -I"$OUTDIR/$rel" -o "$W/$name.hooks" $(srcs "$OUTDIR/$rel") >"$W/$name.hooks.build" 2>&1
-        verdict() { # rc, log -> PASS/FAIL
-            if [ "$1" = 0 ] && ! grep -qiE 'FAIL|mismatch|error' "$2"; then echo PASS; else echo "FAIL($1)"; fi
+        verdict() { # rc, log -> PASS/FAIL: samples exit non-zero on a failed self-check
+            if [ "$1" = 0 ] && ! grep -qE 'FAILED|Test failed|MISMATCH|[Mm]ismatch at|FAIL:' "$2"; then echo PASS; else echo "FAIL($1)"; fi
         }
         (cd "$d" && timeout 300 "$W/$name.orig" >"$W/$name.orig.log" 2>&1); o=$(verdict $? "$W/$name.orig.log")
         (cd "$OUTDIR/$rel" && timeout 300 "$W/$name.slate" >"$W/$name.slate.log" 2>&1); s=$(verdict $? "$W/$name.slate.log")
