@@ -125,8 +125,8 @@ export -f san_one
 if has sanitize; then
     for n in "${files[@]}"; do
         [ -x "$W/$n.hooks" ] || continue
-        for tool in memcheck racecheck synccheck; do printf '%s %s\n' "$n" "$tool"; done
-    done | xargs -n2 -P 4 bash -c 'san_one "$0" "$1"' | sort >"$OUT/sanitize.txt"
+        for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do printf '%s %s\n' "$n" "$tool"; done
+    done | xargs -n2 -P "${SAN_JOBS:-8}" bash -c 'san_one "$0" "$1"' | sort >"$OUT/sanitize.txt"
     echo "gpu-diff: sanitizers: $(grep -c '^CLEAN' "$OUT/sanitize.txt") clean, $(grep -c '^DIRTY' "$OUT/sanitize.txt") dirty"
     grep '^DIRTY' "$OUT/sanitize.txt" | head -20
 fi
