@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -211,4 +212,18 @@ func TestInspectJSON(t *testing.T) {
 	assert.Equal(t, []string{"(n + 255) / 256", "256"}, l.Config)
 	require.Len(t, l.ArgSpans, 3)
 	assert.Equal(t, "2.0f", goodKernel[l.ArgSpans[1].Start:l.ArgSpans[1].End])
+}
+
+// inspect --json conforms to docs/inspect.schema.json on every test input.
+func TestInspectJSONMatchesSchema(t *testing.T) {
+	sch, err := jsonschema.NewCompiler().Compile("../docs/inspect.schema.json")
+	require.NoError(t, err)
+	files, err := filepath.Glob("../testdata/kernels/*.cu")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	code, out, errs := slatec(t, "", append([]string{"inspect", "--json"}, files...)...)
+	require.Equal(t, 0, code, errs)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(inst))
 }

@@ -709,12 +709,34 @@ func BenchmarkResize(b *testing.B) {
 		iters int
 	}{{"task=4x1us", 1, 4}, {"task=4x10us", 10, 4}, {"task=32x10us", 10, 32}} {
 		b.Run(c.name, func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			// Calibrate the task length: every worker runs 8 tasks back to
+			// back, so the job's GPU time over 8 is one task. (The spin is
+			// set in nominal clock cycles; the SM clock decides the time.)
+			cal, err := d.Launch(k, D1(1), D1(64), 0, []any{int64(0)}, d.FullRange(), WithIters(c.iters))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cal.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+			occWorkers := 0
+			if occ, err := k.Occupancy(64, 0); err == nil {
+				occWorkers = occ * sms
+			}
+			cal, err = d.Launch(k, D1(uint32(occWorkers*c.iters*8)), D1(64), 0, []any{cycles(d, c.us)}, d.FullRange(), WithIters(c.iters))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cal.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+			taskUS := float64(cal.Stats().GPUTime) / 8 / 1e3
 			j, err := d.Launch(k, D1(1<<31-1), D1(64), 0, []any{cycles(d, c.us)}, d.FullRange(), WithIters(c.iters))
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
 			ranges := []SMRange{{0, sms/2 - 1}, d.FullRange(), {sms / 2, sms - 1}}
 			stats := make([]ResizeStats, 0, b.N)
 			b.ResetTimer()
@@ -741,6 +763,7 @@ func BenchmarkResize(b *testing.B) {
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Drain }), "drain-us")
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Gap }), "gap-us")
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Host }), "host-us")
+			b.ReportMetric(taskUS, "task-us")
 		})
 	}
 }
