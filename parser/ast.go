@@ -46,7 +46,8 @@ type File struct {
 	TypeNames map[string]bool
 	// Includes are the file's #include directives in order.
 	Includes []*Include
-	lines    []int // byte offset of each line start, for positions
+	lines    []int  // byte offset of each line start, for positions
+	text     string // Src as a string, sliced by Text and TokenText
 }
 
 // topFile is the participle grammar of a file.
@@ -70,16 +71,18 @@ type TopItem interface {
 // Namespace is `namespace a::b { ... }` (also `inline namespace`, anonymous).
 type Namespace struct {
 	node
-	Inline bool      `parser:"@'inline'?"`
-	Name   []string  `parser:"'namespace' ( @Ident ( '::' @Ident )* )?"`
-	Items  []TopItem `parser:"'{' @@* '}'"`
+	Gate   *blockGate `parser:"@@"`
+	Inline bool       `parser:"@'inline'?"`
+	Name   []string   `parser:"'namespace' ( @Ident ( '::' @Ident )* )?"`
+	Items  []TopItem  `parser:"'{' @@* '}'"`
 }
 
 // LinkageBlock is `extern "C" { ... }`.
 type LinkageBlock struct {
 	node
-	Lang  string    `parser:"'extern' @String"`
-	Items []TopItem `parser:"'{' @@* '}'"`
+	Gate  *blockGate `parser:"@@"`
+	Lang  string     `parser:"'extern' @String"`
+	Items []TopItem  `parser:"'{' @@* '}'"`
 }
 
 // FuncDef is a function definition at namespace scope. Its body is captured

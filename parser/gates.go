@@ -361,6 +361,30 @@ func (*StrayBrace) fileItem() {}
 // ---------------------------------------------------------------------------
 // Gates
 
+// blockGate accepts (without consuming) `[inline] namespace [name] {` and
+// `extern "..." {` only when the braces balance, so that a block cut open
+// by conditional compilation becomes an opaque run instead of an error at
+// the end of the file (participle's lookahead is bounded).
+type blockGate struct{}
+
+func (g *blockGate) Parse(lex *lexer.PeekingLexer) error {
+	c := newCursor(lex)
+	defer c.rewind()
+	for {
+		t := c.peek()
+		switch {
+		case t.Type == ttEOF || is(t, ";") || is(t, "}") || is(t, "="):
+			return participle.NextMatch
+		case is(t, "{"):
+			if c.skipGroup() {
+				return nil
+			}
+			return participle.NextMatch
+		}
+		c.next()
+	}
+}
+
 // funcGate accepts (without consuming) when the next tokens are the head of
 // a function definition followed by its body.
 type funcGate struct{}

@@ -258,6 +258,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	f = &File{Name: name, Src: src}
 	f.Toks = Lex(src)
 	text := string(src)
+	f.text = text
 	lines := diag.NewLines(src)
 	f.lines = nil
 	f.scanDirectives(text)
@@ -312,7 +313,7 @@ func (f *File) tokenIndex(off int) int {
 }
 
 // Text returns the source text of a span.
-func (f *File) Text(s Span) string { return string(f.Src[s.Start:s.End]) }
+func (f *File) Text(s Span) string { return f.text[s.Start:s.End] }
 
 // SignificantTokens returns the non-trivia tokens within span s.
 func (f *File) SignificantTokens(s Span) []Token {
@@ -325,8 +326,9 @@ func (f *File) SignificantTokens(s Span) []Token {
 	return out
 }
 
-// TokenText returns a token's text.
-func (f *File) TokenText(t Token) string { return string(f.Src[t.Off:t.End]) }
+// TokenText returns a token's text (a slice of one copy of the source:
+// no allocation per token).
+func (f *File) TokenText(t Token) string { return f.text[t.Off:t.End] }
 
 // parseBody parses a function body with the body grammar.
 func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *diag.Diagnostic) {

@@ -287,3 +287,25 @@ func TestModernExpressions(t *testing.T) {
 		})
 	}
 }
+
+// fastChildren agrees with the reflective enumeration on every node of
+// every test input.
+func TestFastChildrenMatchReflection(t *testing.T) {
+	for _, p := range cudaFiles(t) {
+		src, _ := os.ReadFile(p)
+		f, err := ParseFile(p, src)
+		require.NoError(t, err)
+		Walk(f, func(n Node) bool {
+			fast, ok := fastChildren(n)
+			if !ok {
+				return true
+			}
+			slow := reflectChildren(n)
+			require.Equal(t, len(slow), len(fast), "%T in %s", n, p)
+			for i := range slow {
+				require.True(t, slow[i] == fast[i], "%T child %d in %s", n, i, p)
+			}
+			return true
+		})
+	}
+}

@@ -38,6 +38,14 @@ func fieldsOf(t reflect.Type) []int {
 // Children returns the direct child nodes of n in field order, which for
 // every grammar struct is source order.
 func Children(n Node) []Node {
+	if out, ok := fastChildren(n); ok {
+		return out
+	}
+	return reflectChildren(n)
+}
+
+// reflectChildren enumerates children through the struct fields.
+func reflectChildren(n Node) []Node {
 	var out []Node
 	v := reflect.ValueOf(n)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
@@ -143,4 +151,93 @@ func (p *printer) node(n Node) {
 		at = cs.End
 	}
 	p.write(p.src[at:s.End])
+}
+
+// fastChildren enumerates the children of the most frequent node types
+// without reflection (the analyses walk every expression many times).
+// The order is field order, as in Children.
+func fastChildren(n Node) ([]Node, bool) {
+	var out []Node
+	add := func(c Node, ok bool) {
+		if ok {
+			out = append(out, c)
+		}
+	}
+	switch n := n.(type) {
+	case *Expr:
+		out = make([]Node, 0, len(n.List))
+		for _, a := range n.List {
+			out = append(out, a)
+		}
+	case *AssignExpr:
+		add(n.Left, n.Left != nil)
+		add(n.Right, n.Right != nil)
+	case *CondExpr:
+		add(n.Bin, n.Bin != nil)
+		add(n.Then, n.Then != nil)
+		add(n.Else, n.Else != nil)
+	case *BinaryExpr:
+		out = make([]Node, 0, 1+len(n.Rest))
+		add(n.First, n.First != nil)
+		for _, r := range n.Rest {
+			out = append(out, r)
+		}
+	case *BinRHS:
+		add(n.X, n.X != nil)
+	case *CastExpr:
+		add(n.Type, n.Type != nil)
+		add(n.Cast, n.Cast != nil)
+		add(n.Unary, n.Unary != nil)
+	case *UnaryExpr:
+		add(n.Operand, n.Operand != nil)
+		add(n.Sizeof, n.Sizeof != nil)
+		add(n.Postfix, n.Postfix != nil)
+	case *PostfixExpr:
+		out = make([]Node, 0, 1+len(n.Ops))
+		add(n.X, n.X != nil)
+		for _, o := range n.Ops {
+			out = append(out, o)
+		}
+	case *PostfixOp:
+		add(n.Index, n.Index != nil)
+		add(n.Call, n.Call != nil)
+		add(n.Member, n.Member != nil)
+		for _, a := range n.Launch {
+			out = append(out, a)
+		}
+	case *CallArgs:
+		out = make([]Node, 0, len(n.Args))
+		for _, a := range n.Args {
+			out = append(out, a)
+		}
+	case *InitValue:
+		add(n.Brace, n.Brace != nil)
+		add(n.X, n.X != nil)
+	case *Primary:
+		add(n.Paren, n.Paren != nil)
+		add(n.CppCast, n.CppCast != nil)
+		add(n.Lambda, n.Lambda != nil)
+		add(n.Brace, n.Brace != nil)
+		add(n.Name, n.Name != nil)
+		add(n.Constr, n.Constr != nil)
+	case *QualName:
+		out = make([]Node, 0, len(n.Segs))
+		for _, s := range n.Segs {
+			out = append(out, s)
+		}
+	case *ExprNameSeg:
+		add(n.Args, n.Args != nil)
+	case *MemberAccess:
+		add(n.Args, n.Args != nil)
+	case *Block:
+		out = make([]Node, 0, len(n.Stmts))
+		for _, st := range n.Stmts {
+			out = append(out, st)
+		}
+	case *ExprStmt:
+		add(n.X, n.X != nil)
+	default:
+		return nil, false
+	}
+	return out, true
 }

@@ -47,6 +47,10 @@ type lowerer struct {
 	label int
 	// Names the lowering must reason about.
 	shared map[string]bool // __shared__ variables: not tainted by guarded writes
+	// Facts computed once per body (each walk of the tree is costly).
+	locals    map[string]bool // names declared in the body, and parameters
+	arrays    map[string]bool // local arrays declared in the body
+	retsCache map[parser.Node][]*parser.ReturnStmt
 	// Taint: a variable whose value may differ for inactive threads.
 	assigned map[string]bool  // assigned by guarded code
 	defs     []varDef         // unguarded definitions: var <- idents
@@ -99,6 +103,7 @@ func (a *Analysis) Lower(k *KernelInfo, opts LowerOptions) ([]emit.Edit, []diag.
 	for _, s := range k.Shared {
 		l.shared[s.Name] = true
 	}
+	l.indexBody(body)
 	for _, s := range a.FileShared {
 		l.shared[s.Name] = true
 	}
@@ -150,8 +155,50 @@ func (l *lowerer) hasSync(n parser.Node) bool {
 	return false
 }
 
-// returnsIn lists the lowered returns inside n (not inside lambdas).
+// indexBody records, in one walk, the body's local names and arrays and
+// which statements contain lowered returns.
+func (l *lowerer) indexBody(body *parser.Block) {
+	l.locals, l.arrays = map[string]bool{}, map[string]bool{}
+	l.retsCache = map[parser.Node][]*parser.ReturnStmt{}
+	for _, p := range l.k.Func.Params {
+		if p.Name != "" {
+			l.locals[p.Name] = true
+		}
+	}
+	var visit func(n parser.Node) []*parser.ReturnStmt
+	visit = func(n parser.Node) []*parser.ReturnStmt {
+		var rets []*parser.ReturnStmt
+		switch c := n.(type) {
+		case *parser.Lambda:
+			return nil
+		case *parser.Declarator:
+			if name := declName(c); name != "" {
+				l.locals[name] = true
+				if c.Name == name && len(c.Arrays) > 0 {
+					l.arrays[name] = true
+				}
+			}
+		case *parser.ReturnStmt:
+			if l.rets[c.Span().Start] {
+				rets = append(rets, c)
+			}
+		}
+		for _, ch := range parser.Children(n) {
+			rets = append(rets, visit(ch)...)
+		}
+		if _, ok := n.(parser.Stmt); ok {
+			l.retsCache[n] = rets
+		}
+		return rets
+	}
+	visit(body)
+}
+
+// returnsIn lists the lowered returns inside statement n (not inside lambdas).
 func (l *lowerer) returnsIn(n parser.Node) []*parser.ReturnStmt {
+	if r, ok := l.retsCache[n]; ok {
+		return r
+	}
 	var out []*parser.ReturnStmt
 	parser.Walk(n, func(c parser.Node) bool {
 		switch c := c.(type) {
@@ -827,28 +874,8 @@ func lvalueRoot(c *parser.CondExpr) string {
 }
 
 // isLocal reports whether name is a non-shared variable declared in the
-// kernel body (so writing it affects only this thread).
-func (l *lowerer) isLocal(name string) bool {
-	if l.shared[name] {
-		return false
-	}
-	found := false
-	parser.Walk(l.k.Func.Def.Body, func(n parser.Node) bool {
-		if d, ok := n.(*parser.Declarator); ok && declName(d) == name {
-			found = true
-		}
-		return !found
-	})
-	if found {
-		return true
-	}
-	for _, p := range l.k.Func.Params {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
-}
+// kernel body or a parameter (so writing it affects only this thread).
+func (l *lowerer) isLocal(name string) bool { return !l.shared[name] && l.locals[name] }
 
 // noteAssigned records the variables a guarded statement writes.
 func (l *lowerer) noteAssigned(s parser.Node) {
@@ -1140,19 +1167,7 @@ func (l *lowerer) safeOpsExcept(x parser.Node, header bool, skip map[parser.Node
 
 // isArrayVar reports whether name is a shared or local array (reading it
 // with an index computed from safe values does not fault).
-func (l *lowerer) isArrayVar(name string) bool {
-	if l.shared[name] {
-		return true
-	}
-	found := false
-	parser.Walk(l.k.Func.Def.Body, func(n parser.Node) bool {
-		if d, ok := n.(*parser.Declarator); ok && d.Name == name && len(d.Arrays) > 0 {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
+func (l *lowerer) isArrayVar(name string) bool { return l.shared[name] || l.arrays[name] }
 
 // pureFuncs may be called by inactive threads: no memory access, no side
 // effects.
