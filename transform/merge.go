@@ -208,6 +208,9 @@ type MergedParam struct {
 	Name string `json:"name"`
 	// Original is its name in the kernel ("" if unnamed).
 	Original string `json:"original,omitempty"`
+	// Type is the parameter's type as code after the merged kernel can
+	// spell it (through an alias for template and namespaced kernels).
+	Type string `json:"type"`
 	// Decl is the declaration in the merged kernel's parameter list.
 	Decl string `json:"decl"`
 }

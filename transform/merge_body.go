@@ -757,14 +757,16 @@ func (m *merger) planParams() {
 			}
 			taken[name] = true
 			decl := paramDeclNamed(f, p, name)
+			typ := stripGridConstant(p.Type)
 			if k.alias {
 				gc := ""
-				if stripGridConstant(p.Type) != strings.Join(strings.Fields(p.Type), " ") {
+				if typ != strings.Join(strings.Fields(p.Type), " ") {
 					gc = "__grid_constant__ "
 				}
-				decl = gc + scopePrefix(fn) + aliasName(fn, j) + argSuffix(k.in.TemplateArgs) + " " + name
+				typ = scopePrefix(fn) + aliasName(fn, j) + argSuffix(k.in.TemplateArgs)
+				decl = gc + typ + " " + name
 			}
-			out.Params = append(out.Params, MergedParam{Name: name, Original: p.Name, Decl: decl})
+			out.Params = append(out.Params, MergedParam{Name: name, Original: p.Name, Type: typ, Decl: decl})
 		}
 		k.out = out
 	}
