@@ -109,38 +109,28 @@ var kernelNameRe = regexp.MustCompile(`^(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][
 
 // ParseKernelRef parses FILE:KERNEL or FILE:KERNEL<ARGS>, where KERNEL may
 // be qualified (a.cu:ns::scale<float>). The file ends at the first colon
-// that is not part of a "::".
+// after which a kernel name follows, so a file name may hold colons.
 func ParseKernelRef(s string) (KernelRef, error) {
-	colon := -1
-	for i := 0; i < len(s); i++ {
-		if s[i] != ':' {
+	for i := 1; i < len(s)-1; i++ {
+		if s[i] != ':' || s[i-1] == ':' {
 			continue
 		}
-		if i+1 < len(s) && s[i+1] == ':' {
-			i++
-			continue
+		r := KernelRef{File: s[:i], Kernel: s[i+1:]}
+		if j := strings.IndexByte(r.Kernel, '<'); j >= 0 {
+			if !strings.HasSuffix(r.Kernel, ">") {
+				return KernelRef{}, fmt.Errorf("%q: template arguments must end with '>'", s)
+			}
+			r.TemplateArgs = strings.TrimSpace(r.Kernel[j+1 : len(r.Kernel)-1])
+			r.Kernel = r.Kernel[:j]
+			if r.TemplateArgs == "" {
+				return KernelRef{}, fmt.Errorf("%q: empty template argument list", s)
+			}
 		}
-		colon = i
-		break
-	}
-	if colon <= 0 || colon == len(s)-1 {
-		return KernelRef{}, fmt.Errorf("%q: want FILE:KERNEL or FILE:KERNEL<ARGS>", s)
-	}
-	r := KernelRef{File: s[:colon], Kernel: s[colon+1:]}
-	if i := strings.IndexByte(r.Kernel, '<'); i >= 0 {
-		if !strings.HasSuffix(r.Kernel, ">") {
-			return KernelRef{}, fmt.Errorf("%q: template arguments must end with '>'", s)
-		}
-		r.TemplateArgs = strings.TrimSpace(r.Kernel[i+1 : len(r.Kernel)-1])
-		r.Kernel = r.Kernel[:i]
-		if r.TemplateArgs == "" {
-			return KernelRef{}, fmt.Errorf("%q: empty template argument list", s)
+		if kernelNameRe.MatchString(r.Kernel) {
+			return r, nil
 		}
 	}
-	if !kernelNameRe.MatchString(r.Kernel) {
-		return KernelRef{}, fmt.Errorf("%q: %q is not a kernel name", s, r.Kernel)
-	}
-	return r, nil
+	return KernelRef{}, fmt.Errorf("%q: want FILE:KERNEL or FILE:KERNEL<ARGS>", s)
 }
 
 // MergeOptions configure Merge.
@@ -438,7 +428,16 @@ func (m *merger) check(mk *mergeKernel) []diag.Diagnostic {
 	for _, r := range k.Refusals {
 		ds = append(ds, prefix(r))
 	}
-	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+	// The analysis folds in only the file's own helpers' refusals.
+	for _, h := range mk.helpers() {
+		if h.File != a.File {
+			for _, r := range h.Refusal {
+				r.Notes = append(r.Notes, a.at(fn.NameSpan.Start, diag.Note, "reached from kernel %s through %s", fn.Name, h.Func.Name))
+				ds = append(ds, prefix(r))
+			}
+		}
+	}
+	for _, fi := range append([]*FuncInfo{k.FuncInfo}, mk.helpers()...) {
 		for _, tk := range tokensOf(fi.File, fi.Func.Def.Span()) {
 			if tk.Kind == parser.Ident && (strings.HasPrefix(tk.text, "slate_") || strings.Contains(tk.text, "__slate") ||
 				strings.Contains(tk.text, "__merged")) {
@@ -523,7 +522,7 @@ func (m *merger) opaqueThreadReaders(mk *mergeKernel) []diag.Diagnostic {
 	}
 	var ds []diag.Diagnostic
 	seen := map[string]bool{}
-	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
+	for _, fi := range append([]*FuncInfo{k.FuncInfo}, mk.helpers()...) {
 		for _, t := range tokensOf(fi.File, fi.Func.BodySpan) {
 			sp, ok := readers[t.text]
 			if t.Kind != parser.Ident || !ok || seen[t.text] || a.byName[t.text] != nil {
@@ -588,6 +587,46 @@ func classThreadReads(a *Analysis, toks []tok) map[string]parser.Span {
 	return out
 }
 
+// helpers returns the device functions reachable from the kernel in its
+// file and in the headers it includes (KernelInfo.Helpers holds only the
+// file's own), headers first in include order, each in source order.
+func (k *mergeKernel) helpers() []*FuncInfo {
+	a := k.a
+	seen := map[*parser.Func]bool{k.k.Func: true}
+	stack := []*parser.Func{k.k.Func}
+	var out []*FuncInfo
+	for len(stack) > 0 {
+		fn := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fi := a.Funcs[fn]
+		if fi == nil {
+			continue
+		}
+		if fn != k.k.Func {
+			out = append(out, fi)
+		}
+		for _, c := range fi.Calls {
+			for _, t := range c.Targets {
+				if !seen[t] {
+					seen[t] = true
+					stack = append(stack, t)
+				}
+			}
+		}
+	}
+	order := map[*parser.File]int{a.File: len(a.Deps)}
+	for i, d := range a.Deps {
+		order[d] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if oi, oj := order[out[i].File], order[out[j].File]; oi != oj {
+			return oi < oj
+		}
+		return out[i].Func.Def.Span().Start < out[j].Func.Def.Span().Start
+	})
+	return out
+}
+
 // duplicates refuses kernels that would be defined twice in the output.
 func (m *merger) duplicates() []diag.Diagnostic {
 	var ds []diag.Diagnostic
@@ -595,8 +634,25 @@ func (m *merger) duplicates() []diag.Diagnostic {
 		k *mergeKernel
 	}
 	seen := map[string]first{}
-	for _, k := range m.kernels {
+	for i, k := range m.kernels {
 		q := displayName(k.k.Func)
+		// The same name defined in two input files clashes in one
+		// translation unit: report it at the later input.
+		clash := false
+		for _, o := range m.kernels[:i] {
+			if o.a == k.a || displayName(o.k.Func) != q {
+				continue
+			}
+			d := k.errorf(k.k.Func.NameSpan.Start, "kernel %s is defined in both %s and %s: one translation unit cannot hold both",
+				q, o.a.File.Name, k.a.File.Name)
+			d.Notes = append(d.Notes, o.a.at(o.k.Func.NameSpan.Start, diag.Note, "the other definition"))
+			ds = append(ds, d)
+			clash = true
+			break
+		}
+		if clash {
+			continue
+		}
 		key := q + "<" + normalizeArgs(k.in.TemplateArgs) + ">"
 		if f, ok := seen[key]; ok {
 			d := k.errorf(k.k.Func.NameSpan.Start, "kernel %s is merged twice", q+argSuffix(k.in.TemplateArgs))
@@ -605,20 +661,6 @@ func (m *merger) duplicates() []diag.Diagnostic {
 			continue
 		}
 		seen[key] = first{k}
-		// The same name defined in two input files clashes in one
-		// translation unit.
-		for _, o := range m.kernels {
-			if o == k || o.a == k.a || displayName(o.k.Func) != q {
-				continue
-			}
-			if o.a.File.Name < k.a.File.Name || (o.a.File.Name == k.a.File.Name) {
-				continue // report once, at the later file
-			}
-			d := k.errorf(k.k.Func.NameSpan.Start, "kernel %s is defined in both %s and %s: one translation unit cannot hold both",
-				q, k.a.File.Name, o.a.File.Name)
-			d.Notes = append(d.Notes, o.a.at(o.k.Func.NameSpan.Start, diag.Note, "the other definition"))
-			ds = append(ds, d)
-		}
 	}
 	return ds
 }

@@ -59,7 +59,7 @@ func (m *merger) planClones() {
 	for _, f := range m.files {
 		users := builtinUsers(f.a)
 		for _, k := range f.kernels {
-			for _, h := range k.k.Helpers {
+			for _, h := range k.helpers() {
 				if users[h.Func] {
 					f.clones[h.Func.Name] = true
 				}
@@ -283,7 +283,7 @@ func mergedCaptureEdits(a *Analysis, fi *FuncInfo, clones map[string]bool) []emi
 			delete(need, tk.text)
 		}
 		var add []string
-		for _, b := range builtinNames {
+		for _, b := range []string{BlockIdx, GridDim, ThreadIdx, BlockDim} {
 			if need[b] {
 				add = append(add, b)
 			}
@@ -388,7 +388,7 @@ func fixPragmaGuards(f *parser.File, edits []emit.Edit) []emit.Edit {
 		if sawPragma && j >= 0 {
 			out[i].Start = int(f.Toks[j].End)
 			out[i].End = out[i].Start
-			out[i].Text = " " + e.Text
+			out[i].Text = " " + strings.TrimRight(e.Text, " ")
 		}
 	}
 	return out

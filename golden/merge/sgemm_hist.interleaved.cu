@@ -1313,7 +1313,7 @@ static __device__ __forceinline__ void sgemm_tiled__merged_body(const uint3 bloc
         // Out-of-range parts of the edge tiles are zero-filled, so the inner loop has no branches.
         if (slate_active) { As[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
         Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f; }
-        __syncthreads(); if (slate_active) { 
+        __syncthreads(); if (slate_active) {
 #pragma unroll
         for (int k = 0; k < BS; ++k) acc += As[ty][k] * Bs[k][tx]; }
         __syncthreads();  // the next tile overwrites As/Bs
