@@ -32,6 +32,8 @@ var mergeGoldenCases = []mergeGoldenCase{
 		refs: []string{"testdata/kernels/sgemm_tiled.cu:sgemm_tiled", "testdata/kernels/histogram256.cu:histogram256"}},
 	// Liang et al.'s Fig. 2 pair: compute-bound Black-Scholes (__launch_bounds__(128, 4)) and memory-bound vector add.
 	{name: "bs_vecadd", alloc: []int{9, 6}, refs: []string{"testdata/kernels/black_scholes.cu:black_scholes", "testdata/kernels/vector_add.cu:vector_add"}},
+	// Compute-bound SGEMM with a bandwidth-bound vector add.
+	{name: "sgemm_vecadd", refs: []string{"testdata/kernels/sgemm_tiled.cu:sgemm_tiled", "testdata/kernels/vector_add.cu:vector_add"}},
 	// Three kernels: a 32x8 tiled transpose, a cooperative-groups reduction template, a histogram in dynamic shared memory.
 	{name: "transpose_reduce_hist", refs: []string{"testdata/kernels/transpose_tiled.cu:transpose_tiled",
 		"testdata/kernels/reduce_cg_shfl.cu:reduce_sum<256>", "testdata/kernels/histogram256.cu:histogram256_warp"}},
