@@ -14,7 +14,8 @@
 #
 # Runs on the GPU machine (nvcc, python3, compute-sanitizer). Phases (PHASES, default
 # "build check sanitize bench"):
-#   build     compile the drivers (skipped when a binary is newer than its sources)
+#   build     compile the drivers (skipped when a binary is newer than its sources; the
+#             check binaries with -fmad=false, see below)
 #   check     differential runs          -> $OUT/check.txt
 #   sanitize  compute-sanitizer          -> $OUT/sanitize.txt
 #   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt
@@ -58,26 +59,39 @@ done
 } >"$S"
 
 # ---- build --------------------------------------------------------------------
+# Two binaries per merge: NAME.MODE for check and sanitize, built with -fmad=false so
+# that floating-point results do not depend on where the compiler contracts a*b+c into
+# an FMA (the merged kernel inlines the bodies in a different context from the
+# separate kernels); NAME.MODE.bench with the default flags, for timing.
 build_one() {
-    local name=$1 driver=$2 mode=$3
-    local bin=$W/$name.$mode src=golden/merge/$name.$mode.cu
+    local name=$1 driver=$2 mode=$3 variant=$4
+    local bin=$W/$name.$mode src=golden/merge/$name.$mode.cu flags="-fmad=false"
+    if [ "$variant" = bench ]; then bin=$bin.bench flags=""; fi
     if [ -x "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "bench/merge/$driver.cu" ] && [ "$bin" -nt bench/merge/common.h ]; then
-        echo "BUILD-OK $name.$mode (cached)"; return
+        echo "BUILD-OK $name.$mode $variant (cached)"; return
     fi
-    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo -Itestdata/include -I. -DSLATE_ENV \
+    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags -Itestdata/include -I. -DSLATE_ENV \
         -DMERGE_MODE="\"$mode\"" -DMERGED="\"$src\"" -o "$bin" "bench/merge/$driver.cu" >"$bin.log" 2>&1; then
-        echo "BUILD-OK $name.$mode"
+        echo "BUILD-OK $name.$mode $variant"
     else
-        echo "BUILD-FAIL $name.$mode"; sed 's/^/    /' "$bin.log" | head -20
+        echo "BUILD-FAIL $name.$mode $variant"; sed 's/^/    /' "$bin.log" | head -20
     fi
 }
 export -f build_one
 export NVCC ARCH W
 if has build; then
+    variants=""
+    { has check || has sanitize; } && variants="check"
+    has bench && variants="$variants bench"
     for c in "${cases[@]}"; do
         read -r name driver modes <<<"$c"
-        for m in $modes; do printf '%s %s %s\n' "$name" "$driver" "$m"; done
-    done | xargs -r -n3 -P "$JOBS" bash -c 'build_one "$0" "$1" "$2"' >"$OUT/build.txt"
+        for m in $modes; do
+            for v in $variants; do
+                [ "$v" = bench ] && ! grep -qw "$name" <<<"$BENCH_CASES" && continue
+                printf '%s %s %s %s\n' "$name" "$driver" "$m" "$v"
+            done
+        done
+    done | xargs -r -n4 -P "$JOBS" bash -c 'build_one "$0" "$1" "$2" "$3"' >"$OUT/build.txt"
     echo "## build: $(grep -c '^BUILD-OK' "$OUT/build.txt") built, $(grep -c '^BUILD-FAIL' "$OUT/build.txt") failed" | tee -a "$S"
     grep -A20 '^BUILD-FAIL' "$OUT/build.txt" | tee -a "$S"
 fi
@@ -167,11 +181,11 @@ if has bench; then
         grep -qw "$name" <<<"$BENCH_CASES" || continue
         first=yes
         for m in $modes; do
-            [ -x "$W/$name.$m" ] || continue
+            [ -x "$W/$name.$m.bench" ] || continue
             args=bench
             [ $first = yes ] && args="bench baselines"
             first=no
-            timeout 600 "$W/$name.$m" $args >>"$OUT/bench-raw.txt" 2>"$W/$name.$m.bench.err" ||
+            timeout 600 "$W/$name.$m.bench" $args >>"$OUT/bench-raw.txt" 2>"$W/$name.$m.bench.err" ||
                 echo "BENCH-FAIL $name $m $(head -1 "$W/$name.$m.bench.err")" | tee -a "$S"
         done
     done
