@@ -327,16 +327,28 @@ func (m *merger) validate(inputs []MergeInput) error {
 			return fmt.Errorf("merge: %s was loaded twice: give kernels of one file the same Analysis", a.File.Name)
 		}
 		byName[a.File.Name] = a
+		// A qualified name must match exactly; a plain name may name a
+		// kernel in a namespace, when only one kernel has it.
 		var k *KernelInfo
-		var have []string
+		var have, plain []string
+		want := strings.TrimPrefix(in.Kernel, "::")
+		var byPlain *KernelInfo
 		for _, c := range a.Kernels {
 			have = append(have, c.Func.QualifiedName())
-			if c.Func.Name == in.Kernel || c.Func.QualifiedName() == strings.TrimPrefix(in.Kernel, "::") ||
-				displayName(c.Func) == strings.TrimPrefix(in.Kernel, "::") {
-				if k == nil {
-					k = c
-				}
+			if c.Func.QualifiedName() == want || displayName(c.Func) == want {
+				k = c
+				break
 			}
+			if c.Func.Name == want {
+				plain = append(plain, c.Func.QualifiedName())
+				byPlain = c
+			}
+		}
+		if k == nil && len(plain) > 1 {
+			return fmt.Errorf("%s: %q names %d kernels (%s): qualify it", a.File.Name, in.Kernel, len(plain), strings.Join(plain, ", "))
+		}
+		if k == nil {
+			k = byPlain
 		}
 		if k == nil {
 			return fmt.Errorf("%s: no kernel named %q (kernels: %s)", a.File.Name, in.Kernel, orNoneList(have))
@@ -404,7 +416,7 @@ func templateParamHint(fn *parser.Func) string {
 	return strings.Join(hints, ", ")
 }
 
-// kernelDiag builds an error about kernel k at offset off of its file.
+// errorf builds an error about kernel k at offset off of its file.
 func (k *mergeKernel) errorf(off int, format string, args ...any) diag.Diagnostic {
 	d := k.a.at(off, diag.Error, format, args...)
 	if !strings.HasPrefix(d.Message, "kernel ") {
@@ -630,10 +642,7 @@ func (k *mergeKernel) helpers() []*FuncInfo {
 // duplicates refuses kernels that would be defined twice in the output.
 func (m *merger) duplicates() []diag.Diagnostic {
 	var ds []diag.Diagnostic
-	type first struct {
-		k *mergeKernel
-	}
-	seen := map[string]first{}
+	seen := map[string]*mergeKernel{}
 	for i, k := range m.kernels {
 		q := displayName(k.k.Func)
 		// The same name defined in two input files clashes in one
@@ -656,11 +665,11 @@ func (m *merger) duplicates() []diag.Diagnostic {
 		key := q + "<" + normalizeArgs(k.in.TemplateArgs) + ">"
 		if f, ok := seen[key]; ok {
 			d := k.errorf(k.k.Func.NameSpan.Start, "kernel %s is merged twice", q+argSuffix(k.in.TemplateArgs))
-			d.Notes = append(d.Notes, f.k.a.at(f.k.k.Func.NameSpan.Start, diag.Note, "first given here"))
+			d.Notes = append(d.Notes, f.a.at(f.k.Func.NameSpan.Start, diag.Note, "first given here"))
 			ds = append(ds, d)
 			continue
 		}
-		seen[key] = first{k}
+		seen[key] = k
 	}
 	return ds
 }

@@ -339,6 +339,8 @@ func TestMergeRequestErrors(t *testing.T) {
 		{"unknown", []MergeInput{{Analysis: a, Kernel: "nope"}}, MergeOptions{}, `no kernel named "nope" (kernels: scale, tb)`},
 		{"template without args", []MergeInput{{Analysis: a, Kernel: "tb"}}, MergeOptions{}, "is a template: give its arguments, e.g. a.cu:tb<256>"},
 		{"args for non-template", []MergeInput{{Analysis: a, Kernel: "scale", TemplateArgs: "int"}}, MergeOptions{}, "is not a template"},
+		{"ambiguous", []MergeInput{{Analysis: load(t, "n.cu", "namespace p { __global__ void k(int* o) { o[0] = 1; } }\nnamespace q { __global__ void k(int* o) { o[0] = 2; } }\n"), Kernel: "k"}},
+			MergeOptions{}, `"k" names 2 kernels (p::k, q::k): qualify it`},
 		{"alloc count", []MergeInput{{Analysis: a, Kernel: "scale"}}, MergeOptions{Alloc: []int{1, 2}}, "2 allocations for 1 kernels"},
 		{"alloc range", []MergeInput{{Analysis: a, Kernel: "scale"}}, MergeOptions{Alloc: []int{0}}, "outside 1..4096"},
 		{"mode", []MergeInput{{Analysis: a, Kernel: "scale"}}, MergeOptions{Mode: "x"}, "unknown merge mode"},
