@@ -598,7 +598,9 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
 template <int N>
 static cudaError_t finish(const plan<N>& p)
 {
-    const cudaError_t launch = cudaGetLastError();
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaErrorNotReady)
+        launch = cudaSuccess; // a pending event query in prepare, not the launch
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     if (p.slot >= 0) {

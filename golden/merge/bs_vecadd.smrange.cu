@@ -1237,7 +1237,9 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
 template <int N>
 static cudaError_t finish(const plan<N>& p)
 {
-    const cudaError_t launch = cudaGetLastError();
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaErrorNotReady)
+        launch = cudaSuccess; // a pending event query in prepare, not the launch
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     if (p.slot >= 0) {
@@ -1469,7 +1471,7 @@ int main() {
 #endif
 #line 75 "testdata/kernels/vector_add.cu"
 
-#line 1473 "golden/merge/bs_vecadd.smrange.cu"
+#line 1475 "golden/merge/bs_vecadd.smrange.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -1237,7 +1237,9 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
 template <int N>
 static cudaError_t finish(const plan<N>& p)
 {
-    const cudaError_t launch = cudaGetLastError();
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaErrorNotReady)
+        launch = cudaSuccess; // a pending event query in prepare, not the launch
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     if (p.slot >= 0) {
@@ -1546,7 +1548,7 @@ int main() {
 #endif
 #line 82 "testdata/kernels/transpose_tiled.cu"
 
-#line 1550 "golden/merge/early_transpose.persistent.cu"
+#line 1552 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

@@ -1237,7 +1237,9 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
 template <int N>
 static cudaError_t finish(const plan<N>& p)
 {
-    const cudaError_t launch = cudaGetLastError();
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaErrorNotReady)
+        launch = cudaSuccess; // a pending event query in prepare, not the launch
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     if (p.slot >= 0) {
@@ -1455,7 +1457,7 @@ int main() {
 #endif
 #line 75 "testdata/kernels/vector_add.cu"
 
-#line 1459 "golden/merge/sgemm_vecadd.smrange.cu"
+#line 1461 "golden/merge/sgemm_vecadd.smrange.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

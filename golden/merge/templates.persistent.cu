@@ -1237,7 +1237,9 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
 template <int N>
 static cudaError_t finish(const plan<N>& p)
 {
-    const cudaError_t launch = cudaGetLastError();
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaErrorNotReady)
+        launch = cudaSuccess; // a pending event query in prepare, not the launch
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     if (p.slot >= 0) {
@@ -1425,7 +1427,7 @@ int main() {
 #endif
 #line 110 "testdata/kernels/template_kernels.cu"
 
-#line 1429 "golden/merge/templates.persistent.cu"
+#line 1431 "golden/merge/templates.persistent.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (persistent mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu
