@@ -1,0 +1,345 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/slatec/slatec/emit"
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/transform"
+)
+
+func init() { register(newMergeCmd) }
+
+type mergeFlags struct {
+	out           string
+	alloc         string
+	planFile      string
+	mode          string
+	name          string
+	includes      []string
+	noShareShared bool
+	report        bool
+	blocks        string
+	shmem         string
+}
+
+func newMergeCmd() *cobra.Command {
+	var fl mergeFlags
+	cmd := &cobra.Command{
+		Use:   "merge -o OUT [flags] FILE:KERNEL[<ARGS>]...",
+		Short: "Merge kernels into one scheduler kernel that interleaves their blocks (Liang et al.)",
+		Long: `merge writes ONE CUDA file holding the given kernels' files (their host code
+fenced off with #if 0), a body function per kernel that sees its own blockIdx,
+gridDim, threadIdx and blockDim, and a merged kernel slate_merged_NAME whose
+blocks each run one logical block of one kernel, with a host launcher
+slate_merged_NAME_launch(gridA, blockA, shmemA, gridB, ..., stream, params...).
+
+A merged block has as many threads as the largest block; the threads beyond a
+kernel's block size stay idle but reach its barriers. Static __shared__
+variables of the bodies are overlaid in one union (--no-share-shared keeps
+them apart). Parameters that two kernels name alike are prefixed with the
+kernel's name.
+
+Modes:
+  interleaved  one merged block per logical block, in leaky-bucket order: each
+               kernel gets the share of dispatch slots its SMs give it
+  persistent   occupancy x SMs workers take merged block ids from one queue,
+               in the same order
+  smrange      each kernel's workers run on its own range of SMs and take its
+               logical blocks from its own queue
+
+The allocation (SMs per kernel) comes from --alloc A=9,B=6 (kernel names, or
+values in argument order: --alloc 9,6), from --plan PLAN.json (the first phase
+of a "slatec plan --json" plan that holds exactly these kernels), or is an
+equal share of the device at launch. Template kernels need their arguments:
+a.cu:scale<float>.
+
+--report compiles the output with nvcc ($SLATEC_NVCC, the project's .cuda
+prefix, or PATH) and prints each kernel's and the merged kernel's registers,
+static shared memory and theoretical occupancy on sm_90, with and without the
+shared-memory union; --block A=16x16,B=256 and --shmem B=4096 give the block
+shapes and dynamic shared memory it assumes.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, fl) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&fl.out, "output", "o", "-", "output file, or - for stdout")
+	f.StringVar(&fl.alloc, "alloc", "", "SMs per kernel: NAME=N,... or N,... in argument order (default: equal share)")
+	f.StringVar(&fl.planFile, "plan", "", "take the allocation from a plan (slatec plan --json output)")
+	f.StringVar(&fl.mode, "mode", "interleaved", "interleaved, persistent or smrange")
+	f.StringVar(&fl.name, "name", "", "name the merged kernel slate_merged_NAME (default: from the kernels)")
+	f.StringSliceVarP(&fl.includes, "include", "I", nil, "directories to search for #include \"...\" files")
+	f.BoolVar(&fl.noShareShared, "no-share-shared", false, "keep the bodies' static shared memory apart instead of in one union")
+	f.BoolVar(&fl.report, "report", false, "print registers, shared memory and occupancy of the kernels and the merged kernel (needs nvcc)")
+	f.StringVar(&fl.blocks, "block", "", "for --report: block shapes, NAME=X[xY[xZ]],... (default: __launch_bounds__, else 256)")
+	f.StringVar(&fl.shmem, "shmem", "", "for --report: dynamic shared memory in bytes, NAME=N,...")
+	return cmd
+}
+
+// mergeCommandLine renders the options that shape the output, for its header.
+func mergeCommandLine(fl mergeFlags, mode transform.MergeMode, alloc []int, refs []transform.KernelRef) string {
+	parts := []string{"merge", "--mode", string(mode)}
+	if alloc != nil {
+		var a []string
+		for _, n := range alloc {
+			a = append(a, strconv.Itoa(n))
+		}
+		parts = append(parts, "--alloc", strings.Join(a, ","))
+	}
+	if fl.name != "" {
+		parts = append(parts, "--name", fl.name)
+	}
+	if fl.noShareShared {
+		parts = append(parts, "--no-share-shared")
+	}
+	for _, r := range refs {
+		r.File = filepath.ToSlash(r.File)
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
+	mode, err := transform.ParseMergeMode(fl.mode)
+	if err != nil {
+		return usagef("--mode: %v", err)
+	}
+	if fl.alloc != "" && fl.planFile != "" {
+		return usagef("give --alloc or --plan, not both")
+	}
+	var refs []transform.KernelRef
+	for _, a := range args {
+		r, err := transform.ParseKernelRef(a)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if r.File == "-" {
+			return usagef("%s: merge reads files, not standard input", a)
+		}
+		refs = append(refs, r)
+	}
+	if len(refs) > transform.MaxMergeKernels {
+		return usagef("%d kernels: a merged kernel holds at most %d", len(refs), transform.MaxMergeKernels)
+	}
+	// Load each file once: its kernels share one analysis.
+	loaded := map[string]*transform.Analysis{}
+	var inputs []transform.MergeInput
+	failed := false
+	for _, r := range refs {
+		a, ok := loaded[r.File]
+		if !ok {
+			name, src, err := readInput(cmd, r.File)
+			if err != nil {
+				return err
+			}
+			a, err = transform.Load(name, src, fl.includes)
+			if err != nil {
+				var d diag.Diagnostic
+				if errors.As(err, &d) {
+					printDiags(cmd, []diag.Diagnostic{d})
+					failed = true
+					loaded[r.File] = nil
+					continue
+				}
+				return err
+			}
+			loaded[r.File] = a
+		}
+		if a != nil {
+			inputs = append(inputs, transform.MergeInput{Analysis: a, Kernel: r.Kernel, TemplateArgs: r.TemplateArgs})
+		}
+	}
+	if failed {
+		return silentError{exitInput}
+	}
+	var alloc []int
+	switch {
+	case fl.alloc != "":
+		if alloc, err = parseAlloc(fl.alloc, refs); err != nil {
+			return usagef("--alloc: %v", err)
+		}
+	case fl.planFile != "":
+		if alloc, err = allocFromPlan(fl.planFile, refs); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: error: %v\n", fl.planFile, err)
+			return silentError{exitInput}
+		}
+	}
+	version, _ := BuildInfo()
+	outName := fl.out
+	if outName == "-" {
+		outName = "<stdout>"
+	}
+	opts := transform.MergeOptions{Mode: mode, Name: fl.name, Alloc: alloc, NoShareShared: fl.noShareShared,
+		Version: version, Command: mergeCommandLine(fl, mode, alloc, refs), OutputName: filepath.ToSlash(outName)}
+	res, err := transform.Merge(inputs, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	printDiags(cmd, res.Diags)
+	if res.Diags.HasErrors() {
+		return silentError{exitInput}
+	}
+	if err := emit.WriteFileAtomic(fl.out, res.Output, cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if !fl.report {
+		return nil
+	}
+	w := cmd.OutOrStdout()
+	if fl.out == "-" {
+		w = cmd.ErrOrStderr()
+	}
+	return mergeReport(cmd, w, inputs, opts, res, fl, refs)
+}
+
+// allocKey matches NAME in NAME=N against a kernel reference: its name,
+// qualified name, name with template arguments, or argument position.
+func allocIndex(name string, refs []transform.KernelRef) (int, error) {
+	match := -1
+	for i, r := range refs {
+		short := r.Kernel
+		if j := strings.LastIndex(short, "::"); j >= 0 {
+			short = short[j+2:]
+		}
+		cands := []string{r.Kernel, short, r.Kernel + "<" + r.TemplateArgs + ">", short + "<" + r.TemplateArgs + ">"}
+		for _, c := range cands {
+			if c == name {
+				if match >= 0 && match != i {
+					return -1, fmt.Errorf("%q names more than one kernel: write NAME<ARGS>", name)
+				}
+				match = i
+			}
+		}
+	}
+	if match < 0 {
+		var names []string
+		for _, r := range refs {
+			names = append(names, r.Kernel+argsText(r))
+		}
+		return -1, fmt.Errorf("no kernel %q among %s", name, strings.Join(names, ", "))
+	}
+	return match, nil
+}
+
+func argsText(r transform.KernelRef) string {
+	if r.TemplateArgs == "" {
+		return ""
+	}
+	return "<" + r.TemplateArgs + ">"
+}
+
+// splitAssignments splits "A=9,B<int,2>=6" at the commas that separate
+// assignments (not those inside template arguments).
+func splitAssignments(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// parseAlloc reads --alloc: NAME=N,... or N,... in argument order.
+func parseAlloc(s string, refs []transform.KernelRef) ([]int, error) {
+	parts := splitAssignments(s)
+	alloc := make([]int, len(refs))
+	positional := !strings.Contains(s, "=")
+	if positional && len(parts) != len(refs) {
+		return nil, fmt.Errorf("%d values for %d kernels", len(parts), len(refs))
+	}
+	for i, p := range parts {
+		idx, val := i, p
+		if !positional {
+			name, v, ok := strings.Cut(p, "=")
+			if !ok {
+				return nil, fmt.Errorf("%q: want NAME=SMS", p)
+			}
+			var err error
+			if idx, err = allocIndex(strings.TrimSpace(name), refs); err != nil {
+				return nil, err
+			}
+			if alloc[idx] != 0 {
+				return nil, fmt.Errorf("%s is given twice", name)
+			}
+			val = v
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 1 || n > plan.MaxSMs {
+			return nil, fmt.Errorf("%q: SMs must be a number from 1 to %d", p, plan.MaxSMs)
+		}
+		alloc[idx] = n
+	}
+	for i, a := range alloc {
+		if a == 0 {
+			return nil, fmt.Errorf("no allocation for %s", refs[i].Kernel+argsText(refs[i]))
+		}
+	}
+	return alloc, nil
+}
+
+// allocFromPlan takes the allocation from the first phase of a plan (the
+// JSON of slatec plan --json) whose kernels are exactly the merged ones.
+func allocFromPlan(path string, refs []transform.KernelRef) ([]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("not a plan (slatec plan --json): %v", err)
+	}
+	if p.Format != "" && !strings.HasPrefix(p.Format, "slatec-plan/") {
+		return nil, fmt.Errorf("format %q is not a slatec plan", p.Format)
+	}
+	for _, ph := range p.Phases {
+		if len(ph.Kernels) != len(refs) {
+			continue
+		}
+		alloc := make([]int, len(refs))
+		ok := true
+		for _, pk := range ph.Kernels {
+			i, err := allocIndex(pk.Name, refs)
+			if err != nil || alloc[i] != 0 {
+				ok = false
+				break
+			}
+			if pk.SMs < 1 {
+				return nil, fmt.Errorf("phase %d holds these kernels but gives %s no SMs (plans of --algo %s do not split SMs)",
+					ph.Index+1, pk.Name, p.Algorithm)
+			}
+			alloc[i] = pk.SMs
+		}
+		if ok {
+			return alloc, nil
+		}
+	}
+	var names []string
+	for _, r := range refs {
+		names = append(names, r.Kernel+argsText(r))
+	}
+	return nil, fmt.Errorf("no phase holds exactly the kernels %s", strings.Join(names, ", "))
+}

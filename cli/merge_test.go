@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const mergeA = `__global__ void scale(float* a, float s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] *= s;
+}
+int main() { return 0; }
+`
+
+const mergeB = `#define T 16
+__global__ void tile(float* out, int w) {
+    __shared__ float t[T][T + 1];
+    t[threadIdx.y][threadIdx.x] = out[(blockIdx.y * T + threadIdx.y) * w + blockIdx.x * T + threadIdx.x];
+    __syncthreads();
+    out[(blockIdx.y * T + threadIdx.y) * w + blockIdx.x * T + threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+template <int N> __global__ void fillN(int* o) { o[blockIdx.x * N + threadIdx.x] = N; }
+int main() { return 1; }
+`
+
+func mergeFiles(t *testing.T) (dir, a, b string) {
+	t.Helper()
+	dir = t.TempDir()
+	return dir, write(t, dir, "a.cu", mergeA), write(t, dir, "b.cu", mergeB)
+}
+
+func TestMergeUsageErrors(t *testing.T) {
+	_, a, b := mergeFiles(t)
+	for _, args := range [][]string{
+		{"merge"},
+		{"merge", "--mode", "fast", a + ":scale"},
+		{"merge", "--alloc", "1,2", "--plan", "p.json", a + ":scale", b + ":tile"},
+		{"merge", a},
+		{"merge", "-", "x"},
+		{"merge", "--alloc", "1", a + ":scale", b + ":tile"},
+		{"merge", "--alloc", "scale=0,tile=1", a + ":scale", b + ":tile"},
+		{"merge", "--alloc", "scale=1,nope=1", a + ":scale", b + ":tile"},
+		{"merge", "--alloc", "scale=1", a + ":scale", b + ":tile"},
+		{"merge", a + ":nope"},
+		{"merge", b + ":fillN"},
+		{"merge", "--bogus", a + ":scale"},
+	} {
+		code, _, errs := slatec(t, "", args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+		assert.Contains(t, errs, "error", "%v", args)
+	}
+}
+
+func TestMergeWritesOutput(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	out := filepath.Join(dir, "m.cu")
+	code, stdout, errs := slatec(t, "", "merge", "-o", out, "--mode", "smrange", "--alloc", "tile=6,scale=9,fillN<32>=1", a+":scale", b+":tile", b+":fillN<32>")
+	require.Equal(t, 0, code, errs)
+	assert.Empty(t, stdout)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	s := string(data)
+	assert.Contains(t, s, "// slatec merge --mode smrange --alloc 9,6,1 ")
+	assert.Contains(t, s, "slate_merged_smrange<true>(")
+	assert.Contains(t, s, "static const unsigned int slate_default_alloc[3] = { 9u, 6u, 1u };")
+	assert.Contains(t, s, "inline cudaError_t slate_merged_scale_tile_fillN_32_launch(")
+	assert.Contains(t, s, "fillN__merged_body<32>(")
+	assert.Equal(t, 2, strings.Count(s, "#if 0 // slatec merge"), "both main()s are fenced")
+
+	// Positional --alloc, stdout, a name.
+	code, stdout, errs = slatec(t, "", "merge", "--alloc", "3,4", "--name", "pair", a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "__global__ void slate_merged_pair(")
+	assert.Contains(t, stdout, "{ 3u, 4u }")
+}
+
+func TestMergeRefusalExit1(t *testing.T) {
+	dir := t.TempDir()
+	a := write(t, dir, "r.cu", `__global__ void r(const int* m, int* o) {
+    if (threadIdx.x > 100) return;
+    int k = m[threadIdx.x];
+    for (int j = 0; j < k; ++j) __syncthreads();
+    o[threadIdx.x] = k;
+}
+`)
+	out := filepath.Join(dir, "m.cu")
+	code, _, errs := slatec(t, "", "merge", "-o", out, a+":r")
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, `r\.cu:\d+:\d+: error: kernel r: cannot lower an early return`, errs)
+	assert.Regexp(t, `\n\s+\^\n`, errs)
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no output on refusal")
+
+	// Duplicate kernels are refused, with the place.
+	_, a2, _ := mergeFiles(t)
+	code, _, errs = slatec(t, "", "merge", a2+":scale", a2+":scale")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "kernel scale is merged twice")
+
+	// A missing file is an input error.
+	code, _, errs = slatec(t, "", "merge", filepath.Join(dir, "none.cu")+":k")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "none.cu")
+}
+
+const planJSON = `{
+  "format": "slatec-plan/1",
+  "algorithm": "stm",
+  "device": "NVIDIA H200",
+  "sms": 132,
+  "phases": [
+    {"index": 0, "start_ms": 0, "latency_ms": 1, "kernels": [{"name": "other", "sms": 132, "start_ms": 0, "end_ms": 1}], "sequential_ms": 1},
+    {"index": 1, "start_ms": 1, "latency_ms": 2, "kernels": [{"name": "tile", "sms": 40, "start_ms": 1, "end_ms": 2}, {"name": "scale", "sms": 92, "start_ms": 1, "end_ms": 3}], "sequential_ms": 3}
+  ],
+  "predicted_ms": 3, "sequential_ms": 4, "gain": 0.25, "metrics": {"makespan_ms": 3, "antt": 1, "stp": 1}
+}
+`
+
+func TestMergeAllocFromPlan(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	p := write(t, dir, "plan.json", planJSON)
+	code, out, errs := slatec(t, "", "merge", "--plan", p, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "--alloc 92,40 ")
+	assert.Contains(t, out, "{ 92u, 40u }")
+
+	// No phase with exactly these kernels.
+	code, _, errs = slatec(t, "", "merge", "--plan", p, a+":scale")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "no phase holds exactly the kernels scale")
+
+	// A plan that does not split SMs.
+	li := write(t, dir, "li.json", strings.ReplaceAll(strings.ReplaceAll(planJSON, `"sms": 40, `, ""), `"sms": 92, `, ""))
+	code, _, errs = slatec(t, "", "merge", "--plan", li, a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "gives tile no SMs")
+
+	code, _, errs = slatec(t, "", "merge", "--plan", filepath.Join(dir, "missing.json"), a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "missing.json: error:")
+}
+
+func TestMergeReportWithoutNVCC(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	t.Setenv("SLATEC_NVCC", "")
+	t.Setenv("SLATEC_CUDA_PREFIX", filepath.Join(dir, "nowhere"))
+	t.Setenv("PATH", dir)
+	code, out, errs := slatec(t, "", "merge", "-o", filepath.Join(dir, "m.cu"), "--report", a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "merge report skipped: nvcc not found")
+	t.Setenv("SLATEC_NVCC", filepath.Join(dir, "no-nvcc"))
+	code, out, _ = slatec(t, "", "merge", "-o", filepath.Join(dir, "m.cu"), "--report", a+":scale", b+":tile")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "does not exist")
+}
+
+func TestMergeReport(t *testing.T) {
+	nvcc, err := filepath.Abs("../.cuda/nvidia/cu13/bin/nvcc")
+	require.NoError(t, err)
+	if _, err := os.Stat(nvcc); err != nil {
+		t.Skip("no project-local nvcc (./scripts/cuda-tools.sh installs it)")
+	}
+	if testing.Short() {
+		t.Skip("compiles with nvcc")
+	}
+	t.Setenv("SLATEC_NVCC", nvcc)
+	dir, a, b := mergeFiles(t)
+	code, out, errs := slatec(t, "", "merge", "-o", filepath.Join(dir, "m.cu"), "--report", "--block", "tile=16x16,scale=512",
+		a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{"merge report: sm_90", "scale", "tile", "16x16", "merged, shared union", "merged, shared apart",
+		"shared-memory union:", "BLOCKS/SM", "OCCUPANCY"} {
+		assert.Contains(t, out, want)
+	}
+	// The union of one body's struct equals that body's shared memory.
+	assert.Regexp(t, `tile\s+16x16\s+256\s+\d+\s+1088\s+0`, out)
+}

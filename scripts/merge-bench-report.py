@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Summarise the merged-scheduler benchmark (scripts/merge-gpu.sh, bench phase).
+
+Input: the BENCH lines the drivers in bench/merge/ print:
+    BENCH CASE MODE sms N
+    BENCH CASE MODE solo KERNEL MS
+    BENCH CASE MODE sequential - MS
+    BENCH CASE MODE concurrent - MS
+    BENCH CASE MODE merged default MS
+    BENCH CASE MODE sweep A:B[:C] MS
+Output, per case: the baselines, the merged kernel with the default allocation
+per mode, the allocation sweep (Liang et al., Fig. 2) as a table with one
+column per mode, and the best allocation of each mode with its speedup over
+sequential execution and over concurrent streams.
+
+Usage: merge-bench-report.py bench-raw.txt
+"""
+
+import sys
+from collections import OrderedDict, defaultdict
+
+MODES = ["interleaved", "persistent", "smrange"]
+
+
+def main(path):
+    cases = OrderedDict()
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 5 or p[0] != "BENCH":
+                continue
+            case, mode, what = p[1], p[2], p[3]
+            c = cases.setdefault(case, {"sms": None, "solo": OrderedDict(), "seq": None, "conc": None,
+                                        "default": {}, "sweep": defaultdict(dict)})
+            try:
+                if what == "sms":
+                    c["sms"] = int(p[4])
+                elif what == "solo":
+                    c["solo"][p[4]] = float(p[5])
+                elif what == "sequential":
+                    c["seq"] = float(p[5])
+                elif what == "concurrent":
+                    c["conc"] = float(p[5])
+                elif what == "merged":
+                    c["default"][mode] = float(p[5])
+                elif what == "sweep":
+                    c["sweep"][p[4]][mode] = float(p[5])
+            except (IndexError, ValueError):
+                print("skipping malformed line: %s" % line.strip(), file=sys.stderr)
+    for name, c in cases.items():
+        print("case %s on %s SMs (median ms)" % (name, c["sms"]))
+        solo = ", ".join("%s %.4f" % kv for kv in c["solo"].items())
+        print("  baselines: sequential %s, concurrent streams %s%s" % (
+            fmt(c["seq"]), fmt(c["conc"]), "; solo: " + solo if solo else ""))
+        print("  merged, default allocation: " + ", ".join(
+            "%s %s" % (m, fmt(c["default"].get(m))) for m in MODES if m in c["default"]))
+        modes = [m for m in MODES if any(m in r for r in c["sweep"].values())]
+        if modes:
+            print("  %-14s %s" % ("alloc", "".join("%14s" % m for m in modes)))
+            for alloc in sorted(c["sweep"], key=lambda a: [int(x) for x in a.split(":")]):
+                row = c["sweep"][alloc]
+                print("  %-14s %s" % (alloc, "".join("%14s" % fmt(row.get(m)) for m in modes)))
+        for m in modes:
+            pts = [(r[m], a) for a, r in c["sweep"].items() if m in r]
+            if not pts:
+                continue
+            best, at = min(pts)
+            worst, wat = max(pts)
+            line = "  best %-11s %.4f ms at %s (worst %.4f at %s)" % (m, best, at, worst, wat)
+            if c["seq"]:
+                line += "; vs sequential %.3fx" % (c["seq"] / best)
+            if c["conc"]:
+                line += ", vs concurrent %.3fx" % (c["conc"] / best)
+            print(line)
+        print()
+
+
+def fmt(v):
+    return "-" if v is None else "%.4f" % v
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    main(sys.argv[1])

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# GPU proof and benchmark of the merged (Liang) scheduler (issue: "The Liang merged
+# scheduler: leaky-bucket interleaving, slatec merge, and its GPU proof").
+#
+# For every merge under golden/merge/ (pairs and triples of testdata kernels, each in
+# every mode) a driver from bench/merge/ is built around the merged file. It can run the
+# original kernels one after another, or the merged kernel; both dump their outputs
+# (testdata/include/harness.h), and scripts/cmpdump.py compares them: bit for bit, or to
+# its tolerance for records marked tolerant. The merged kernel runs under several SM
+# allocations and task sizes, three times per run (control blocks and maps are reused),
+# and under compute-sanitizer memcheck, racecheck and synccheck. The benchmark times the
+# merged kernel over the allocation sweep of Liang et al.'s Fig. 2 next to the kernels run
+# sequentially and on concurrent streams.
+#
+# Runs on the GPU machine (nvcc, python3, compute-sanitizer). Phases (PHASES, default
+# "build check sanitize bench"):
+#   build     compile the drivers (skipped when a binary is newer than its sources; the
+#             check binaries with -fmad=false, see below)
+#   check     differential runs          -> $OUT/check.txt
+#   sanitize  compute-sanitizer          -> $OUT/sanitize.txt
+#   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt
+# $OUT/summary.txt gets the verdicts and is printed last. ONLY="case ..." restricts the
+# cases; BENCH_CASES the benchmarked ones; BENCH_REPS, BENCH_WARMUP, SWEEP_STEP tune the
+# timing (bench/merge/common.h).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/.work/merge-gpu}
+W=${W:-/tmp/slatec-merge}
+NVCC=${NVCC:-nvcc}
+ARCH=${ARCH:-sm_90}
+PHASES=${PHASES:-build check sanitize bench}
+JOBS=${JOBS:-$(nproc)}
+ONLY=${ONLY:-}
+BENCH_CASES=${BENCH_CASES:-sgemm_hist sgemm_vecadd bs_vecadd transpose_reduce_hist}
+mkdir -p "$OUT" "$W"
+S=$OUT/summary.txt
+has() { grep -qw "$1" <<<"$PHASES"; }
+
+# case, driver, modes
+all_cases=(
+    "sgemm_hist sgemm_hist interleaved persistent smrange"
+    "sgemm_hist_apart sgemm_hist interleaved"
+    "sgemm_vecadd sgemm_vecadd interleaved persistent smrange"
+    "bs_vecadd bs_vecadd interleaved persistent smrange"
+    "transpose_reduce_hist transpose_reduce_hist interleaved persistent smrange"
+    "early_transpose early_transpose interleaved persistent smrange"
+    "templates templates interleaved persistent smrange"
+)
+cases=()
+for c in "${all_cases[@]}"; do
+    n=${c%% *}
+    if [ -n "$ONLY" ] && ! grep -qw "$n" <<<"$ONLY"; then continue; fi
+    cases+=("$c")
+done
+{
+    echo "# slatec merge GPU session $(date -u +%FT%TZ)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+    "$NVCC" --version | tail -1
+} >"$S"
+
+# ---- build --------------------------------------------------------------------
+# Two binaries per merge: NAME.MODE for check and sanitize, built with -fmad=false so
+# that floating-point results do not depend on where the compiler contracts a*b+c into
+# an FMA (the merged kernel inlines the bodies in a different context from the
+# separate kernels); NAME.MODE.bench with the default flags, for timing.
+build_one() {
+    local name=$1 driver=$2 mode=$3 variant=$4
+    local bin=$W/$name.$mode src=golden/merge/$name.$mode.cu flags="-fmad=false"
+    if [ "$variant" = bench ]; then bin=$bin.bench flags=""; fi
+    if [ -x "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "bench/merge/$driver.cu" ] && [ "$bin" -nt bench/merge/common.h ]; then
+        echo "BUILD-OK $name.$mode $variant (cached)"; return
+    fi
+    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags -Itestdata/include -I. -DSLATE_ENV \
+        -DMERGE_MODE="\"$mode\"" -DMERGED="\"$src\"" -o "$bin" "bench/merge/$driver.cu" >"$bin.log" 2>&1; then
+        echo "BUILD-OK $name.$mode $variant"
+    else
+        echo "BUILD-FAIL $name.$mode $variant"; sed 's/^/    /' "$bin.log" | head -20
+    fi
+}
+export -f build_one
+export NVCC ARCH W
+if has build; then
+    variants=""
+    { has check || has sanitize; } && variants="check"
+    has bench && variants="$variants bench"
+    for c in "${cases[@]}"; do
+        read -r name driver modes <<<"$c"
+        for m in $modes; do
+            for v in $variants; do
+                [ "$v" = bench ] && ! grep -qw "$name" <<<"$BENCH_CASES" && continue
+                printf '%s %s %s %s\n' "$name" "$driver" "$m" "$v"
+            done
+        done
+    done | xargs -r -n4 -P "$JOBS" bash -c 'build_one "$0" "$1" "$2" "$3"' >"$OUT/build.txt"
+    echo "## build: $(grep -c '^BUILD-OK' "$OUT/build.txt") built, $(grep -c '^BUILD-FAIL' "$OUT/build.txt") failed" | tee -a "$S"
+    grep -A20 '^BUILD-FAIL' "$OUT/build.txt" | tee -a "$S"
+fi
+
+# ---- check --------------------------------------------------------------------
+# Each merged run is compared with the separate kernels' dump. Allocations: the one
+# slatec was given, an equal share, the extremes, and more SMs than the device has
+# (smrange scales them down). Task sizes and stealing for the worker modes.
+check_one() {
+    local name=$1 mode=$2 alloc=$3 env=$4
+    local bin=$W/$name.$mode d=$W/check/$name
+    local tag="$name.$mode alloc=$alloc${env:+ $env}"
+    local out=$d/$mode.$alloc.$(echo "$env" | tr ' =' '__').bin
+    rm -f "$out"
+    if ! (cd "$d" && env $env HARNESS_OUT="$out" timeout 300 "$bin" check merged "$alloc" >"$out.log" 2>&1); then
+        echo "FAIL $tag merged-run-failed: $(grep -m1 -iE 'error|fail' "$out.log")"; return
+    fi
+    local cmp rc
+    cmp=$(python3 scripts/cmpdump.py "$d/sep.bin" "$out" 2>&1); rc=$?
+    if [ $rc = 0 ]; then echo "PASS $tag $(tail -1 <<<"$cmp")"; else echo "FAIL $tag outputs-differ: $(tail -3 <<<"$cmp" | tr '\n' ' ')"; fi
+}
+export -f check_one
+if has check; then
+    : >"$W/check-jobs"
+    for c in "${cases[@]}"; do
+        read -r name driver modes <<<"$c"
+        first=$(awk '{print $1}' <<<"$modes")
+        [ -x "$W/$name.$first" ] || continue
+        mkdir -p "$W/check/$name"
+        rm -f "$W/check/$name/sep.bin"
+        if ! (cd "$W/check/$name" && HARNESS_OUT="$W/check/$name/sep.bin" timeout 300 "$W/$name.$first" check sep >sep.log 2>&1); then
+            echo "FAIL $name separate-run-failed" >>"$W/check-jobs.fail"; continue
+        fi
+        for m in $modes; do
+            [ -x "$W/$name.$m" ] || continue
+            envs=("")
+            case $m in
+                persistent) envs=("" "SLATE_ITERS=1" "SLATE_ITERS=17") ;;
+                smrange) envs=("" "SLATE_ITERS=1" "SLATE_MERGED_STEAL=1" "SLATE_MERGED_STEAL=1 SLATE_ITERS=5") ;;
+            esac
+            for a in default equal min0 max0 500,500,500; do
+                for e in "${envs[@]}"; do printf '%s\t%s\t%s\t%s\n' "$name" "$m" "$a" "$e" >>"$W/check-jobs"; done
+            done
+        done
+    done
+    while IFS=$'\t' read -r n m a e; do printf '%s\0%s\0%s\0%s\0' "$n" "$m" "$a" "$e"; done <"$W/check-jobs" |
+        xargs -r -0 -n4 -P "$((JOBS / 2 > 1 ? JOBS / 2 : 1))" bash -c 'check_one "$0" "$1" "$2" "$3"' | sort >"$OUT/check.txt"
+    [ -f "$W/check-jobs.fail" ] && cat "$W/check-jobs.fail" >>"$OUT/check.txt" && rm -f "$W/check-jobs.fail"
+    echo "## check: $(grep -c '^PASS' "$OUT/check.txt") passed, $(grep -c '^FAIL' "$OUT/check.txt") failed" | tee -a "$S"
+    grep '^FAIL' "$OUT/check.txt" | head -40 | tee -a "$S"
+fi
+
+# ---- sanitize -----------------------------------------------------------------
+san_one() {
+    local name=$1 mode=$2 tool=$3
+    local d=$W/san/$name.$mode.$tool
+    mkdir -p "$d"
+    (cd "$d" && HARNESS_SCALE=small timeout 900 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$W/$name.$mode" check merged default >"$d/log" 2>&1)
+    local rc=$? summary
+    summary=$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/log")
+    if [ $rc = 0 ]; then echo "CLEAN $name.$mode $tool $summary"; else echo "DIRTY $name.$mode $tool rc=$rc $summary"; fi
+}
+export -f san_one
+if has sanitize; then
+    if ! command -v compute-sanitizer >/dev/null; then
+        echo "## sanitize: compute-sanitizer not found, skipped" | tee -a "$S"
+    else
+        for c in "${cases[@]}"; do
+            read -r name driver modes <<<"$c"
+            for m in $modes; do
+                [ -x "$W/$name.$m" ] || continue
+                for tool in memcheck racecheck synccheck; do printf '%s %s %s\n' "$name" "$m" "$tool"; done
+            done
+        done | xargs -r -n3 -P 4 bash -c 'san_one "$0" "$1" "$2"' | sort >"$OUT/sanitize.txt"
+        echo "## sanitize: $(grep -c '^CLEAN' "$OUT/sanitize.txt") clean, $(grep -c '^DIRTY' "$OUT/sanitize.txt") dirty" | tee -a "$S"
+        grep '^DIRTY' "$OUT/sanitize.txt" | head -20 | tee -a "$S"
+    fi
+fi
+
+# ---- bench --------------------------------------------------------------------
+# One binary at a time (timings need the GPU to themselves).
+if has bench; then
+    : >"$OUT/bench-raw.txt"
+    for c in "${cases[@]}"; do
+        read -r name driver modes <<<"$c"
+        grep -qw "$name" <<<"$BENCH_CASES" || continue
+        first=yes
+        for m in $modes; do
+            [ -x "$W/$name.$m.bench" ] || continue
+            args=bench
+            [ $first = yes ] && args="bench baselines"
+            first=no
+            timeout 600 "$W/$name.$m.bench" $args >>"$OUT/bench-raw.txt" 2>"$W/$name.$m.bench.err" ||
+                echo "BENCH-FAIL $name $m $(head -1 "$W/$name.$m.bench.err")" | tee -a "$S"
+        done
+    done
+    python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
+    echo "## bench ($OUT/bench.txt)" >>"$S"
+    grep -E '^(case|  best|  baselines|  merged)' "$OUT/bench.txt" >>"$S"
+fi
+cat "$S"
