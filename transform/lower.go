@@ -223,10 +223,14 @@ func (l *lowerer) list(stmts []parser.Stmt, inactive, single bool) bool {
 		if len(run) == 0 {
 			return
 		}
-		start, end := run[0].Span().Start, run[len(run)-1].Span().End
+		start, lead := l.openAt(run[0])
+		end := run[len(run)-1].Span().End
 		open, close := "if (slate_active) { ", " }"
 		if single {
 			open, close = "{ if (slate_active) { ", " } }"
+		}
+		if lead != "" {
+			open = lead + strings.TrimRight(open, " ")
 		}
 		l.edits = append(l.edits, emit.Insert(start, open, "guard"), emit.Insert(end, close, "guard"))
 		for _, s := range run {
@@ -306,7 +310,11 @@ func (l *lowerer) returnStmt(s parser.Stmt, rets []*parser.ReturnStmt, inactive,
 		if single {
 			open, close = "{ if (slate_active) { ", " } }"
 		}
-		l.edits = append(l.edits, emit.Insert(sp.Start, open, "guard"))
+		at, lead := l.openAt(s)
+		if lead != "" {
+			open = lead + strings.TrimRight(open, " ")
+		}
+		l.edits = append(l.edits, emit.Insert(at, open, "guard"))
 		if needLabel != "" {
 			l.edits = append(l.edits, emit.Insert(sp.End, " "+needLabel+":;", "label"))
 		}
@@ -319,6 +327,53 @@ func (l *lowerer) returnStmt(s parser.Stmt, rets []*parser.ReturnStmt, inactive,
 		}
 	}
 	l.noteAssigned(s)
+}
+
+// openAt is where a guard opening before statement s goes: before s, or,
+// when #pragma lines (#pragma unroll) precede s, right after the last code
+// before them, so the pragmas still apply to s. A directive must start its
+// line and no line is added, so #line stays exact. lead is the space to
+// put before the guard in that case.
+func (l *lowerer) openAt(s parser.Node) (at int, lead string) {
+	at = s.Span().Start
+	toks := l.f.Toks
+	sawPragma := false
+	j := sortSearchTok(toks, at) - 1
+	for ; j >= 0; j-- {
+		t := toks[j]
+		if t.Kind == parser.Space || t.Kind == parser.Comment {
+			continue
+		}
+		if t.Kind == parser.Directive && isPragma(l.f.TokenText(t)) {
+			sawPragma = true
+			continue
+		}
+		break
+	}
+	if sawPragma && j >= 0 {
+		return int(toks[j].End), " "
+	}
+	return at, ""
+}
+
+func isPragma(directive string) bool {
+	s := strings.TrimLeft(directive, " \t")
+	s = strings.TrimPrefix(s, "#")
+	return strings.HasPrefix(strings.TrimLeft(s, " \t"), "pragma")
+}
+
+// sortSearchTok returns the index of the first token starting at or after off.
+func sortSearchTok(toks []parser.Token, off int) int {
+	lo, hi := 0, len(toks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if int(toks[m].Off) < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // isTail reports whether nothing in s runs after r: r ends its block and

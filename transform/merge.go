@@ -497,7 +497,7 @@ func (m *merger) check(mk *mergeKernel) []diag.Diagnostic {
 			"in a merged block the threads beyond %s's block size stay idle and must reach its barriers without doing its work", fn.Name))
 		ds = append(ds, d)
 	}
-	mk.lower = fixPragmaGuards(a.File, edits)
+	mk.lower = edits // Lower keeps #pragma lines with their loops
 	return ds
 }
 

@@ -362,44 +362,6 @@ func composeEdits(src []byte, lower, other []emit.Edit) ([]emit.Edit, error) {
 	return out, nil
 }
 
-// fixPragmaGuards moves a guard the lowering opens right after a #pragma
-// (#pragma unroll before a loop) to before the pragma, so the pragma still
-// precedes its loop. The guard goes after the last code before the pragma,
-// which keeps line numbers (no newline is added).
-func fixPragmaGuards(f *parser.File, edits []emit.Edit) []emit.Edit {
-	out := append([]emit.Edit(nil), edits...)
-	for i, e := range out {
-		if e.Start != e.End || !(strings.HasPrefix(e.Text, "if (slate_active) { ") || strings.HasPrefix(e.Text, "{ if (slate_active) { ")) {
-			continue
-		}
-		j := sort.Search(len(f.Toks), func(j int) bool { return int(f.Toks[j].Off) >= e.Start }) - 1
-		sawPragma := false
-		for ; j >= 0; j-- {
-			t := f.Toks[j]
-			if t.Kind == parser.Space || t.Kind == parser.Comment {
-				continue
-			}
-			if t.Kind == parser.Directive && isPragma(f.TokenText(t)) {
-				sawPragma = true
-				continue
-			}
-			break
-		}
-		if sawPragma && j >= 0 {
-			out[i].Start = int(f.Toks[j].End)
-			out[i].End = out[i].Start
-			out[i].Text = " " + strings.TrimRight(e.Text, " ")
-		}
-	}
-	return out
-}
-
-func isPragma(directive string) bool {
-	s := strings.TrimLeft(directive, " \t")
-	s = strings.TrimPrefix(s, "#")
-	return strings.HasPrefix(strings.TrimLeft(s, " \t"), "pragma")
-}
-
 // ---------------------------------------------------------------------------
 // Static shared memory in a union
 

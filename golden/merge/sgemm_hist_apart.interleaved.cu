@@ -272,9 +272,13 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);
+    // Blocks land on SMs where the hardware puts them, and those outside
+    // the range exit at once: with a partial range launch the whole wave, or
+    // the few workers a small grid needs might all land outside it.
     unsigned long long workers = all;
     const unsigned long long tasks = (total + iters - 1) / iters;
-    if (workers > tasks)
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
+    if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     const int slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -1349,7 +1353,7 @@ int main() {
             for (int k = 0; k < K; ++k) acc += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
             want[(size_t)i * N + j] = (float)(alpha * acc + beta * C[(size_t)i * N + j]);
         }
-    if (!harness_close("C", out.data(), want.data(), want.size(), 1e-4, 1e-4)) return harness_fail("sgemm");
+    if (!harness_close("C", out.data(), want.data(), want.size(), 1e-4, 1e-3)) return harness_fail("sgemm");
     harness_dump("C", out.data(), out.size());
     CUDA_CHECK(cudaFree(d_A));
     CUDA_CHECK(cudaFree(d_B));
@@ -1465,7 +1469,7 @@ int main() {
 #endif
 #line 84 "testdata/kernels/histogram256.cu"
 
-#line 1469 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 1473 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu
