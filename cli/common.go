@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slatec/slatec/diag"
-	"github.com/slatec/slatec/parser"
 )
 
 // readInput reads a file, or standard input for "-".
@@ -29,23 +28,6 @@ func readInput(cmd *cobra.Command, path string) (name string, src []byte, err er
 		}
 	}
 	return path, src, err
-}
-
-// parseInput reads and parses one input; a failure is returned as diagnostics.
-func parseInput(cmd *cobra.Command, path string) (*parser.File, []diag.Diagnostic, error) {
-	name, src, err := readInput(cmd, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := parser.ParseFile(name, src)
-	if err != nil {
-		var d diag.Diagnostic
-		if errors.As(err, &d) {
-			return nil, []diag.Diagnostic{d}, nil
-		}
-		return nil, nil, err
-	}
-	return f, nil, nil
 }
 
 // printDiags writes diagnostics to stderr in text form.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,6 +17,7 @@ func init() { register(newInspectCmd) }
 
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
+	var includes []string
 	cmd := &cobra.Command{
 		Use:   "inspect FILE...",
 		Short: "Report each kernel's parameters, index reads, barriers, returns and shared memory, and every launch site",
@@ -33,20 +35,24 @@ With --json the report follows docs/inspect.schema.json ("slatec-inspect/1").
 			report := inspectReport{Format: "slatec-inspect/1"}
 			failed := false
 			for _, path := range args {
-				f, ds, err := parseInput(cmd, path)
+				name, src, err := readInput(cmd, path)
 				if err != nil {
 					return err
 				}
-				if f == nil {
+				a, err := transform.Load(name, src, includes)
+				if err != nil {
+					var d diag.Diagnostic
+					if !errors.As(err, &d) {
+						return err
+					}
 					failed = true
 					if asJSON {
-						report.Files = append(report.Files, fileReport{File: ds[0].File, Diagnostics: ds})
+						report.Files = append(report.Files, fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}})
 					} else {
-						printDiags(cmd, ds)
+						printDiags(cmd, []diag.Diagnostic{d})
 					}
 					continue
 				}
-				a := transform.Analyze(f)
 				fr := buildFileReport(a)
 				report.Files = append(report.Files, fr)
 				if !asJSON {
@@ -66,6 +72,7 @@ With --json the report follows docs/inspect.schema.json ("slatec-inspect/1").
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (schema: docs/inspect.schema.json)")
+	cmd.Flags().StringSliceVarP(&includes, "include", "I", nil, "directories to search for #include \"...\" files")
 	return cmd
 }
 
