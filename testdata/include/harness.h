@@ -5,6 +5,9 @@
 // harness_fill_*          fill host arrays with reproducible values
 // harness_dump(...)       append an output buffer to the file named by $HARNESS_OUT
 // harness_pass/fail       print the verdict line the test driver looks for
+// harness_timed(label,fn) run fn() once, or time it when $HARNESS_REPS is set
+// harness_timed_reset     the same for a phase that is not idempotent
+// harness_scale()         problem-size divisor from $HARNESS_SCALE
 //
 // Dump record (little endian, appended; remove the file before a run):
 //   u32 name_len | name bytes | u32 dtype | u32 tolerance | u64 count | raw data
@@ -17,6 +20,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstddef>
@@ -24,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #define CUDA_CHECK(expr)                                                      \
     do {                                                                      \
@@ -144,6 +149,117 @@ static inline void harness_dump(const char* name, const T* host_ptr, size_t n,
         std::fprintf(stderr, "harness_dump: cannot close %s\n", path);
         std::exit(2);
     }
+}
+
+// -------------------------------------------------------------- timing ----
+
+// $HARNESS_REPS as a count >= 1, or 0 when unset (or not a positive integer).
+static inline int harness_reps() {
+    static int reps = -1;
+    if (reps < 0) {
+        reps = 0;
+        if (const char* s = std::getenv("HARNESS_REPS")) {
+            char* end = nullptr;
+            long v = std::strtol(s, &end, 10);
+            if (*s && end && *end == '\0' && v >= 1) reps = v > 1000000 ? 1000000 : (int)v;
+        }
+    }
+    return reps;
+}
+
+// Runs fn(), normally a lambda doing the kernel launches of one logical phase.
+//
+// $HARNESS_REPS unset: fn() runs exactly once, with no extra synchronisation
+// and no output, so the harness behaves as if the launches were written inline.
+//
+// $HARNESS_REPS=N (N >= 1): fn() runs once as a warm-up (then the device is
+// synchronised), then N more times, each between two cudaEventRecord calls on
+// the legacy default stream (stream 0) followed by cudaEventSynchronize; prints
+//   HARNESS_TIME <label> <median_us> <min_us>
+// on stdout (label: no spaces; unique within the program). The buffers fn()
+// writes hold the result of its last run, so fn() must be idempotent: a
+// harness with in-place updates or accumulating atomics either restores its
+// inputs inside fn() (the restore is then timed too) or uses
+// harness_timed_reset. Work on other streams is not ordered with the events on
+// stream 0 (never for non-blocking streams), so a harness that launches on
+// other streams ends fn() with cudaDeviceSynchronize() (or synchronises each
+// of its streams): the timed region then includes that synchronisation.
+template <class F>
+static inline void harness_timed(const char* label, F fn) {
+    const int reps = harness_reps();
+    if (reps == 0) {
+        fn();
+        return;
+    }
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    fn();  // warm-up: module loading, first-touch, caches
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> us((size_t)reps);
+    for (int r = 0; r < reps; ++r) {
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        fn();
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        us[(size_t)r] = 1000.0f * ms;
+    }
+    CUDA_CHECK(cudaGetLastError());
+    std::sort(us.begin(), us.end());
+    const size_t m = us.size() / 2;
+    const double median = us.size() % 2 ? us[m] : 0.5 * ((double)us[m - 1] + (double)us[m]);
+    std::printf("HARNESS_TIME %s %.1f %.1f\n", label, median, (double)us[0]);
+    std::fflush(stdout);
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+}
+
+// For a phase that is not idempotent (in-place updates, counters that atomics
+// accumulate into, sorts in place). $HARNESS_REPS unset: runs fn() once, like
+// harness_timed. $HARNESS_REPS set: times fn() as harness_timed does (the timed
+// runs see the data earlier runs left behind), then calls reset() to put back
+// what fn() changed (typically the setup's own copies and memsets), then runs
+// fn() once more, untimed, for the checked and dumped results.
+template <class F, class R>
+static inline void harness_timed_reset(const char* label, F fn, R reset) {
+    if (harness_reps() == 0) {
+        fn();
+        return;
+    }
+    harness_timed(label, fn);
+    reset();
+    CUDA_CHECK(cudaGetLastError());
+    fn();
+}
+
+// Problem-size divisor from $HARNESS_SCALE: unset (or empty) -> 1, "small" -> 8,
+// a positive integer -> that integer; anything else -> 1 with a warning on stderr.
+// Harnesses divide simple sizes by it (e.g. to keep compute-sanitizer racecheck
+// fast) and must still self-check correctly at any scale.
+static inline int harness_scale() {
+    static int scale = 0;
+    if (scale == 0) {
+        scale = 1;
+        const char* s = std::getenv("HARNESS_SCALE");
+        if (s && *s) {
+            char* end = nullptr;
+            long v = std::strtol(s, &end, 10);
+            if (std::strcmp(s, "small") == 0) scale = 8;
+            else if (end && *end == '\0' && v >= 1) scale = v > (1 << 30) ? (1 << 30) : (int)v;
+            else std::fprintf(stderr, "harness: ignoring HARNESS_SCALE=%s\n", s);
+        }
+    }
+    return scale;
+}
+
+// n / harness_scale() rounded down to a multiple of `multiple`, and never below
+// `multiple` (so never below 1).
+static inline long long harness_scaled(long long n, long long multiple = 1) {
+    long long v = n / harness_scale() / multiple * multiple;
+    return v < multiple ? multiple : v;
 }
 
 // -------------------------------------------------------------- checks ----

@@ -60,7 +60,7 @@ __global__ void clamp_copy(const int* in, int* out, int n, int lo, int hi) {
 }
 
 int main() {
-    const int n = 1000000 + 9;
+    const int n = (int)harness_scaled(1000009 / B) * B + 1000009 % B;  // 1000009 unscaled
     const int grid = (n + B - 1) / B;  // 3907 blocks
     std::vector<int> in(n), sums(grid), c(n), k(n);
     harness_fill_int(in.data(), n, -1000, 1000);
@@ -71,12 +71,18 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_k, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    block_sums<<<grid, B>>>(d_in, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
-    center<<<grid, B>>>(d_in, d_c, n);
-    CUDA_CHECK(cudaGetLastError());
-    clamp_copy<<<(n + 511) / 512, 512>>>(d_in, d_k, n, -300, 700);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("block_sums", [&] {
+        block_sums<<<grid, B>>>(d_in, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("center", [&] {
+        center<<<grid, B>>>(d_in, d_c, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("clamp_copy", [&] {
+        clamp_copy<<<(n + 511) / 512, 512>>>(d_in, d_k, n, -300, 700);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(sums.data(), d_sums, grid * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(c.data(), d_c, n * sizeof(int), cudaMemcpyDeviceToHost));

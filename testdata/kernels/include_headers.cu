@@ -27,7 +27,7 @@ __global__ void project(const float2* p, float2 dir, float* out, int n, int* mar
 }
 
 int main() {
-    const int n = 1000000;
+    const int n = (int)harness_scaled(1000000);
     const int grid1 = (n + 255) / 256;  // 3907 blocks
     std::vector<int> in(n), s(grid1), q(grid1), bs(2000);
     std::vector<float2> pts(n);
@@ -47,13 +47,19 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_pts, pts.data(), n * sizeof(float2), cudaMemcpyHostToDevice));
 
-    sum_and_sumsq<<<grid1, 256>>>(d_in, d_s, d_q, n);
-    CUDA_CHECK(cudaGetLastError());
-    block_sum_kernel<128><<<2000, 128>>>(d_in, d_bs, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("sum_and_sumsq", [&] {
+        sum_and_sumsq<<<grid1, 256>>>(d_in, d_s, d_q, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("block_sum_kernel", [&] {
+        block_sum_kernel<128><<<2000, 128>>>(d_in, d_bs, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     const float2 dir = make_float2(0.6f, 0.8f);
-    project<<<2100, 128>>>(d_pts, dir, d_proj, n, d_marker);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("project", [&] {
+        project<<<2100, 128>>>(d_pts, dir, d_proj, n, d_marker);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     int marker = 0;
     CUDA_CHECK(cudaMemcpy(s.data(), d_s, grid1 * sizeof(int), cudaMemcpyDeviceToHost));

@@ -59,7 +59,7 @@ __global__ void add_offsets(int* out, const int* offsets, int n) {
 }
 
 int main() {
-    const int n = (1 << 20) + 123;
+    const int n = (int)harness_scaled(1 << 20) + 123;
     const int B = 512, grid = (n + B - 1) / B;  // 2049 blocks
     std::vector<int> in(n), out(n), sums(grid);
     harness_fill_int(in.data(), n, -50, 100);
@@ -70,12 +70,15 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_sums, grid * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    scan_block<<<grid, B, 2 * B * sizeof(int)>>>(d_in, d_out, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
-    scan_sums_one_block<<<1, 1024>>>(d_sums, grid);
-    CUDA_CHECK(cudaGetLastError());
-    add_offsets<<<grid, B>>>(d_out, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
+    // Each run rewrites d_out and d_sums from d_in before updating them in place.
+    harness_timed("scan+sums+offsets", [&] {
+        scan_block<<<grid, B, 2 * B * sizeof(int)>>>(d_in, d_out, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+        scan_sums_one_block<<<1, 1024>>>(d_sums, grid);
+        CUDA_CHECK(cudaGetLastError());
+        add_offsets<<<grid, B>>>(d_out, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(sums.data(), d_sums, grid * sizeof(int), cudaMemcpyDeviceToHost));

@@ -44,7 +44,7 @@ __global__ void per_thread_scratch(const int* in, int* out) {
 }
 
 int main() {
-    const int grid = 4000, n = grid * B;
+    const int grid = (int)harness_scaled(4000), n = grid * B;
     std::vector<int> in(n), o1(n), o3(n), o4(n);
     std::vector<float> f(n), o2(n);
     harness_fill_int(in.data(), n, -100000, 100000);
@@ -60,14 +60,22 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_f, f.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
-    reverse_static<<<grid, B>>>(d_in, d_o1);
-    CUDA_CHECK(cudaGetLastError());
-    reverse_dynamic<<<n / 128, 128, 128 * sizeof(float)>>>(d_f, d_o2);  // 8000 blocks
-    CUDA_CHECK(cudaGetLastError());
-    broadcast_first<<<grid, B>>>(d_in, d_o3);
-    CUDA_CHECK(cudaGetLastError());
-    per_thread_scratch<<<grid, B>>>(d_in, d_o4);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("reverse_static", [&] {
+        reverse_static<<<grid, B>>>(d_in, d_o1);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reverse_dynamic", [&] {
+        reverse_dynamic<<<n / 128, 128, 128 * sizeof(float)>>>(d_f, d_o2);  // 8000 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("broadcast_first", [&] {
+        broadcast_first<<<grid, B>>>(d_in, d_o3);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("per_thread_scratch", [&] {
+        per_thread_scratch<<<grid, B>>>(d_in, d_o4);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(o1.data(), d_o1, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(o2.data(), d_o2, n * sizeof(float), cudaMemcpyDeviceToHost));
