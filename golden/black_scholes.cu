@@ -485,7 +485,7 @@ static double cnd_ref(double d) {
 }
 
 int main() {
-    const int n = 4 * 1000 * 1000;
+    const int n = (int)harness_scaled(4 * 1000 * 1000);
     const float rate = 0.02f, vol = 0.30f;
     std::vector<float> spot(n), strike(n), years(n), call(n), put(n);
     harness_fill_float(spot.data(), n, 5.0f, 30.0f);
@@ -502,8 +502,10 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_strike, strike.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_years, years.data(), bytes, cudaMemcpyHostToDevice));
 
-    black_scholes__slate_launch(4096, 128, 0, 0, d_call, d_put, d_spot, d_strike, d_years, rate, vol, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("black_scholes", [&] {
+        black_scholes__slate_launch(4096, 128, 0, 0, d_call, d_put, d_spot, d_strike, d_years, rate, vol, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(call.data(), d_call, bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(put.data(), d_put, bytes, cudaMemcpyDeviceToHost));

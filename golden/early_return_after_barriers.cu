@@ -592,7 +592,7 @@ static void clamp_copy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
 
 
 int main() {
-    const int n = 1000000 + 9;
+    const int n = (int)harness_scaled(1000009 / B) * B + 1000009 % B;  // 1000009 unscaled
     const int grid = (n + B - 1) / B;  // 3907 blocks
     std::vector<int> in(n), sums(grid), c(n), k(n);
     harness_fill_int(in.data(), n, -1000, 1000);
@@ -603,12 +603,18 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_k, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    block_sums__slate_launch(grid, B, 0, 0, d_in, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
-    center__slate_launch(grid, B, 0, 0, d_in, d_c, n);
-    CUDA_CHECK(cudaGetLastError());
-    clamp_copy__slate_launch((n + 511) / 512, 512, 0, 0, d_in, d_k, n, -300, 700);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("block_sums", [&] {
+        block_sums__slate_launch(grid, B, 0, 0, d_in, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("center", [&] {
+        center__slate_launch(grid, B, 0, 0, d_in, d_c, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("clamp_copy", [&] {
+        clamp_copy__slate_launch((n + 511) / 512, 512, 0, 0, d_in, d_k, n, -300, 700);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(sums.data(), d_sums, grid * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(c.data(), d_c, n * sizeof(int), cudaMemcpyDeviceToHost));

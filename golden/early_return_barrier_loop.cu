@@ -611,7 +611,7 @@ static void smooth_ref(const std::vector<float>& in, std::vector<float>& out, in
 }
 
 int main() {
-    const int n = 300000 + 51;
+    const int n = (int)harness_scaled(300051 / B) * B + 300051 % B;  // 300051 unscaled
     const int grid = (n + B - 1) / B;  // 2345 blocks
     std::vector<float> in(n), o1(n), o2(n), w1(n), w2(n);
     std::vector<int> in_i(n), steps(grid), o3(n), w3(n);
@@ -630,12 +630,18 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in_i, in_i.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_steps, steps.data(), grid * sizeof(int), cudaMemcpyHostToDevice));
 
-    smooth_in_block__slate_launch(grid, B, 0, 0, d_in, d_o1, n, 7);
-    CUDA_CHECK(cudaGetLastError());
-    smooth_in_block_t__slate_launch<4>(grid, B, 0, 0, d_in, d_o2, n);
-    CUDA_CHECK(cudaGetLastError());
-    rotate_steps__slate_launch(grid, B, 0, 0, d_in_i, d_o3, d_steps, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("smooth_in_block", [&] {
+        smooth_in_block__slate_launch(grid, B, 0, 0, d_in, d_o1, n, 7);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("smooth_in_block_t", [&] {
+        smooth_in_block_t__slate_launch<4>(grid, B, 0, 0, d_in, d_o2, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("rotate_steps", [&] {
+        rotate_steps__slate_launch(grid, B, 0, 0, d_in_i, d_o3, d_steps, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(o1.data(), d_o1, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(o2.data(), d_o2, n * sizeof(float), cudaMemcpyDeviceToHost));

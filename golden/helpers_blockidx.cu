@@ -542,9 +542,9 @@ static void grid_stride_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size
 
 
 int main() {
-    const int w = 1000, h = 700;
+    const int w = 1000, h = (int)harness_scaled(700);
     dim3 block2(32, 8), grid2((w + 31) / 32, (h + 7) / 8);  // 32 x 88 = 2816 blocks
-    const int n = 3000000;
+    const int n = (int)harness_scaled(3000000);
     dim3 block3(16, 16), grid3(40, 25);  // 1000 blocks, 256000 threads: ~12 items each
     std::vector<int> label((size_t)w * h), in(n), out(n);
     harness_fill_int(in.data(), n, -100000, 100000);
@@ -554,10 +554,14 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    label_2d__slate_launch(grid2, block2, 0, 0, d_label, w, h);
-    CUDA_CHECK(cudaGetLastError());
-    grid_stride_2d__slate_launch(grid3, block3, 0, 0, d_in, d_out, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("label_2d", [&] {
+        label_2d__slate_launch(grid2, block2, 0, 0, d_label, w, h);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("grid_stride_2d", [&] {
+        grid_stride_2d__slate_launch(grid3, block3, 0, 0, d_in, d_out, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(label.data(), d_label, label.size() * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));

@@ -529,7 +529,7 @@ static void project__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
 
 
 int main() {
-    const int n = 1000000;
+    const int n = (int)harness_scaled(1000000);
     const int grid1 = (n + 255) / 256;  // 3907 blocks
     std::vector<int> in(n), s(grid1), q(grid1), bs(2000);
     std::vector<float2> pts(n);
@@ -549,13 +549,19 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_pts, pts.data(), n * sizeof(float2), cudaMemcpyHostToDevice));
 
-    sum_and_sumsq__slate_launch(grid1, 256, 0, 0, d_in, d_s, d_q, n);
-    CUDA_CHECK(cudaGetLastError());
-    block_sum_kernel<128><<<2000, 128>>>(d_in, d_bs, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("sum_and_sumsq", [&] {
+        sum_and_sumsq__slate_launch(grid1, 256, 0, 0, d_in, d_s, d_q, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("block_sum_kernel", [&] {
+        block_sum_kernel<128><<<2000, 128>>>(d_in, d_bs, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     const float2 dir = make_float2(0.6f, 0.8f);
-    project__slate_launch(2100, 128, 0, 0, d_pts, dir, d_proj, n, d_marker);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("project", [&] {
+        project__slate_launch(2100, 128, 0, 0, d_pts, dir, d_proj, n, d_marker);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     int marker = 0;
     CUDA_CHECK(cudaMemcpy(s.data(), d_s, grid1 * sizeof(int), cudaMemcpyDeviceToHost));

@@ -574,7 +574,7 @@ static void lb_template_sum__slate_launch(dim3 slate_grid, dim3 slate_block, siz
 
 
 int main() {
-    const int n = 1 << 20;
+    const int n = (int)harness_scaled(1 << 20, 512);  // a multiple of every block size below
     std::vector<float> f(n), sq(n);
     std::vector<int> in(n), shift(n), sums(n / 64);
     std::vector<unsigned> hashes(n);
@@ -592,14 +592,22 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_f, f.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    lb_square__slate_launch(n / 256, 256, 0, 0, d_f, d_sq, n);  // 4096 blocks
-    CUDA_CHECK(cudaGetLastError());
-    lb_shared_shift__slate_launch(n / 128, 128, 0, 0, d_in, d_shift, n);  // 8192 blocks
-    CUDA_CHECK(cudaGetLastError());
-    lb_extern_c__slate_launch(n / 512, 512, 0, 0, d_hash, n);  // 2048 blocks
-    CUDA_CHECK(cudaGetLastError());
-    lb_template_sum__slate_launch<64, 8>(n / 64, 64, 0, 0, d_in, d_sums);  // 16384 blocks
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("lb_square", [&] {
+        lb_square__slate_launch(n / 256, 256, 0, 0, d_f, d_sq, n);  // 4096 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("lb_shared_shift", [&] {
+        lb_shared_shift__slate_launch(n / 128, 128, 0, 0, d_in, d_shift, n);  // 8192 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("lb_extern_c", [&] {
+        lb_extern_c__slate_launch(n / 512, 512, 0, 0, d_hash, n);  // 2048 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("lb_template_sum", [&] {
+        lb_template_sum__slate_launch<64, 8>(n / 64, 64, 0, 0, d_in, d_sums);  // 16384 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(sq.data(), d_sq, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(shift.data(), d_shift, n * sizeof(int), cudaMemcpyDeviceToHost));

@@ -540,10 +540,10 @@ static void macro_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
 
 
 int main() {
-    const int n = 2000000;
+    const int n = (int)harness_scaled(2000000);
     std::vector<int> in(n), a(n), b(n);
     harness_fill_int(in.data(), n, -1000, 1000);
-    const int w = 513, h = 999;
+    const int w = 513, h = (int)harness_scaled(1000, 4) - 1;  // 999 unscaled: a partial row of blocks
     std::vector<int> rows((size_t)w * h);
     int *d_in, *d_a, *d_b, *d_grid_seen, *d_rows;
     CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(int)));
@@ -553,14 +553,20 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_rows, rows.size() * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    const int grid_a = 2400, grid_b = (n + 255) / 256;  // 2400 (grid-stride) and 7813 blocks
-    macro_stride__slate_launch(grid_a, 256, 0, 0, d_in, d_a, n);
-    CUDA_CHECK(cudaGetLastError());
-    macro_last_block__slate_launch(grid_b, 256, 0, 0, d_b, d_grid_seen, n);
-    CUDA_CHECK(cudaGetLastError());
+    const int grid_a = (int)harness_scaled(2400), grid_b = (n + 255) / 256;  // 2400 (grid-stride) and 7813 blocks
+    harness_timed("macro_stride", [&] {
+        macro_stride__slate_launch(grid_a, 256, 0, 0, d_in, d_a, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("macro_last_block", [&] {
+        macro_last_block__slate_launch(grid_b, 256, 0, 0, d_b, d_grid_seen, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     dim3 block(32, 4), grid((w + 31) / 32, (h + 3) / 4);  // 17 x 250 = 4250 blocks
-    macro_rows__slate_launch(grid, block, 0, 0, d_rows, w, h);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("macro_rows", [&] {
+        macro_rows__slate_launch(grid, block, 0, 0, d_rows, w, h);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     int grid_seen = 0;
     CUDA_CHECK(cudaMemcpy(a.data(), d_a, n * sizeof(int), cudaMemcpyDeviceToHost));

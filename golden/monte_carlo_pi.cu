@@ -493,15 +493,18 @@ static void mc_pi__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
 
 
 int main() {
-    const int grid = 2048, block = 256, samples = 64;
+    const int grid = (int)harness_scaled(2048), block = 256, samples = 64;
     const unsigned seed = (unsigned)harness_rng_u32();
     unsigned* d_block_hits;
     unsigned long long* d_total;
     CUDA_CHECK(cudaMalloc(&d_block_hits, grid * sizeof(unsigned)));
     CUDA_CHECK(cudaMalloc(&d_total, sizeof(unsigned long long)));
     CUDA_CHECK(cudaMemset(d_total, 0, sizeof(unsigned long long)));
-    mc_pi__slate_launch(grid, block, 0, 0, d_block_hits, d_total, samples, seed);
-    CUDA_CHECK(cudaGetLastError());
+    // mc_pi adds into d_total: under HARNESS_REPS the checked run starts again from zero.
+    harness_timed_reset("mc_pi", [&] {
+        mc_pi__slate_launch(grid, block, 0, 0, d_block_hits, d_total, samples, seed);
+        CUDA_CHECK(cudaGetLastError());
+    }, [&] { CUDA_CHECK(cudaMemset(d_total, 0, sizeof(unsigned long long))); });
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<unsigned> hits(grid);
     unsigned long long total = 0;
@@ -521,7 +524,9 @@ int main() {
     if (!harness_equal("block_hits", hits.data(), want.data(), grid)) return harness_fail("block counts");
     if (total != want_total) return harness_fail("total %llu, want %llu", total, want_total);
     double pi = 4.0 * (double)total / ((double)grid * block * samples);
-    if (std::fabs(pi - 3.14159265358979) > 1e-3) return harness_fail("pi estimate %.6f", pi);
+    // 1e-3 for 2048 blocks; a scaled-down run has fewer samples and a larger standard error.
+    const double tol = 1e-3 * std::sqrt(2048.0 / grid);
+    if (std::fabs(pi - 3.14159265358979) > tol) return harness_fail("pi estimate %.6f", pi);
     harness_dump("block_hits", hits.data(), grid);
     harness_dump("total", &total, 1);
     CUDA_CHECK(cudaFree(d_block_hits));

@@ -541,8 +541,8 @@ static void reduce_tree_int__slate_launch(dim3 slate_grid, dim3 slate_block, siz
 
 
 int main() {
-    const int n = 1 << 22;
-    const int grid = 2048;  // each thread accumulates 8 elements
+    const int n = (int)harness_scaled(1 << 22, 512);  // a multiple of iblock
+    const int grid = (int)harness_scaled(2048);  // each thread accumulates 8 elements
     std::vector<float> x(n);
     std::vector<int> xi(n);
     harness_fill_float(x.data(), n, 0.0f, 1.0f);
@@ -559,12 +559,16 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_xi, xi.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    reduce_sum__slate_launch<256>(grid, 256, 0, 0, d_x, d_partial, n);
-    CUDA_CHECK(cudaGetLastError());
-    reduce_sum__slate_launch<1024>(1, 1024, 0, 0, d_partial, d_sum, grid);  // second pass: one block
-    CUDA_CHECK(cudaGetLastError());
-    reduce_tree_int__slate_launch(igrid, iblock, iblock * sizeof(int), 0, d_xi, d_ipartial, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("reduce_sum+final", [&] {
+        reduce_sum__slate_launch<256>(grid, 256, 0, 0, d_x, d_partial, n);
+        CUDA_CHECK(cudaGetLastError());
+        reduce_sum__slate_launch<1024>(1, 1024, 0, 0, d_partial, d_sum, grid);  // second pass: one block
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reduce_tree_int", [&] {
+        reduce_tree_int__slate_launch(igrid, iblock, iblock * sizeof(int), 0, d_xi, d_ipartial, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<float> partial(grid);

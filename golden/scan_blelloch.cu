@@ -576,14 +576,15 @@ void scan(const int* d_in, int* d_out, int n) {
 }
 
 int main() {
-    const int n = (1 << 20) + 5000;  // level sizes: 2058 blocks, then 5, then 1
+    const int n = (int)harness_scaled(1 << 20) + 5000;  // level sizes (unscaled): 2058 blocks, then 5, then 1
     std::vector<int> in(n), out(n);
     harness_fill_int(in.data(), n, 0, 9);
     int *d_in, *d_out;
     CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-    scan<256>(d_in, d_out, n);
+    // The timed region includes scan()'s per-level cudaMalloc/cudaFree and its synchronisation.
+    harness_timed("scan256", [&] { scan<256>(d_in, d_out, n); });
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
 
     // A second, small instantiation: one block, BLOCK = 64.
@@ -593,7 +594,7 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_small, m * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&d_small_out, m * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_small, in.data(), m * sizeof(int), cudaMemcpyHostToDevice));
-    scan<64>(d_small, d_small_out, m);
+    harness_timed("scan64_small", [&] { scan<64>(d_small, d_small_out, m); });
     CUDA_CHECK(cudaMemcpy(small_out.data(), d_small_out, m * sizeof(int), cudaMemcpyDeviceToHost));
 
     std::vector<int> want(n);

@@ -592,7 +592,7 @@ static void add_offsets__slate_launch(dim3 slate_grid, dim3 slate_block, size_t 
 
 
 int main() {
-    const int n = (1 << 20) + 123;
+    const int n = (int)harness_scaled(1 << 20) + 123;
     const int B = 512, grid = (n + B - 1) / B;  // 2049 blocks
     std::vector<int> in(n), out(n), sums(grid);
     harness_fill_int(in.data(), n, -50, 100);
@@ -603,12 +603,15 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_sums, grid * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    scan_block__slate_launch(grid, B, 2 * B * sizeof(int), 0, d_in, d_out, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
-    scan_sums_one_block__slate_launch(1, 1024, 0, 0, d_sums, grid);
-    CUDA_CHECK(cudaGetLastError());
-    add_offsets__slate_launch(grid, B, 0, 0, d_out, d_sums, n);
-    CUDA_CHECK(cudaGetLastError());
+    // Each run rewrites d_out and d_sums from d_in before updating them in place.
+    harness_timed("scan+sums+offsets", [&] {
+        scan_block__slate_launch(grid, B, 2 * B * sizeof(int), 0, d_in, d_out, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+        scan_sums_one_block__slate_launch(1, 1024, 0, 0, d_sums, grid);
+        CUDA_CHECK(cudaGetLastError());
+        add_offsets__slate_launch(grid, B, 0, 0, d_out, d_sums, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(sums.data(), d_sums, grid * sizeof(int), cudaMemcpyDeviceToHost));

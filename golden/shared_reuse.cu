@@ -582,7 +582,7 @@ static void per_thread_scratch__slate_launch(dim3 slate_grid, dim3 slate_block, 
 
 
 int main() {
-    const int grid = 4000, n = grid * B;
+    const int grid = (int)harness_scaled(4000), n = grid * B;
     std::vector<int> in(n), o1(n), o3(n), o4(n);
     std::vector<float> f(n), o2(n);
     harness_fill_int(in.data(), n, -100000, 100000);
@@ -598,14 +598,22 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_f, f.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
-    reverse_static__slate_launch(grid, B, 0, 0, d_in, d_o1);
-    CUDA_CHECK(cudaGetLastError());
-    reverse_dynamic__slate_launch(n / 128, 128, 128 * sizeof(float), 0, d_f, d_o2);  // 8000 blocks
-    CUDA_CHECK(cudaGetLastError());
-    broadcast_first__slate_launch(grid, B, 0, 0, d_in, d_o3);
-    CUDA_CHECK(cudaGetLastError());
-    per_thread_scratch__slate_launch(grid, B, 0, 0, d_in, d_o4);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("reverse_static", [&] {
+        reverse_static__slate_launch(grid, B, 0, 0, d_in, d_o1);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reverse_dynamic", [&] {
+        reverse_dynamic__slate_launch(n / 128, 128, 128 * sizeof(float), 0, d_f, d_o2);  // 8000 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("broadcast_first", [&] {
+        broadcast_first__slate_launch(grid, B, 0, 0, d_in, d_o3);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("per_thread_scratch", [&] {
+        per_thread_scratch__slate_launch(grid, B, 0, 0, d_in, d_o4);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(o1.data(), d_o1, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(o2.data(), d_o2, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -542,7 +542,7 @@ static void stencil1d_early_return__slate_launch(dim3 slate_grid, dim3 slate_blo
 
 
 int main() {
-    const int n = (1 << 20) + 45;
+    const int n = (int)harness_scaled(1 << 20, BLOCK) + 45;
     const int grid = (n + BLOCK - 1) / BLOCK;  // 4097 blocks
     const float w[2 * RADIUS + 1] = {0.05f, -0.1f, 0.25f, 0.6f, 0.25f, -0.1f, 0.05f};
     std::vector<float> in(n), o1(n), o2(n);
@@ -554,10 +554,14 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpyToSymbol(c_weights, w, sizeof w));
 
-    stencil1d__slate_launch(grid, BLOCK, (BLOCK + 2 * RADIUS) * sizeof(float), 0, d_in, d_o1, n);
-    CUDA_CHECK(cudaGetLastError());
-    stencil1d_early_return__slate_launch(grid, BLOCK, 0, 0, d_in, d_o2, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("stencil1d", [&] {
+        stencil1d__slate_launch(grid, BLOCK, (BLOCK + 2 * RADIUS) * sizeof(float), 0, d_in, d_o1, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("stencil1d_early_return", [&] {
+        stencil1d_early_return__slate_launch(grid, BLOCK, 0, 0, d_in, d_o2, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(o1.data(), d_o1, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(o2.data(), d_o2, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -572,7 +572,7 @@ static void scatter_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
 
 
 int main() {
-    const int n = 1500000 + 11, threshold = 600;
+    const int n = (int)harness_scaled(1500011 / B) * B + 1500011 % B, threshold = 600;  // 1500011 unscaled
     const int grid = (n + B - 1) / B;  // 5860 blocks
     std::vector<int> in(n), counts(grid), offsets(grid);
     harness_fill_int(in.data(), n, 0, 999);
@@ -585,12 +585,18 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_offsets, grid * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&d_count, sizeof(unsigned)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_count, 0, sizeof(unsigned)));
 
-    compact_atomic__slate_launch(grid, B, 0, 0, d_in, d_out1, d_count, n, threshold);
-    CUDA_CHECK(cudaGetLastError());
-    count_kept__slate_launch(grid, B, 0, 0, d_in, d_counts, n, threshold);
-    CUDA_CHECK(cudaGetLastError());
+    // The counter must start at zero on every run (it indexes d_out1): the memset is
+    // inside the timed region.
+    harness_timed("memset+compact_atomic", [&] {
+        CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(unsigned)));
+        compact_atomic__slate_launch(grid, B, 0, 0, d_in, d_out1, d_count, n, threshold);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("count_kept", [&] {
+        count_kept__slate_launch(grid, B, 0, 0, d_in, d_counts, n, threshold);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(counts.data(), d_counts, grid * sizeof(int), cudaMemcpyDeviceToHost));
     int total = 0;
@@ -599,8 +605,10 @@ int main() {
         total += counts[b];
     }
     CUDA_CHECK(cudaMemcpy(d_offsets, offsets.data(), grid * sizeof(int), cudaMemcpyHostToDevice));
-    scatter_kept__slate_launch(grid, B, 0, 0, d_in, d_out2, d_offsets, n, threshold);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("scatter_kept", [&] {
+        scatter_kept__slate_launch(grid, B, 0, 0, d_in, d_out2, d_offsets, n, threshold);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     unsigned count = 0;
     CUDA_CHECK(cudaMemcpy(&count, d_count, sizeof count, cudaMemcpyDeviceToHost));

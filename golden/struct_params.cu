@@ -593,11 +593,11 @@ static void clamp_view__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
 
 
 int main() {
-    const int n = 1 << 20;
+    const int n = (int)harness_scaled(1 << 20, 256);
     std::vector<float> x(n), y(n), o1(n), o2(n), o3(n);
     harness_fill_float(x.data(), n, -1.0f, 1.0f);
     harness_fill_float(y.data(), n, -1.0f, 1.0f);
-    const int rows = 300, cols = 1000;
+    const int rows = (int)harness_scaled(300), cols = 1000;
     std::vector<float> m((size_t)rows * cols), mo((size_t)rows * cols);
     harness_fill_float(m.data(), m.size(), -500.0f, 500.0f);
     float *d_x, *d_y, *d_o1, *d_o2, *d_o3, *d_m;
@@ -613,18 +613,27 @@ int main() {
 
     const int grid = n / 256;  // 4096 blocks
     Affine aff = {1.5f, -0.25f, n};
-    affine__slate_launch(grid, 256, 0, 0, d_x, d_o1, aff);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("affine", [&] {
+        affine__slate_launch(grid, 256, 0, 0, d_x, d_o1, aff);
+        CUDA_CHECK(cudaGetLastError());
+    });
     Triple tr = {d_x, d_y, d_o2, n};
-    add_triple__slate_launch(grid, 256, 0, 0, tr);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("add_triple", [&] {
+        add_triple__slate_launch(grid, 256, 0, 0, tr);
+        CUDA_CHECK(cudaGetLastError());
+    });
     Poly p = {{1.0f, -0.5f, 0.25f, 2.0f, -1.0f, 0.125f, 0.0f, 0.0f}, 5};
-    eval_poly__slate_launch(grid, 256, 0, 0, d_x, d_o3, n, p);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("eval_poly", [&] {
+        eval_poly__slate_launch(grid, 256, 0, 0, d_x, d_o3, n, p);
+        CUDA_CHECK(cudaGetLastError());
+    });
     Box box = {make_float4(-100.0f, 0.5f, 0.0f, 0.0f), make_float4(100.0f, 1.0f, 0.0f, 0.0f)};
     View2D view = {rows, cols, d_m};
-    clamp_view__slate_launch(dim3((cols + 127) / 128, rows), 128, 0, 0, view, box);  // 8 x 300 = 2400 blocks
-    CUDA_CHECK(cudaGetLastError());
+    // Clamps d_m in place: idempotent.
+    harness_timed("clamp_view", [&] {
+        clamp_view__slate_launch(dim3((cols + 127) / 128, rows), 128, 0, 0, view, box);  // 8 x 300 = 2400 blocks
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(o1.data(), d_o1, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(o2.data(), d_o2, n * sizeof(float), cudaMemcpyDeviceToHost));

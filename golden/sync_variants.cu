@@ -564,7 +564,7 @@ static void rotate_asm_tail__slate_launch(dim3 slate_grid, dim3 slate_block, siz
 
 
 int main() {
-    const int n = 400000 + 100;
+    const int n = (int)harness_scaled(400100 / B) * B + 400100 % B;  // 400100 unscaled
     const int grid = (n + B - 1) / B;  // 3126 blocks; the last one has 100 live threads
     std::vector<int> in(n), vo(3 * grid), r1(n), r2(n);
     harness_fill_int(in.data(), n, -5, 91);
@@ -575,12 +575,18 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_r2, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    votes__slate_launch(grid, B, 0, 0, d_in, d_vo, n);
-    CUDA_CHECK(cudaGetLastError());
-    rotate_asm__slate_launch(grid, B, 0, 0, d_in, d_r1, n);
-    CUDA_CHECK(cudaGetLastError());
-    rotate_asm_tail__slate_launch(grid, B, 0, 0, d_in, d_r2, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("votes", [&] {
+        votes__slate_launch(grid, B, 0, 0, d_in, d_vo, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("rotate_asm", [&] {
+        rotate_asm__slate_launch(grid, B, 0, 0, d_in, d_r1, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("rotate_asm_tail", [&] {
+        rotate_asm_tail__slate_launch(grid, B, 0, 0, d_in, d_r2, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(vo.data(), d_vo, vo.size() * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(r1.data(), d_r1, n * sizeof(int), cudaMemcpyDeviceToHost));

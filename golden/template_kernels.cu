@@ -552,7 +552,7 @@ static void reverse_blocks__slate_launch(dim3 slate_grid, dim3 slate_block, size
 
 
 int main() {
-    const int n = 1 << 20;
+    const int n = (int)harness_scaled(1 << 20, 512);  // a multiple of every block size below
     std::vector<int> ii(n), io(n);
     std::vector<float> fi(n), fo(n), co(n), ro(n);
     std::vector<double> dout(n);
@@ -572,17 +572,27 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_fi, fi.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
     const int grid = n / 256;  // 4096 blocks
-    map__slate_launch(grid, 256, 0, 0, d_ii, d_io, n, AddOne());  // T and Op deduced
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("map_int", [&] {
+        map__slate_launch(grid, 256, 0, 0, d_ii, d_io, n, AddOne());  // T and Op deduced
+        CUDA_CHECK(cudaGetLastError());
+    });
     Affine aff = {2.0f, 0.5f};
-    map__slate_launch<float, Affine>(grid, 256, 0, 0, d_fi, d_fo, n, aff);  // explicit
-    CUDA_CHECK(cudaGetLastError());
-    convert__slate_launch<int, double>((n / 4 + 127) / 128, 128, 0, 0, d_ii, d_dout, n);  // ITEMS defaulted
-    CUDA_CHECK(cudaGetLastError());
-    convert__slate_launch<float, float, 2>((n / 2 + 255) / 256, 256, 0, 0, d_fi, d_co, n);
-    CUDA_CHECK(cudaGetLastError());
-    reverse_blocks__slate_launch<512, float>(n / 512, 512, 0, 0, d_fi, d_ro, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("map_affine", [&] {
+        map__slate_launch<float, Affine>(grid, 256, 0, 0, d_fi, d_fo, n, aff);  // explicit
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("convert_int_double", [&] {
+        convert__slate_launch<int, double>((n / 4 + 127) / 128, 128, 0, 0, d_ii, d_dout, n);  // ITEMS defaulted
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("convert_float_x2", [&] {
+        convert__slate_launch<float, float, 2>((n / 2 + 255) / 256, 256, 0, 0, d_fi, d_co, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reverse_blocks", [&] {
+        reverse_blocks__slate_launch<512, float>(n / 512, 512, 0, 0, d_fi, d_ro, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(io.data(), d_io, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(fo.data(), d_fo, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -554,7 +554,7 @@ static void transpose_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, siz
 
 
 int main() {
-    const int width = 2000, height = 1100;  // neither a multiple of 32
+    const int width = 2000, height = (int)harness_scaled(1088, 32) + 12;  // neither a multiple of 32
     const size_t count = (size_t)width * height;
     std::vector<float> in(count), copy(count), t1(count), t2(count);
     harness_fill_float(in.data(), count, -100.0f, 100.0f);
@@ -567,12 +567,18 @@ int main() {
 
     dim3 block(TILE, ROWS);
     dim3 grid((width + TILE - 1) / TILE, (height + TILE - 1) / TILE);  // 63 x 35 = 2205 blocks
-    copy_tiled__slate_launch(grid, block, 0, 0, d_copy, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
-    transpose_naive__slate_launch(grid, block, 0, 0, d_t1, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
-    transpose_tiled__slate_launch(grid, block, 0, 0, d_t2, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("copy_tiled", [&] {
+        copy_tiled__slate_launch(grid, block, 0, 0, d_copy, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("transpose_naive", [&] {
+        transpose_naive__slate_launch(grid, block, 0, 0, d_t1, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("transpose_tiled", [&] {
+        transpose_tiled__slate_launch(grid, block, 0, 0, d_t2, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(copy.data(), d_copy, count * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(t1.data(), d_t1, count * sizeof(float), cudaMemcpyDeviceToHost));

@@ -557,7 +557,7 @@ static void set_value__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
 
 
 int main() {
-    const int n = 1 << 20;
+    const int n = (int)harness_scaled(1 << 20, 512);
     const int grid = n / 512;  // 2048 blocks
     std::vector<int> a(n), c(n);
     std::vector<float> b(n), in(n);
@@ -574,16 +574,25 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_b, 0, n * sizeof(float)));
 
-    fill_index__slate_launch(grid, 512, 0, 0, d_a, n, 1.0f, nullptr);
-    CUDA_CHECK(cudaGetLastError());
-    add_middle__slate_launch(grid, 512, 0, 0, d_b, 42, d_in, n);
-    CUDA_CHECK(cudaGetLastError());
-    add_middle__slate_launch(grid, 512, 0, 0, d_b, -1, d_in, n);
-    CUDA_CHECK(cudaGetLastError());
-    first_unnamed__slate_launch(grid, 512, 0, 0, nullptr, d_d, n);
-    CUDA_CHECK(cudaGetLastError());
-    set_value__slate_launch<int>(grid, 512, 0, 0, d_c, n, 100, 0ull, nullptr);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("fill_index", [&] {
+        fill_index__slate_launch(grid, 512, 0, 0, d_a, n, 1.0f, nullptr);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    // add_middle adds into d_b: under HARNESS_REPS the checked run starts again from zero.
+    harness_timed_reset("add_middle_x2", [&] {
+        add_middle__slate_launch(grid, 512, 0, 0, d_b, 42, d_in, n);
+        CUDA_CHECK(cudaGetLastError());
+        add_middle__slate_launch(grid, 512, 0, 0, d_b, -1, d_in, n);
+        CUDA_CHECK(cudaGetLastError());
+    }, [&] { CUDA_CHECK(cudaMemset(d_b, 0, n * sizeof(float))); });
+    harness_timed("first_unnamed", [&] {
+        first_unnamed__slate_launch(grid, 512, 0, 0, nullptr, d_d, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("set_value", [&] {
+        set_value__slate_launch<int>(grid, 512, 0, 0, d_c, n, 100, 0ull, nullptr);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(a.data(), d_a, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(b.data(), d_b, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -488,9 +488,9 @@ static void triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
 
 
 int main() {
-    const int n = (1 << 20) + 77;  // not a multiple of the block size
     const int block = 256;
-    const int grid = (n + block - 1) / block;  // 4097 blocks: several waves
+    const int n = (int)harness_scaled(1 << 20, block) + 77;  // not a multiple of the block size
+    const int grid = (n + block - 1) / block;  // 4097 blocks (unscaled): several waves
     std::vector<float> a(n), b(n), c(n), t(n);
     harness_fill_float(a.data(), n, -1.0f, 1.0f);
     harness_fill_float(b.data(), n, -1.0f, 1.0f);
@@ -505,18 +505,24 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_b, b.data(), bytes, cudaMemcpyHostToDevice));
 
-    vector_add__slate_launch(grid, block, 0, 0, d_a, d_b, d_c, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("vector_add", [&] {
+        vector_add__slate_launch(grid, block, 0, 0, d_a, d_b, d_c, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
 
     // Triad repeated with different scalars; each launch reads the previous result
     // (ping-pong between two buffers: the parameters are __restrict__).
     const float scalars[3] = {0.5f, -1.25f, 3.0f};
     CUDA_CHECK(cudaMemcpy(d_t, d_a, bytes, cudaMemcpyDeviceToDevice));
-    for (int r = 0; r < 3; ++r) {
-        triad__slate_launch(grid, block, 0, 0, d_u, d_c, d_t, scalars[r], n);
-        CUDA_CHECK(cudaGetLastError());
-        float* tmp = d_t; d_t = d_u; d_u = tmp;
-    }
+    // Each run continues from the last one's result: under HARNESS_REPS the checked
+    // run starts again from a copy of a.
+    harness_timed_reset("triad_x3", [&] {
+        for (int r = 0; r < 3; ++r) {
+            triad__slate_launch(grid, block, 0, 0, d_u, d_c, d_t, scalars[r], n);
+            CUDA_CHECK(cudaGetLastError());
+            float* tmp = d_t; d_t = d_u; d_u = tmp;
+        }
+    }, [&] { CUDA_CHECK(cudaMemcpy(d_t, d_a, bytes, cudaMemcpyDeviceToDevice)); });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(c.data(), d_c, bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(t.data(), d_t, bytes, cudaMemcpyDeviceToHost));

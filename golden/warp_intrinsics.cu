@@ -586,7 +586,7 @@ static void compact_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
 
 
 int main() {
-    const int n = 1000000 + 17;  // the last warp is partial
+    const int n = (int)harness_scaled(1000017 / 32) * 32 + 1000017 % 32;  // the last warp is partial
     const int block = 256, grid = (n + block - 1) / block;  // 3907 blocks
     const int nwarps = grid * block / 32;
     std::vector<int> in(n), stats(3 * nwarps), sums(n), tree(nwarps), compact(n);
@@ -602,14 +602,22 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_ballots, nwarps * sizeof(unsigned)));
     CUDA_CHECK(cudaMalloc(&d_counter, sizeof(unsigned)));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_counter, 0, sizeof(unsigned)));
 
-    warp_votes__slate_launch(grid, block, 0, 0, d_in, d_ballots, d_stats, n);
-    CUDA_CHECK(cudaGetLastError());
-    warp_sums__slate_launch(grid, block, 0, 0, d_in, d_sums, d_tree, n);
-    CUDA_CHECK(cudaGetLastError());
-    compact_live__slate_launch(grid, block, 0, 0, d_in, d_compact, d_counter, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("warp_votes", [&] {
+        warp_votes__slate_launch(grid, block, 0, 0, d_in, d_ballots, d_stats, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("warp_sums", [&] {
+        warp_sums__slate_launch(grid, block, 0, 0, d_in, d_sums, d_tree, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    // The counter must start at zero on every run (it indexes d_compact): the memset is
+    // inside the timed region.
+    harness_timed("memset+compact_live", [&] {
+        CUDA_CHECK(cudaMemsetAsync(d_counter, 0, sizeof(unsigned)));
+        compact_live__slate_launch(grid, block, 0, 0, d_in, d_compact, d_counter, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     unsigned counter = 0;
     CUDA_CHECK(cudaMemcpy(ballots.data(), d_ballots, nwarps * sizeof(unsigned), cudaMemcpyDeviceToHost));

@@ -1337,7 +1337,7 @@ static double cnd_ref(double d) {
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int n = 4 * 1000 * 1000;
+    const int n = (int)harness_scaled(4 * 1000 * 1000);
     const float rate = 0.02f, vol = 0.30f;
     std::vector<float> spot(n), strike(n), years(n), call(n), put(n);
     harness_fill_float(spot.data(), n, 5.0f, 30.0f);
@@ -1354,8 +1354,10 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_strike, strike.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_years, years.data(), bytes, cudaMemcpyHostToDevice));
 
-    black_scholes<<<4096, 128>>>(d_call, d_put, d_spot, d_strike, d_years, rate, vol, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("black_scholes", [&] {
+        black_scholes<<<4096, 128>>>(d_call, d_put, d_spot, d_strike, d_years, rate, vol, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(call.data(), d_call, bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(put.data(), d_put, bytes, cudaMemcpyDeviceToHost));
@@ -1382,7 +1384,7 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 86 "testdata/kernels/black_scholes.cu"
+#line 88 "testdata/kernels/black_scholes.cu"
 
 #line 1 "testdata/kernels/vector_add.cu"
 // slatec-test: harness
@@ -1419,9 +1421,9 @@ extern "C" __global__ void triad(float* __restrict__ a, const float* __restrict_
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int n = (1 << 20) + 77;  // not a multiple of the block size
     const int block = 256;
-    const int grid = (n + block - 1) / block;  // 4097 blocks: several waves
+    const int n = (int)harness_scaled(1 << 20, block) + 77;  // not a multiple of the block size
+    const int grid = (n + block - 1) / block;  // 4097 blocks (unscaled): several waves
     std::vector<float> a(n), b(n), c(n), t(n);
     harness_fill_float(a.data(), n, -1.0f, 1.0f);
     harness_fill_float(b.data(), n, -1.0f, 1.0f);
@@ -1436,18 +1438,24 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_b, b.data(), bytes, cudaMemcpyHostToDevice));
 
-    vector_add<<<grid, block>>>(d_a, d_b, d_c, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("vector_add", [&] {
+        vector_add<<<grid, block>>>(d_a, d_b, d_c, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
 
     // Triad repeated with different scalars; each launch reads the previous result
     // (ping-pong between two buffers: the parameters are __restrict__).
     const float scalars[3] = {0.5f, -1.25f, 3.0f};
     CUDA_CHECK(cudaMemcpy(d_t, d_a, bytes, cudaMemcpyDeviceToDevice));
-    for (int r = 0; r < 3; ++r) {
-        triad<<<grid, block>>>(d_u, d_c, d_t, scalars[r], n);
-        CUDA_CHECK(cudaGetLastError());
-        float* tmp = d_t; d_t = d_u; d_u = tmp;
-    }
+    // Each run continues from the last one's result: under HARNESS_REPS the checked
+    // run starts again from a copy of a.
+    harness_timed_reset("triad_x3", [&] {
+        for (int r = 0; r < 3; ++r) {
+            triad<<<grid, block>>>(d_u, d_c, d_t, scalars[r], n);
+            CUDA_CHECK(cudaGetLastError());
+            float* tmp = d_t; d_t = d_u; d_u = tmp;
+        }
+    }, [&] { CUDA_CHECK(cudaMemcpy(d_t, d_a, bytes, cudaMemcpyDeviceToDevice)); });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(c.data(), d_c, bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(t.data(), d_t, bytes, cudaMemcpyDeviceToHost));
@@ -1473,9 +1481,9 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 75 "testdata/kernels/vector_add.cu"
+#line 81 "testdata/kernels/vector_add.cu"
 
-#line 1479 "golden/merge/bs_vecadd.interleaved.cu"
+#line 1487 "golden/merge/bs_vecadd.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (interleaved mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -1360,7 +1360,7 @@ static __device__ __forceinline__ void reverse_blocks__merged_body(const uint3 b
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int n = 1 << 20;
+    const int n = (int)harness_scaled(1 << 20, 512);  // a multiple of every block size below
     std::vector<int> ii(n), io(n);
     std::vector<float> fi(n), fo(n), co(n), ro(n);
     std::vector<double> dout(n);
@@ -1380,17 +1380,27 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_fi, fi.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
     const int grid = n / 256;  // 4096 blocks
-    map<<<grid, 256>>>(d_ii, d_io, n, AddOne());  // T and Op deduced
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("map_int", [&] {
+        map<<<grid, 256>>>(d_ii, d_io, n, AddOne());  // T and Op deduced
+        CUDA_CHECK(cudaGetLastError());
+    });
     Affine aff = {2.0f, 0.5f};
-    map<float, Affine><<<grid, 256>>>(d_fi, d_fo, n, aff);  // explicit
-    CUDA_CHECK(cudaGetLastError());
-    convert<int, double><<<(n / 4 + 127) / 128, 128>>>(d_ii, d_dout, n);  // ITEMS defaulted
-    CUDA_CHECK(cudaGetLastError());
-    convert<float, float, 2><<<(n / 2 + 255) / 256, 256>>>(d_fi, d_co, n);
-    CUDA_CHECK(cudaGetLastError());
-    reverse_blocks<512, float><<<n / 512, 512>>>(d_fi, d_ro, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("map_affine", [&] {
+        map<float, Affine><<<grid, 256>>>(d_fi, d_fo, n, aff);  // explicit
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("convert_int_double", [&] {
+        convert<int, double><<<(n / 4 + 127) / 128, 128>>>(d_ii, d_dout, n);  // ITEMS defaulted
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("convert_float_x2", [&] {
+        convert<float, float, 2><<<(n / 2 + 255) / 256, 256>>>(d_fi, d_co, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reverse_blocks", [&] {
+        reverse_blocks<512, float><<<n / 512, 512>>>(d_fi, d_ro, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(io.data(), d_io, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(fo.data(), d_fo, n * sizeof(float), cudaMemcpyDeviceToHost));
@@ -1429,9 +1439,9 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 110 "testdata/kernels/template_kernels.cu"
+#line 120 "testdata/kernels/template_kernels.cu"
 
-#line 1435 "golden/merge/templates.smrange.cu"
+#line 1445 "golden/merge/templates.smrange.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (smrange mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

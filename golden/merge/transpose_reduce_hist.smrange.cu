@@ -1338,7 +1338,7 @@ static __device__ __forceinline__ void transpose_tiled__merged_body(const uint3 
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int width = 2000, height = 1100;  // neither a multiple of 32
+    const int width = 2000, height = (int)harness_scaled(1088, 32) + 12;  // neither a multiple of 32
     const size_t count = (size_t)width * height;
     std::vector<float> in(count), copy(count), t1(count), t2(count);
     harness_fill_float(in.data(), count, -100.0f, 100.0f);
@@ -1351,12 +1351,18 @@ int main() {
 
     dim3 block(TILE, ROWS);
     dim3 grid((width + TILE - 1) / TILE, (height + TILE - 1) / TILE);  // 63 x 35 = 2205 blocks
-    copy_tiled<<<grid, block>>>(d_copy, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
-    transpose_naive<<<grid, block>>>(d_t1, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
-    transpose_tiled<<<grid, block>>>(d_t2, d_in, width, height);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("copy_tiled", [&] {
+        copy_tiled<<<grid, block>>>(d_copy, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("transpose_naive", [&] {
+        transpose_naive<<<grid, block>>>(d_t1, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("transpose_tiled", [&] {
+        transpose_tiled<<<grid, block>>>(d_t2, d_in, width, height);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(copy.data(), d_copy, count * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(t1.data(), d_t1, count * sizeof(float), cudaMemcpyDeviceToHost));
@@ -1378,7 +1384,7 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 82 "testdata/kernels/transpose_tiled.cu"
+#line 88 "testdata/kernels/transpose_tiled.cu"
 
 #line 1 "testdata/kernels/reduce_cg_shfl.cu"
 // slatec-test: harness
@@ -1470,8 +1476,8 @@ __global__ void reduce_tree_int(const int* in, int* partial, int n) {
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int n = 1 << 22;
-    const int grid = 2048;  // each thread accumulates 8 elements
+    const int n = (int)harness_scaled(1 << 22, 512);  // a multiple of iblock
+    const int grid = (int)harness_scaled(2048);  // each thread accumulates 8 elements
     std::vector<float> x(n);
     std::vector<int> xi(n);
     harness_fill_float(x.data(), n, 0.0f, 1.0f);
@@ -1488,12 +1494,16 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_xi, xi.data(), n * sizeof(int), cudaMemcpyHostToDevice));
 
-    reduce_sum<256><<<grid, 256>>>(d_x, d_partial, n);
-    CUDA_CHECK(cudaGetLastError());
-    reduce_sum<1024><<<1, 1024>>>(d_partial, d_sum, grid);  // second pass: one block
-    CUDA_CHECK(cudaGetLastError());
-    reduce_tree_int<<<igrid, iblock, iblock * sizeof(int)>>>(d_xi, d_ipartial, n);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed("reduce_sum+final", [&] {
+        reduce_sum<256><<<grid, 256>>>(d_x, d_partial, n);
+        CUDA_CHECK(cudaGetLastError());
+        reduce_sum<1024><<<1, 1024>>>(d_partial, d_sum, grid);  // second pass: one block
+        CUDA_CHECK(cudaGetLastError());
+    });
+    harness_timed("reduce_tree_int", [&] {
+        reduce_tree_int<<<igrid, iblock, iblock * sizeof(int)>>>(d_xi, d_ipartial, n);
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<float> partial(grid);
@@ -1521,7 +1531,7 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 101 "testdata/kernels/reduce_cg_shfl.cu"
+#line 105 "testdata/kernels/reduce_cg_shfl.cu"
 
 #line 1 "testdata/kernels/histogram256.cu"
 // slatec-test: harness
@@ -1602,7 +1612,7 @@ static __device__ __forceinline__ void histogram256_warp__merged_body(const uint
 
 #if 0 // slatec merge: host code of the input, left out
 int main() {
-    const int n = (8 << 20) + 13;
+    const int n = (int)harness_scaled(8 << 20) + 13;
     std::vector<unsigned char> data(n);
     for (int i = 0; i < n; ++i) {
         unsigned r = harness_rng_u32();
@@ -1618,12 +1628,18 @@ int main() {
     CUDA_CHECK(cudaMemset(d_h1, 0, 256 * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(d_h2, 0, 256 * sizeof(unsigned)));
 
-    histogram256<<<2048, 256>>>(d_data, n, d_h1);
-    CUDA_CHECK(cudaGetLastError());
+    // Both kernels add into their histograms: under HARNESS_REPS the checked runs start
+    // again from zeroed histograms.
+    harness_timed_reset("histogram256", [&] {
+        histogram256<<<2048, 256>>>(d_data, n, d_h1);
+        CUDA_CHECK(cudaGetLastError());
+    }, [&] { CUDA_CHECK(cudaMemset(d_h1, 0, 256 * sizeof(unsigned))); });
     const int block = 256;
-    histogram256_warp<<<2112, block, (block / 32) * 256 * sizeof(unsigned)>>>(
-        reinterpret_cast<const unsigned*>(d_data), d_data, n, d_h2);
-    CUDA_CHECK(cudaGetLastError());
+    harness_timed_reset("histogram256_warp", [&] {
+        histogram256_warp<<<2112, block, (block / 32) * 256 * sizeof(unsigned)>>>(
+            reinterpret_cast<const unsigned*>(d_data), d_data, n, d_h2);
+        CUDA_CHECK(cudaGetLastError());
+    }, [&] { CUDA_CHECK(cudaMemset(d_h2, 0, 256 * sizeof(unsigned))); });
     CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<unsigned> h1(256), h2(256), want(256, 0);
@@ -1640,9 +1656,9 @@ int main() {
     return harness_pass();
 }
 #endif
-#line 84 "testdata/kernels/histogram256.cu"
+#line 90 "testdata/kernels/histogram256.cu"
 
-#line 1646 "golden/merge/transpose_reduce_hist.smrange.cu"
+#line 1662 "golden/merge/transpose_reduce_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (smrange mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
