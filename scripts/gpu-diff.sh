@@ -137,7 +137,7 @@ fi
 # transformed (auto iters, all SMs) alternating, three rounds.
 if has solo; then
     : >"$OUT/solo-raw.txt"
-    for round in 1 2 3; do
+    for round in $(seq 1 "${ROUNDS:-3}"); do
         for n in "${files[@]}"; do
             [ -x "$W/$n.env" ] || continue
             for v in orig env; do
