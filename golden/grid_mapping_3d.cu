@@ -27,6 +27,9 @@ struct __align__(8) slate_cfg {
 
 #define SLATE_FLAG_RESET 1u     // the last worker to exit zeroes the control block
 #define SLATE_FLAG_PROGRESS 2u  // count completed logical blocks in ctl->done
+#define SLATE_FLAG_ALL_SMS 4u   // the range is every SM: no %smid check
+#define SLATE_FLAG_STATIC 8u    // worker b runs task b without the queue; the queue serves
+                                // tasks from cfg.workers on (launches that are never resized)
 #define SLATE_STOP 0xffffffffffffffffull
 
 // slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
@@ -34,25 +37,78 @@ struct __align__(8) slate_cfg {
 // barrier between logical blocks, which kernels using shared memory or
 // barriers need (the next logical block reuses the shared memory).
 template <bool kSync, typename Body>
+static __device__ __forceinline__ void slate_run_task(const slate_cfg& cfg, unsigned long long start, Body& body,
+                                                      slate_ctl* __restrict__ ctl, bool leader)
+{
+    unsigned long long end = start + cfg.iters;
+    if (end > cfg.total)
+        end = cfg.total;
+    // Row-major logical id -> (x, y, z): divide once per task, then count.
+    const unsigned long long q = start / cfg.grid_x;
+    const unsigned long long r = q / cfg.grid_y;
+    uint3 b;
+    b.x = (unsigned int)(start - q * cfg.grid_x);
+    b.y = (unsigned int)(q - r * cfg.grid_y);
+    b.z = (unsigned int)r;
+    const dim3 grid(cfg.grid_x, cfg.grid_y, cfg.grid_z);
+    for (unsigned long long id = start; id < end; ++id) {
+#ifdef SLATE_TEST_HOOKS
+        if (leader && ctl->counts)
+            atomicAdd(&ctl->counts[id], 1u);
+#endif
+        body(b, grid);
+        if (kSync)
+            __syncthreads();
+        if (++b.x == cfg.grid_x) {
+            b.x = 0;
+            if (++b.y == cfg.grid_y) {
+                b.y = 0;
+                ++b.z;
+            }
+        }
+    }
+    if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
+        atomicAdd(&ctl->done, end - start);
+}
+
+// slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
+// for each logical block of each task it takes from the queue. kSync adds a
+// barrier between logical blocks, which kernels using shared memory, barriers
+// or warp operations need (the next logical block reuses the shared memory,
+// and lanes of two logical blocks must never meet in one warp operation).
+template <bool kSync, typename Body>
 static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     // Double-buffered task slot: the leader writes slot p while the others
     // may still read slot p^1, so one barrier per task suffices.
     __shared__ unsigned long long slate_task[2];
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
-    if (leader) {
-        unsigned int smid;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        slate_task[0] = (smid < cfg.sm_low || smid > cfg.sm_high) ? SLATE_STOP : 0ull;
+    if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
+        if (leader) {
+            unsigned int smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            slate_task[0] = (smid < cfg.sm_low || smid > cfg.sm_high) ? SLATE_STOP : 0ull;
+        }
+        __syncthreads();
+        if (slate_task[0] == SLATE_STOP)
+            goto exit;
     }
-    __syncthreads();
-    if (slate_task[0] != SLATE_STOP) {
-        const dim3 grid(cfg.grid_x, cfg.grid_y, cfg.grid_z);
+    {
+        // The queue's tasks start after the static ones.
+        unsigned long long base = 0;
+        if (cfg.flags & SLATE_FLAG_STATIC) {
+            const unsigned long long first = (unsigned long long)blockIdx.x * cfg.iters;
+            if (first < cfg.total)
+                slate_run_task<kSync>(cfg, first, body, ctl, leader);
+            base = (unsigned long long)cfg.workers * cfg.iters;
+            if (base >= cfg.total)
+                goto exit; // every task was static: the queue is not touched
+        }
         for (unsigned int parity = 1u;; parity ^= 1u) {
             if (leader) {
                 unsigned long long t = SLATE_STOP;
                 if (*(volatile const unsigned int*)&ctl->retreat == 0u) {
-                    t = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
+                    t = base + atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
                     if (t >= cfg.total)
                         t = SLATE_STOP;
                 }
@@ -62,37 +118,12 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
             const unsigned long long start = slate_task[parity];
             if (start == SLATE_STOP)
                 break;
-            unsigned long long end = start + cfg.iters;
-            if (end > cfg.total)
-                end = cfg.total;
-            // Row-major logical id -> (x, y, z): divide once per task, then count.
-            const unsigned long long q = start / cfg.grid_x;
-            const unsigned long long r = q / cfg.grid_y;
-            uint3 b;
-            b.x = (unsigned int)(start - q * cfg.grid_x);
-            b.y = (unsigned int)(q - r * cfg.grid_y);
-            b.z = (unsigned int)r;
-            for (unsigned long long id = start; id < end; ++id) {
-#ifdef SLATE_TEST_HOOKS
-                if (leader && ctl->counts)
-                    atomicAdd(&ctl->counts[id], 1u);
-#endif
-                body(b, grid);
-                if (kSync)
-                    __syncthreads();
-                if (++b.x == cfg.grid_x) {
-                    b.x = 0;
-                    if (++b.y == cfg.grid_y) {
-                        b.y = 0;
-                        ++b.z;
-                    }
-                }
-            }
-            if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
-                atomicAdd(&ctl->done, end - start);
+            slate_run_task<kSync>(cfg, start, body, ctl, leader);
         }
     }
-    if (leader && (cfg.flags & SLATE_FLAG_RESET)) {
+exit:
+    if (leader && (cfg.flags & SLATE_FLAG_RESET) &&
+        !((cfg.flags & SLATE_FLAG_STATIC) && (unsigned long long)cfg.workers * cfg.iters >= cfg.total)) {
         __threadfence();
         if (atomicAdd(&ctl->exited, 1u) == cfg.workers - 1u) {
             ctl->next = 0ull;
@@ -192,6 +223,7 @@ struct plan {
     slate_cfg cfg;
     unsigned int workers;
     int device, slot;
+    bool queue; // the launch takes tasks from the control block's queue
     cudaStream_t stream;
 };
 
@@ -280,9 +312,21 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     if (full_range && workers > tasks)
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
-    const int slot = (int)(ds.next_slot++ % kPoolSlots);
-    if (ds.recorded[slot] && cudaEventQuery(ds.events[slot]) != cudaSuccess)
-        cudaEventSynchronize(ds.events[slot]);
+    // (A launch that never uses the queue leaves its slot untouched.)
+    // Static first tasks need every worker to run: only on all SMs (a worker
+    // outside a partial range exits at once), and not when a test retreats.
+    bool static_first = full_range;
+#ifdef SLATE_TEST_HOOKS
+    if (std::getenv("SLATE_RETREAT"))
+        static_first = false;
+#endif
+    const bool queue = !static_first || (unsigned long long)workers * iters < total;
+    int slot = 0;
+    if (queue) {
+        slot = (int)(ds.next_slot++ % kPoolSlots);
+        if (ds.recorded[slot] && cudaEventQuery(ds.events[slot]) != cudaSuccess)
+            cudaEventSynchronize(ds.events[slot]);
+    }
     p->ctl = ds.ctls + slot;
     p->cfg.total = total;
     p->cfg.grid_x = grid.x;
@@ -291,7 +335,12 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     p->cfg.iters = iters;
     p->cfg.sm_low = sm_low;
     p->cfg.sm_high = sm_high;
+    // A drop-in launch is never resized: worker b runs task b straight away,
+    // and a grid that fits in one wave never touches its control block.
     p->cfg.flags = SLATE_FLAG_RESET;
+    if (static_first)
+        p->cfg.flags |= SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS;
+    p->queue = queue;
     p->cfg.workers = (unsigned int)workers;
     p->workers = (unsigned int)workers;
     p->device = device;
@@ -300,9 +349,11 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     return true;
 }
 
-// finish records the slot's event behind the launch.
+// finish records the slot's event behind a launch that uses the queue.
 static void finish(const plan& p)
 {
+    if (!p.queue)
+        return;
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     device_state& ds = st.dev[p.device];
