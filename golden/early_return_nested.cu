@@ -233,6 +233,24 @@ static bool env_range(const char* name, unsigned int* lo, unsigned int* hi)
     const char* v = std::getenv(name);
     return v && std::sscanf(v, "%u:%u", lo, hi) == 2;
 }
+
+// The environment's range and task size, read once per process.
+struct env_config {
+    bool has_range;
+    unsigned int lo, hi, iters;
+    env_config() : has_range(false), lo(0), hi(0), iters(0)
+    {
+        has_range = env_range("SLATE_SM_RANGE", &lo, &hi);
+        if (const char* v = std::getenv("SLATE_ITERS"))
+            iters = (unsigned int)std::strtoul(v, 0, 10);
+    }
+};
+
+static const env_config& env()
+{
+    static env_config c;
+    return c;
+}
 #endif
 
 // make_plan prepares a worker launch. It returns false when the launch
@@ -246,10 +264,15 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     const int threads = (int)(block.x * block.y * block.z);
     if (total == 0 || threads <= 0)
         return false;
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
-        cudaGetLastError();
-        return false;
+    // A stream being captured into a graph gets the native launch. The
+    // legacy default stream cannot be captured: skip the query there (it is
+    // a measurable part of a small kernel's launch).
+    if (stream != 0) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+            cudaGetLastError();
+            return false;
+        }
     }
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices)
@@ -297,9 +320,10 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     unsigned int sm_low = 0u, sm_high = 0xffffffffu;
     const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)ds.sms;
 #ifdef SLATE_ENV
-    env_range("SLATE_SM_RANGE", &sm_low, &sm_high);
-    if (const char* v = std::getenv("SLATE_ITERS"))
-        iters = (unsigned int)std::strtoul(v, 0, 10);
+    if (env().has_range)
+        sm_low = env().lo, sm_high = env().hi;
+    if (env().iters)
+        iters = env().iters;
 #endif
     if (iters == 0u)
         iters = auto_iters(total, all);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Solo kernel time under Nsight Compute: the GPU duration of every kernel
+# launch (gpu__time_duration.sum), original program vs transformed program
+# (auto iters, all SMs), for the harness programs named in $FILES (default:
+# all built). Clocks are not locked (--clock-control none) and caches are not
+# flushed between kernels (--cache-control none), as in a normal run. Sums
+# per program: the worker kernels replace the originals one for one.
+# Needs the builds of scripts/gpu-diff.sh (PHASES=build) in $W.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+W=${W:-/tmp/slatec-gpu}
+OUT=${OUT:-$PWD/.work/gpu-out}
+mkdir -p "$OUT/ncu"
+files=${FILES:-$(ls "$W"/*.orig | xargs -n1 basename | sed 's/\.orig$//')}
+printf '%-28s %8s %14s %14s %7s\n' program kernels "original us" "slatec us" ratio >"$OUT/solo-ncu.txt"
+for n in $files; do
+    for v in orig env; do
+        (cd /tmp && timeout 300 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none \
+            --csv --print-units base "$W/$n.$v" >"$OUT/ncu/$n.$v.csv" 2>/dev/null)
+    done
+    python3 - "$n" "$OUT/ncu/$n.orig.csv" "$OUT/ncu/$n.env.csv" >>"$OUT/solo-ncu.txt" <<'PY'
+import csv, sys
+def total(path):
+    s, k = 0.0, 0
+    with open(path) as f:
+        rows = [l for l in f if l.startswith('"')]
+    for r in csv.DictReader(rows):
+        if r.get("Metric Name") == "gpu__time_duration.sum":
+            s += float(r["Metric Value"].replace(",", "")); k += 1
+    return s / 1e3, k
+o, ko = total(sys.argv[2]); t, kt = total(sys.argv[3])
+print(f"{sys.argv[1]:28s} {ko:8d} {o:14.1f} {t:14.1f} {t / o if o else 0:7.3f}")
+PY
+done
+python3 - "$OUT/solo-ncu.txt" <<'PY'
+import math, sys
+rs = []
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    p = line.split()
+    if len(p) == 5 and float(p[4]) > 0:
+        rs.append((p[0], float(p[4])))
+if rs:
+    gm = math.exp(sum(math.log(r) for _, r in rs) / len(rs))
+    w = max(rs, key=lambda x: x[1])
+    print(f"\n{len(rs)} programs; geometric mean kernel-time ratio {gm:.3f}; worst {w[1]:.3f} ({w[0]}); {sum(1 for _, r in rs if r > 1.05)} above 1.05")
+PY
+cat "$OUT/solo-ncu.txt"
