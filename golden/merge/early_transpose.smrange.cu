@@ -29,8 +29,8 @@ struct __align__(8) slate_cfg {
 #define SLATE_FLAG_RESET 1u     // the last worker to exit zeroes the control block
 #define SLATE_FLAG_PROGRESS 2u  // count completed logical blocks in ctl->done
 #define SLATE_FLAG_ALL_SMS 4u   // the range is every SM: no %smid check
-#define SLATE_FLAG_STATIC 8u    // worker b runs task b without the queue; the queue serves
-                                // tasks from cfg.workers on (launches that are never resized)
+#define SLATE_FLAG_STATIC 8u    // worker b runs tasks b, b + workers, ... without the queue
+                                // (launches on all SMs that are never resized)
 #define SLATE_STOP 0xffffffffffffffffull
 
 // slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
@@ -94,22 +94,20 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         if (slate_task[0] == SLATE_STOP)
             goto exit;
     }
+    if (cfg.flags & SLATE_FLAG_STATIC) {
+        // A launch that is never resized needs no queue: stride over the
+        // tasks (no atomics, no control block), like a grid-stride loop.
+        const unsigned long long tasks = (cfg.total + cfg.iters - 1) / cfg.iters;
+        for (unsigned long long t = blockIdx.x; t < tasks; t += cfg.workers)
+            slate_run_task<kSync>(cfg, t * cfg.iters, body, ctl, leader);
+        return;
+    }
     {
-        // The queue's tasks start after the static ones.
-        unsigned long long base = 0;
-        if (cfg.flags & SLATE_FLAG_STATIC) {
-            const unsigned long long first = (unsigned long long)blockIdx.x * cfg.iters;
-            if (first < cfg.total)
-                slate_run_task<kSync>(cfg, first, body, ctl, leader);
-            base = (unsigned long long)cfg.workers * cfg.iters;
-            if (base >= cfg.total)
-                goto exit; // every task was static: the queue is not touched
-        }
         for (unsigned int parity = 1u;; parity ^= 1u) {
             if (leader) {
                 unsigned long long t = SLATE_STOP;
                 if (*(volatile const unsigned int*)&ctl->retreat == 0u) {
-                    t = base + atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
+                    t = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
                     if (t >= cfg.total)
                         t = SLATE_STOP;
                 }
@@ -123,8 +121,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         }
     }
 exit:
-    if (leader && (cfg.flags & SLATE_FLAG_RESET) &&
-        !((cfg.flags & SLATE_FLAG_STATIC) && (unsigned long long)cfg.workers * cfg.iters >= cfg.total)) {
+    if (leader && (cfg.flags & SLATE_FLAG_RESET)) {
         __threadfence();
         if (atomicAdd(&ctl->exited, 1u) == cfg.workers - 1u) {
             ctl->next = 0ull;
@@ -338,14 +335,14 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
         workers = tasks;
     // The next slot; wait for its previous launch if it is still running.
     // (A launch that never uses the queue leaves its slot untouched.)
-    // Static first tasks need every worker to run: only on all SMs (a worker
+    // Static tasks need every worker to run: only on all SMs (a worker
     // outside a partial range exits at once), and not when a test retreats.
     bool static_first = full_range;
 #ifdef SLATE_TEST_HOOKS
     if (std::getenv("SLATE_RETREAT"))
         static_first = false;
 #endif
-    const bool queue = !static_first || (unsigned long long)workers * iters < total;
+    const bool queue = !static_first;
     int slot = 0;
     if (queue) {
         slot = (int)(ds.next_slot++ % kPoolSlots);
@@ -360,11 +357,10 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     p->cfg.iters = iters;
     p->cfg.sm_low = sm_low;
     p->cfg.sm_high = sm_high;
-    // A drop-in launch is never resized: worker b runs task b straight away,
-    // and a grid that fits in one wave never touches its control block.
-    p->cfg.flags = SLATE_FLAG_RESET;
-    if (static_first)
-        p->cfg.flags |= SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS;
+    // A drop-in launch on all SMs is never resized: its workers stride over
+    // the tasks and never touch the control block. Otherwise they take tasks
+    // from the queue, and the last to exit zeroes the control block.
+    p->cfg.flags = static_first ? (SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS) : SLATE_FLAG_RESET;
     p->queue = queue;
     p->cfg.workers = (unsigned int)workers;
     p->workers = (unsigned int)workers;
@@ -1641,7 +1637,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 1645 "golden/merge/early_transpose.smrange.cu"
+#line 1641 "golden/merge/early_transpose.smrange.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (smrange mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
