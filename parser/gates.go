@@ -152,38 +152,32 @@ func setSpan(n *node, first, after *lexer.Token) {
 // ---------------------------------------------------------------------------
 // Balanced token runs
 
+// parseRun consumes a balanced run that starts with open, using skip to
+// find its end, and sets n's span; it consumes nothing and declines with
+// NextMatch when the run is not there or does not close.
+func parseRun(lex *lexer.PeekingLexer, n *node, open string, skip func(*cursor) bool) error {
+	c := newCursor(lex)
+	first := c.peek()
+	if !is(first, open) || !skip(&c) {
+		c.rewind()
+		return participle.NextMatch
+	}
+	setSpan(n, first, c.peek())
+	return nil
+}
+
 // ParenTokens is a balanced `( ... )` kept as a token run.
 type ParenTokens struct{ node }
 
 func (p *ParenTokens) Parse(lex *lexer.PeekingLexer) error {
-	c := newCursor(lex)
-	first := c.peek()
-	if !is(first, "(") {
-		return participle.NextMatch
-	}
-	if !c.skipGroup() {
-		c.rewind()
-		return participle.NextMatch
-	}
-	setSpan(&p.node, first, c.peek())
-	return nil
+	return parseRun(lex, &p.node, "(", (*cursor).skipGroup)
 }
 
 // BracketTokens is a balanced `[ ... ]` kept as a token run.
 type BracketTokens struct{ node }
 
 func (p *BracketTokens) Parse(lex *lexer.PeekingLexer) error {
-	c := newCursor(lex)
-	first := c.peek()
-	if !is(first, "[") {
-		return participle.NextMatch
-	}
-	if !c.skipGroup() {
-		c.rewind()
-		return participle.NextMatch
-	}
-	setSpan(&p.node, first, c.peek())
-	return nil
+	return parseRun(lex, &p.node, "[", (*cursor).skipGroup)
 }
 
 // AngleArgs is a `< ... >` that is known to be template arguments (after
@@ -191,14 +185,7 @@ func (p *BracketTokens) Parse(lex *lexer.PeekingLexer) error {
 type AngleArgs struct{ node }
 
 func (a *AngleArgs) Parse(lex *lexer.PeekingLexer) error {
-	c := newCursor(lex)
-	first := c.peek()
-	if !is(first, "<") || !c.skipAngles() {
-		c.rewind()
-		return participle.NextMatch
-	}
-	setSpan(&a.node, first, c.peek())
-	return nil
+	return parseRun(lex, &a.node, "<", (*cursor).skipAngles)
 }
 
 // TemplateArgList is `< ... >` after a name in a type: any balanced angle
@@ -206,14 +193,7 @@ func (a *AngleArgs) Parse(lex *lexer.PeekingLexer) error {
 type TemplateArgList struct{ node }
 
 func (a *TemplateArgList) Parse(lex *lexer.PeekingLexer) error {
-	c := newCursor(lex)
-	first := c.peek()
-	if !is(first, "<") || !c.skipAngles() {
-		c.rewind()
-		return participle.NextMatch
-	}
-	setSpan(&a.node, first, c.peek())
-	return nil
+	return parseRun(lex, &a.node, "<", (*cursor).skipAngles)
 }
 
 // ExprTemplateArgs is `< ... >` after a name in an expression. It is taken
@@ -240,14 +220,7 @@ func (a *ExprTemplateArgs) Parse(lex *lexer.PeekingLexer) error {
 type rawBraces struct{ node }
 
 func (r *rawBraces) Parse(lex *lexer.PeekingLexer) error {
-	c := newCursor(lex)
-	first := c.peek()
-	if !is(first, "{") || !c.skipGroup() {
-		c.rewind()
-		return participle.NextMatch
-	}
-	setSpan(&r.node, first, c.peek())
-	return nil
+	return parseRun(lex, &r.node, "{", (*cursor).skipGroup)
 }
 
 // rawStmt is the rest of an opaque statement, through its `;`.

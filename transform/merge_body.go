@@ -145,43 +145,7 @@ func builtinEdits(a *Analysis, fi *FuncInfo, clones map[string]bool) []emit.Edit
 // mergedCallEdits rewrites calls to cloned helpers:
 // h(args) -> h__merged(blockIdx, gridDim, threadIdx, blockDim, args).
 func mergedCallEdits(fi *FuncInfo, clones map[string]bool) []emit.Edit {
-	var edits []emit.Edit
-	toks := tokensOf(fi.File, fi.Func.BodySpan)
-	for _, c := range fi.Calls {
-		if !clones[c.Name] {
-			continue
-		}
-		i := sort.Search(len(toks), func(i int) bool { return int(toks[i].Off) >= c.Span.Start })
-		j := i + 1
-		if j < len(toks) && toks[j].text == "<" {
-			depth := 0
-			for ; j < len(toks); j++ {
-				switch toks[j].text {
-				case "<":
-					depth++
-				case ">":
-					depth--
-				case ">>":
-					depth -= 2
-				}
-				if depth <= 0 {
-					j++
-					break
-				}
-			}
-		}
-		if j >= len(toks) || toks[j].text != "(" {
-			continue
-		}
-		args := mergedLeadArgs
-		if j+1 < len(toks) && toks[j+1].text != ")" {
-			args += ", "
-		}
-		edits = append(edits,
-			emit.Insert(c.Span.End, "__merged", "call"),
-			emit.Insert(int(toks[j].End), args, "call"))
-	}
-	return edits
+	return cloneCallEdits(fi, clones, "__merged", mergedLeadArgs)
 }
 
 // blockGroupQueries are the thread_block members that read the physical

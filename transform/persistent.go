@@ -456,17 +456,21 @@ func cIdent(s string) string {
 // callEdits rewrites, in a body that sees the virtual index, calls to
 // cloned helpers: h(args) -> h__slate(blockIdx, gridDim, args).
 func (t *transformer) callEdits(fi *FuncInfo) []emit.Edit {
+	return cloneCallEdits(fi, t.clones, "__slate", "blockIdx, gridDim")
+}
+
+// cloneCallEdits rewrites the calls in fi's body to helpers named in
+// clones: h<T>(args) -> h<suffix><T>(lead, args). The persistent transform
+// and the merged scheduler differ only in suffix and leading arguments.
+func cloneCallEdits(fi *FuncInfo, clones map[string]bool, suffix, lead string) []emit.Edit {
 	var edits []emit.Edit
 	toks := tokensOf(fi.File, fi.Func.BodySpan)
 	for _, c := range fi.Calls {
-		if !t.clones[c.Name] {
+		if !clones[c.Name] {
 			continue
 		}
-		// Find the call's "(" after the name (skipping template arguments).
-		i := 0
-		for i < len(toks) && int(toks[i].Off) != c.Span.Start {
-			i++
-		}
+		// The call's "(" after the name, past any template arguments.
+		i := sort.Search(len(toks), func(i int) bool { return int(toks[i].Off) >= c.Span.Start })
 		j := i + 1
 		if j < len(toks) && toks[j].text == "<" {
 			depth := 0
@@ -488,12 +492,12 @@ func (t *transformer) callEdits(fi *FuncInfo) []emit.Edit {
 		if j >= len(toks) || toks[j].text != "(" {
 			continue
 		}
-		args := "blockIdx, gridDim"
+		args := lead
 		if j+1 < len(toks) && toks[j+1].text != ")" {
 			args += ", "
 		}
 		edits = append(edits,
-			emit.Insert(c.Span.End, "__slate", "call"),
+			emit.Insert(c.Span.End, suffix, "call"),
 			emit.Insert(int(toks[j].End), args, "call"))
 	}
 	return edits
