@@ -12,10 +12,14 @@ all: build
 build:
 	$(GO) build -o slatec .
 
-## demo: transform a bundled kernel and show the result.
+## demo: inspect a bundled kernel file, transform it, and show the result
+## (the injected support code, ~400 lines, is cut from the display).
 demo: build
 	./slatec inspect examples/saxpy.cu
-	./slatec transform -o - examples/saxpy.cu
+	@echo
+	@echo "---- slatec transform examples/saxpy.cu (after the injected support code) ----"
+	@./slatec transform -o - examples/saxpy.cu | sed -n '/end of slatec support/,$$p'
+	@./slatec transform -o .demo_saxpy_slate.cu examples/saxpy.cu && echo "---- full output written to .demo_saxpy_slate.cu ----"
 
 ## test: everything CI runs; installs what it needs itself.
 test: cuda-tools vet unit fuzz nvcc-check
