@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -63,13 +64,20 @@ func PlotSVG(dev plan.Device, k *plan.Kernel) ([]byte, error) {
 	if err := addMeasured(top, speed, "measured"); err != nil {
 		return nil, err
 	}
+	// Top left, text after the samples: the curves rise from the bottom
+	// left, and left-aligned text stays clear of the samples even where a
+	// viewer substitutes a wider font for Liberation.
 	top.Legend.Top, top.Legend.Left = true, true
+	top.Legend.XOffs = vg.Points(8)
+	// After the lines: Add widens the axes to the ideal line's range, and
+	// a saturating curve must not be squashed under it.
+	top.Y.Min, top.Y.Max = 0, maxSpeed*1.15
+	top.Y.Tick.Marker = plainTicks{}
 
 	bottom := plot.New()
 	bottom.X.Label.Text = "SMs (m)"
 	bottom.Y.Label.Text = "GB/s"
 	bottom.X.Min, bottom.X.Max = 0, xMax
-	bottom.Y.Min, bottom.Y.Max = 0, max(dev.PeakBWGBs, maxBW)*1.05
 	bottom.Add(plotter.NewGrid())
 	if maxBW > 0 {
 		bottom.Title.Text = "DRAM bandwidth B[m]"
@@ -91,8 +99,10 @@ func PlotSVG(dev plan.Device, k *plan.Kernel) ([]byte, error) {
 			return nil, err
 		}
 	}
-	bottom.Legend.Top, bottom.Legend.Left = false, false
-	bottom.Legend.YOffs = vg.Points(-40) // below the peak line, clear of the curve's rise
+	bottom.Legend.Top, bottom.Legend.Left = true, true
+	bottom.Legend.XOffs, bottom.Legend.YOffs = vg.Points(8), -vg.Points(24) // under the peak line
+	bottom.Y.Min, bottom.Y.Max = 0, max(dev.PeakBWGBs, maxBW)*1.08
+	bottom.Y.Tick.Marker = plainTicks{}
 
 	const w, h = 7 * vg.Inch, 8 * vg.Inch
 	c := vgsvg.New(w, h)
@@ -106,6 +116,20 @@ func PlotSVG(dev plan.Device, k *plan.Kernel) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// ("2500", not "2500.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }
 
 // addMeasured adds a line with point markers.
