@@ -22,7 +22,7 @@ func TestMedian(t *testing.T) {
 		{[]time.Duration{3 * ms, 1 * ms, 2 * ms}, 2 * ms},
 		{[]time.Duration{4 * ms, 1 * ms, 3 * ms, 2 * ms}, 2500 * time.Microsecond},
 		{[]time.Duration{1 * ms, 100 * ms, 2 * ms, 2 * ms, 3 * ms}, 2 * ms}, // an outlier does not move it
-		{[]time.Duration{1, 2}, 1},                                         // integer halves round down
+		{[]time.Duration{1, 2}, 1},                                          // integer halves round down
 	} {
 		in := append([]time.Duration(nil), tc.in...)
 		assert.Equal(t, tc.want, Median(tc.in), "%v", tc.in)
