@@ -283,3 +283,38 @@ func TestFillerDeterministicAndInRange(t *testing.T) {
 		assert.NotEqual(t, make([]byte, len(b)), b, "%s is not all zeros", a.Text)
 	}
 }
+
+func TestParseDim3(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want runtime.Dim3
+	}{
+		{"4096", runtime.D1(4096)},
+		{"64K", runtime.D1(65536)},
+		{"64x32", runtime.Dim3{X: 64, Y: 32, Z: 1}},
+		{"8x8x4", runtime.Dim3{X: 8, Y: 8, Z: 4}},
+		{"16,16", runtime.Dim3{X: 16, Y: 16, Z: 1}},
+		{" 32X2 ", runtime.Dim3{X: 32, Y: 2, Z: 1}},
+	} {
+		got, err := ParseDim3(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+	for _, in := range []string{"", "x", "0", "4x0", "1x2x3x4", "64xx2", "-1", "abc", "8589934592"} {
+		_, err := ParseDim3(in)
+		assert.Error(t, err, "%q", in)
+	}
+}
+
+func TestDefaultGrid(t *testing.T) {
+	args, err := ParseArgs("buf:f32:1000,out:f64:1M,i32:5")
+	require.NoError(t, err)
+	assert.Equal(t, runtime.D1(4096), DefaultGrid(args, runtime.D1(256)))
+	assert.Equal(t, runtime.D1(4), DefaultGrid(args[:1], runtime.D1(256)), "rounded up")
+	assert.Equal(t, runtime.Dim3{}, DefaultGrid(args[2:], runtime.D1(256)))
+	n, err := ParseSize("48K")
+	require.NoError(t, err)
+	assert.Equal(t, int64(49152), n)
+	_, err = ParseSize("-1")
+	assert.Error(t, err)
+}
