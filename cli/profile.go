@@ -172,6 +172,8 @@ func checkProfileFlags(fl profileFlags) (*profileInput, error) {
 		return nil, usagef("--timeout must not be negative, got %v", fl.timeout)
 	case fl.device < 0:
 		return nil, usagef("--device must be a device ordinal (0, 1, ...), got %d", fl.device)
+	case fl.name != "" && strings.TrimSpace(fl.name) == "":
+		return nil, usagef("--name must not be blank")
 	case fl.appendTo && fl.out == "-":
 		return nil, usagef("--append adds to a profile file: give -o FILE")
 	case fl.plot == "-" && fl.out == "-":
@@ -238,10 +240,14 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 		}
 	}
 
-	dirs := append(runtime.DefaultIncludeDirs(), fl.includes...)
+	// NVRTC sees the persistent source under the file's base name only,
+	// so the file's own directory must be searched for its #include "...",
+	// first, as a compiler would; then -I; then the CUDA headers.
+	var dirs []string
 	if path != "-" {
 		dirs = append(dirs, filepath.Dir(path))
 	}
+	dirs = append(append(dirs, fl.includes...), runtime.DefaultIncludeDirs()...)
 	dev, err := openProfileDevice(fl.device, &runtime.Compiler{IncludeDirs: dirs})
 	if err != nil {
 		if profile.NoDriver(err) {

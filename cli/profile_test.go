@@ -103,6 +103,8 @@ func TestProfileUsageErrorsExit2(t *testing.T) {
 		{[]string{"profile", f, "--kernel", "ns::scale", "--args", "f64:1,f64:1,u64:1"}, "a pointer takes a buffer"},
 		{[]string{"profile", f, "--kernel", "block_sum", "--args", "buf:f32:4,out:f32:1,i32:4", "--reps", "x"}, "invalid argument"},
 		{[]string{"profile", f, "--kernel", "triad", "--args", triadArgs, "--bogus"}, "unknown flag"},
+		{[]string{"profile", f, "--kernel", "triad", "--args", triadArgs, "--name", " "}, "--name must not be blank"},
+		{[]string{"profile", f, "--kernel", "triad", "--args", triadArgs, "--timeout", "-1s"}, "--timeout"},
 	} {
 		code, out, errs := slatec(t, "", tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errs)

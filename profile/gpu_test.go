@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -23,7 +24,11 @@ func needDevice(t *testing.T) Device {
 	t.Helper()
 	dev, err := OpenCUDA(0, &runtime.Compiler{CacheDir: t.TempDir()})
 	if err != nil {
-		if NoDriver(err) || strings.Contains(err.Error(), "no CUDA device") {
+		var le *runtime.LibraryError
+		switch {
+		case errors.As(err, &le):
+			t.Skip("no CUDA driver: " + le.Summary())
+		case NoDriver(err) || strings.Contains(err.Error(), "no CUDA device"):
 			t.Skip("no CUDA driver: " + err.Error())
 		}
 		t.Fatalf("opening the GPU: %v", err)
