@@ -1,0 +1,215 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/runtime"
+)
+
+// cudaDevice profiles on a real GPU through slatec's runtime.
+type cudaDevice struct {
+	dev  *runtime.Device
+	comp *runtime.Compiler
+}
+
+// OpenCUDA opens GPU ordinal for profiling. Kernels are compiled with c
+// (nil: a default Compiler, with the CUBIN disk cache). Without a CUDA
+// driver or device the error is a *runtime.LibraryError or a CUDA error
+// from runtime.Open; NoDriver recognises both.
+func OpenCUDA(ordinal int, c *runtime.Compiler) (Device, error) {
+	d, err := runtime.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		c = &runtime.Compiler{}
+	}
+	return &cudaDevice{dev: d, comp: c}, nil
+}
+
+// NoDriver reports whether err from OpenCUDA means there is no GPU to
+// profile on (no driver library, no device), as opposed to a GPU that
+// failed.
+func NoDriver(err error) bool {
+	var le *runtime.LibraryError
+	return errors.As(err, &le) || runtime.IsCUDAError(err, 100 /* CUDA_ERROR_NO_DEVICE */) ||
+		runtime.IsCUDAError(err, 35 /* CUDA_ERROR_INSUFFICIENT_DRIVER */)
+}
+
+// Info describes the device in the profile's terms: Pb is the theoretical
+// DRAM bandwidth (memory clock × bus width), in GB/s.
+func (d *cudaDevice) Info() plan.Device {
+	i := d.dev.Info()
+	return plan.Device{
+		Name:            i.Name,
+		SMs:             i.SMs,
+		PeakBWGBs:       round(i.PeakBandwidth()/1e9, 3),
+		MemBytes:        i.TotalMem,
+		MaxThreadsPerSM: i.MaxThreadsPerSM,
+	}
+}
+
+func (d *cudaDevice) Close() error { return d.dev.Close() }
+
+// Load compiles the persistent source for the device, binds the worker
+// with the kernel's parameter layout and puts the arguments in device
+// memory: inputs filled by Filler, outputs zeroed.
+func (d *cudaDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bound) (Target, error) {
+	info := d.dev.Info()
+	comp, err := d.comp.Compile(runtime.CompileRequest{Name: k.File, Source: k.Source, Arch: info.Arch(), NameExpressions: []string{k.Worker}})
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s for %s: %w", k.File, info.Arch(), err)
+	}
+	mod, err := d.dev.LoadModule(comp)
+	if err != nil {
+		return nil, err
+	}
+	t := &cudaTarget{dev: d.dev, mod: mod, name: k.QualifiedName, launch: l}
+	if t.k, err = mod.Kernel(k.Worker, k.Layout); err != nil {
+		t.Close()
+		return nil, err
+	}
+	threads := int(l.Block.Count())
+	if lim := t.k.Attrs().MaxThreadsPerBlock; threads > lim {
+		t.Close()
+		return nil, &FlagError{Flag: "--block", Err: fmt.Errorf("%d threads; the compiled worker of %s allows at most %d (registers or __launch_bounds__)", threads, k.QualifiedName, lim)}
+	}
+	occ, err := t.k.Occupancy(threads, int(l.Shared))
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	if occ < 1 {
+		t.Close()
+		return nil, &FlagError{Flag: "--block", Err: fmt.Errorf("%s cannot run with %d threads and %d bytes of dynamic shared memory per block (occupancy 0)", k.QualifiedName, threads, l.Shared)}
+	}
+	t.occ = occ
+	t.args = make([]any, len(args))
+	for i, b := range args {
+		if !b.Arg.IsBuffer() {
+			t.args[i] = b.Value
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			t.Close()
+			return nil, err
+		}
+		p, err := d.upload(b.Arg)
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("argument %d (%s): %w", i+1, b.Arg.Text, err)
+		}
+		t.bufs = append(t.bufs, p)
+		t.args[i] = p
+	}
+	return t, nil
+}
+
+// fillChunk bounds the host memory used to fill a buffer.
+const fillChunk = 8 << 20
+
+// upload allocates a buffer (rounded up to whole 32-bit words, which the
+// zeroing memset writes) and fills it.
+func (d *cudaDevice) upload(a Arg) (runtime.DevicePtr, error) {
+	n := a.Bytes()
+	alloc := (n + 3) &^ 3
+	if alloc > int64(int(^uint(0)>>1)) {
+		return 0, fmt.Errorf("%d bytes do not fit this platform's int", n)
+	}
+	p, err := d.dev.Alloc(int(alloc))
+	if err != nil {
+		return 0, err
+	}
+	if a.Kind == ArgOut {
+		if err := d.dev.Memset32(p, 0, int(alloc/4)); err != nil {
+			d.dev.Free(p)
+			return 0, err
+		}
+		return p, nil
+	}
+	f := NewFiller(a)
+	size := int64(a.Elem.Size())
+	chunk := make([]byte, min(n, fillChunk/size*size))
+	for off := int64(0); off < n; off += int64(len(chunk)) {
+		c := chunk[:min(int64(len(chunk)), n-off)]
+		f.Fill(c)
+		if err := runtime.CopyToDevice(d.dev, p+runtime.DevicePtr(off), c); err != nil {
+			d.dev.Free(p)
+			return 0, err
+		}
+	}
+	return p, nil
+}
+
+// cudaTarget is a loaded worker with its arguments on the device.
+type cudaTarget struct {
+	dev    *runtime.Device
+	mod    *runtime.Module
+	k      *runtime.Kernel
+	name   string
+	launch Launch
+	occ    int
+	args   []any
+	bufs   []runtime.DevicePtr
+}
+
+// Run launches the worker over the whole logical grid on SMs [0, m-1] and
+// returns the job's GPU time (CUDA events around its launches). If the run
+// does not finish in time the job is canceled, so the next run (or
+// Close) does not find the SMs still busy.
+func (t *cudaTarget) Run(ctx context.Context, m int) (time.Duration, error) {
+	if sms := t.dev.Info().SMs; m < 1 || m > sms {
+		return 0, fmt.Errorf("%d SMs asked for, the device has %d", m, sms)
+	}
+	var opts []runtime.LaunchOption
+	if t.launch.Iters > 0 {
+		opts = append(opts, runtime.WithIters(t.launch.Iters))
+	}
+	opts = append(opts, runtime.WithName(fmt.Sprintf("%s on %d SMs", t.name, m)))
+	j, err := t.dev.Launch(t.k, t.launch.Grid, t.launch.Block, t.launch.Shared, t.args, runtime.SMRange{Low: 0, High: m - 1}, opts...)
+	if err != nil {
+		return 0, err
+	}
+	if err := j.Wait(ctx); err != nil {
+		j.Cancel()
+		// Give the workers a moment to retreat; a hung kernel is reported
+		// either way.
+		wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = j.Wait(wctx)
+		return 0, err
+	}
+	return j.Stats().GPUTime, nil
+}
+
+// Attrs reports the worker's registers, shared and local memory, and its
+// occupancy at the profiled block size.
+func (t *cudaTarget) Attrs() KernelAttrs {
+	if t.k == nil {
+		return KernelAttrs{}
+	}
+	a := t.k.Attrs()
+	return KernelAttrs{Registers: a.Registers, StaticShared: a.StaticShared, LocalBytes: a.LocalBytes, BlocksPerSM: t.occ}
+}
+
+// Close frees the buffers and unloads the module.
+func (t *cudaTarget) Close() error {
+	var errs []error
+	for _, p := range t.bufs {
+		if err := t.dev.Free(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	t.bufs = nil
+	if t.mod != nil {
+		if err := t.mod.Unload(); err != nil {
+			errs = append(errs, err)
+		}
+		t.mod = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,106 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slatec/slatec/plan"
+)
+
+// fakeDevice stands in for a GPU: its kernel's latency on m SMs comes
+// from a model, so everything around the measurement runs on the CPU.
+type fakeDevice struct {
+	info    plan.Device
+	model   func(m, run int) time.Duration
+	attrs   KernelAttrs
+	loadErr error
+	runErr  func(m, run int) error
+
+	mu       sync.Mutex
+	runs     map[int]int // runs per m
+	order    []int       // m of each run, in order
+	launch   Launch
+	args     []Bound
+	kernel   *Prepared
+	closed   bool
+	tgtClose int
+}
+
+func h200() plan.Device {
+	return plan.Device{Name: "NVIDIA H200", SMs: 132, PeakBWGBs: 4800, MemBytes: 150754820096, MaxThreadsPerSM: 2048}
+}
+
+// memBound models a streaming kernel moving bytes: each SM pulls perSM
+// GB/s until the device's achievable bandwidth is reached.
+func memBound(bytes float64, perSM, achievable float64) func(m, run int) time.Duration {
+	return func(m, _ int) time.Duration {
+		bw := min(float64(m)*perSM, achievable) * 1e9
+		return time.Duration(bytes / bw * float64(time.Second))
+	}
+}
+
+// computeBound models a kernel that scales perfectly: work/m.
+func computeBound(work time.Duration) func(m, run int) time.Duration {
+	return func(m, _ int) time.Duration { return work / time.Duration(m) }
+}
+
+func newFake(model func(m, run int) time.Duration) *fakeDevice {
+	return &fakeDevice{info: h200(), model: model, runs: map[int]int{},
+		attrs: KernelAttrs{Registers: 16, StaticShared: 0, BlocksPerSM: 8}}
+}
+
+func (d *fakeDevice) Info() plan.Device { return d.info }
+
+func (d *fakeDevice) Load(_ context.Context, k *Prepared, l Launch, args []Bound) (Target, error) {
+	if d.loadErr != nil {
+		return nil, d.loadErr
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.kernel, d.launch, d.args = k, l, args
+	return &fakeTarget{d: d}, nil
+}
+
+func (d *fakeDevice) Close() error { d.closed = true; return nil }
+
+type fakeTarget struct{ d *fakeDevice }
+
+func (t *fakeTarget) Run(ctx context.Context, m int) (time.Duration, error) {
+	d := t.d
+	d.mu.Lock()
+	d.runs[m]++
+	run := d.runs[m]
+	d.order = append(d.order, m)
+	d.mu.Unlock()
+	if m < 1 || m > d.info.SMs {
+		return 0, fmt.Errorf("fake: %d SMs", m)
+	}
+	if d.runErr != nil {
+		if err := d.runErr(m, run); err != nil {
+			return 0, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return d.model(m, run), nil
+}
+
+func (t *fakeTarget) Attrs() KernelAttrs { return t.d.attrs }
+
+func (t *fakeTarget) Close() error { t.d.tgtClose++; return nil }
+
+// sequence returns a Runner answering from a fixed list per m.
+type listRunner map[int][]time.Duration
+
+func (l listRunner) Run(_ context.Context, m int) (time.Duration, error) {
+	s := l[m]
+	if len(s) == 0 {
+		return 0, fmt.Errorf("no more runs for m = %d", m)
+	}
+	d := s[0]
+	l[m] = s[1:]
+	return d, nil
+}
