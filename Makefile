@@ -45,6 +45,7 @@ gpu-build:
 	mkdir -p .gpu
 	CGO_ENABLED=1 $(GO) build -o .gpu/slatec .
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/runtime.test ./runtime
+	CGO_ENABLED=1 $(GO) test -c -o .gpu/profile.test ./profile
 	@if [ -d .realworld/cuda-samples ]; then ./scripts/realworld.sh transform; fi
 
 ## gpu-test: run on the GPU machine through the device tool, for example

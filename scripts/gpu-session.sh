@@ -7,7 +7,8 @@
 #
 # Steps: diff (scripts/gpu-diff.sh: build, differential runs), sanitize,
 # solo (solo cost), realworld (scripts/realworld.sh run), runtime (the Go
-# runtime's GPU tests from .gpu/runtime.test), bench (bench/run.sh).
+# runtime's GPU tests from .gpu/runtime.test), profile (slatec profile's GPU
+# tests from .gpu/profile.test), bench (bench/run.sh, not written yet).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/gpu-out}
@@ -45,6 +46,15 @@ if step runtime; then
         tail -n 40 "$R/runtime.log" | grep -E '^(---|ok|FAIL|PASS|    |Benchmark|runtime)' | tail -n 30 >>"$S"
     else
         echo "no .gpu/runtime.test (make gpu-build)" >>"$S"
+    fi
+fi
+if step profile; then
+    echo "## slatec profile GPU tests" >>"$S"
+    if [ -x .gpu/profile.test ]; then
+        (cd profile && ../.gpu/profile.test -test.run GPU -test.v) >"$R/profile.log" 2>&1
+        grep -E '^(--- |ok|FAIL|PASS)' "$R/profile.log" | tail -n 10 >>"$S"
+    else
+        echo "no .gpu/profile.test (make gpu-build)" >>"$S"
     fi
 fi
 if step bench && [ -x bench/run.sh ]; then
