@@ -614,27 +614,9 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 		l.branch(s.Body, in)
 		return in
 	case *parser.WhileStmt:
-		in := inactive || len(l.returnsIn(s.Body)) > 0
-		if in {
-			if isConstTrue(l.text(s.Cond)) {
-				l.errorf(s, "cannot lower an early return inside this loop: its condition is always true, so threads that returned could never leave it")
-			}
-			l.loopExits(s, s.Body)
-		}
-		l.cond(s.Cond, "loop condition")
-		l.branch(s.Body, in)
-		return in
+		return l.condLoop(s, s.Cond, s.Body, inactive)
 	case *parser.DoStmt:
-		in := inactive || len(l.returnsIn(s.Body)) > 0
-		if in {
-			if isConstTrue(l.text(s.Cond)) {
-				l.errorf(s, "cannot lower an early return inside this loop: its condition is always true, so threads that returned could never leave it")
-			}
-			l.loopExits(s, s.Body)
-		}
-		l.cond(s.Cond, "loop condition")
-		l.branch(s.Body, in)
-		return in
+		return l.condLoop(s, s.Cond, s.Body, inactive)
 	case *parser.ExprStmt:
 		if inactive {
 			l.syncExpr(s, s.X)
@@ -665,6 +647,22 @@ func (l *lowerer) syncStmt(s parser.Stmt, inactive bool) bool {
 		}
 		return inactive
 	}
+}
+
+// condLoop handles a while or do loop with sync points: threads that
+// returned keep iterating with the others, so the condition must let them
+// leave.
+func (l *lowerer) condLoop(loop parser.Stmt, cond *parser.Expr, body parser.Stmt, inactive bool) bool {
+	in := inactive || len(l.returnsIn(body)) > 0
+	if in {
+		if isConstTrue(l.text(cond)) {
+			l.errorf(loop, "cannot lower an early return inside this loop: its condition is always true, so threads that returned could never leave it")
+		}
+		l.loopExits(loop, body)
+	}
+	l.cond(cond, "loop condition")
+	l.branch(body, in)
+	return in
 }
 
 // condHead records an if/switch init-statement and condition declaration,

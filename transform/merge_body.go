@@ -138,7 +138,7 @@ func builtinEdits(a *Analysis, fi *FuncInfo, clones map[string]bool) []emit.Edit
 	edits = append(edits, mergedCallEdits(fi, clones)...)
 	edits = append(edits, (&transformer{a: a}).groupIndexEdits(fi)...)
 	edits = append(edits, blockGroupEdits(a, fi)...)
-	edits = append(edits, mergedCaptureEdits(a, fi, clones)...)
+	edits = append(edits, lambdaCaptureEdits(a, fi, clones, []string{BlockIdx, GridDim, ThreadIdx, BlockDim})...)
 	return edits
 }
 
@@ -199,67 +199,6 @@ func blockGroupEdits(a *Analysis, fi *FuncInfo) []emit.Edit {
 			edits = append(edits, emit.Replace(sp.Start, sp.End, text, "block group"))
 			break
 		}
-		return true
-	})
-	return edits
-}
-
-// mergedCaptureEdits makes lambdas with an explicit capture list capture
-// the virtual builtins they read: in a body they are parameters, which a
-// lambda without a default capture cannot see.
-func mergedCaptureEdits(a *Analysis, fi *FuncInfo, clones map[string]bool) []emit.Edit {
-	if fi.Func.Def.Body == nil {
-		return nil
-	}
-	f := fi.File
-	var edits []emit.Edit
-	parser.Walk(fi.Func.Def.Body, func(n parser.Node) bool {
-		lam, ok := n.(*parser.Lambda)
-		if !ok || lam.Captures == nil || lam.Body == nil {
-			return true
-		}
-		need := map[string]bool{}
-		for _, tk := range tokensOf(f, lam.Body.Span()) {
-			if tk.Kind != parser.Ident {
-				continue
-			}
-			if isBuiltin(tk.text) {
-				need[tk.text] = true
-			}
-			for _, b := range a.IndexMacros[tk.text] {
-				need[b] = true
-			}
-			if clones[tk.text] {
-				for _, b := range builtinNames {
-					need[b] = true
-				}
-			}
-		}
-		caps := tokensOf(f, lam.Captures.Span())
-		if len(caps) < 2 {
-			return true
-		}
-		inner := caps[1 : len(caps)-1]
-		if len(need) == 0 || (len(inner) > 0 && (inner[0].text == "=" || inner[0].text == "&")) {
-			return true
-		}
-		for _, tk := range inner {
-			delete(need, tk.text)
-		}
-		var add []string
-		for _, b := range []string{BlockIdx, GridDim, ThreadIdx, BlockDim} {
-			if need[b] {
-				add = append(add, b)
-			}
-		}
-		if len(add) == 0 {
-			return true
-		}
-		text := strings.Join(add, ", ")
-		if len(inner) > 0 {
-			text = ", " + text
-		}
-		edits = append(edits, emit.Insert(lam.Captures.Span().End-1, text, "capture"))
 		return true
 	})
 	return edits

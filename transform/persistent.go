@@ -417,7 +417,7 @@ func (t *transformer) cloneText(fi *FuncInfo, overload int) (string, error) {
 	}
 	edits = append(edits, t.callEdits(fi)...)
 	edits = append(edits, t.groupIndexEdits(fi)...)
-	edits = append(edits, t.lambdaCaptureEdits(fi)...)
+	edits = append(edits, lambdaCaptureEdits(t.a, fi, t.clones, []string{BlockIdx, GridDim})...)
 	body, err := emit.ApplyRange(f.Src, def.Start, def.End, edits)
 	if err != nil {
 		return "", err
@@ -622,7 +622,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	edits := append([]emit.Edit(nil), t.lowered[k]...)
 	edits = append(edits, t.callEdits(k.FuncInfo)...)
 	edits = append(edits, t.groupIndexEdits(k.FuncInfo)...)
-	edits = append(edits, t.lambdaCaptureEdits(k.FuncInfo)...)
+	edits = append(edits, lambdaCaptureEdits(t.a, k.FuncInfo, t.clones, []string{BlockIdx, GridDim})...)
 	bodyText, err := emit.ApplyRange(f.Src, fn.BodySpan.Start, fn.BodySpan.End, edits)
 	if err != nil {
 		return err
@@ -764,18 +764,24 @@ func stripGridConstant(decl string) string {
 	return strings.Join(strings.Fields(decl), " ")
 }
 
-// lambdaCaptureEdits makes lambdas in a rewritten body capture the virtual
-// index they read: there blockIdx and gridDim are parameters, which a
-// lambda without a default capture cannot see.
-func (t *transformer) lambdaCaptureEdits(fi *FuncInfo) []emit.Edit {
-	var edits []emit.Edit
+// lambdaCaptureEdits makes lambdas with an explicit capture list capture
+// the builtins that a rewritten body turned into parameters (params, in the
+// order they are added), which a lambda without a default capture cannot
+// see. A lambda needs a builtin it names, one an index macro expands to, or
+// all of params when it calls a clone (the clone takes them as arguments).
+func lambdaCaptureEdits(a *Analysis, fi *FuncInfo, clones map[string]bool, params []string) []emit.Edit {
 	if fi.Func.Def.Body == nil {
 		return nil
 	}
+	isParam := map[string]bool{}
+	for _, b := range params {
+		isParam[b] = true
+	}
 	f := fi.File
+	var edits []emit.Edit
 	parser.Walk(fi.Func.Def.Body, func(n parser.Node) bool {
 		lam, ok := n.(*parser.Lambda)
-		if !ok {
+		if !ok || lam.Captures == nil || lam.Body == nil {
 			return true
 		}
 		need := map[string]bool{}
@@ -783,19 +789,24 @@ func (t *transformer) lambdaCaptureEdits(fi *FuncInfo) []emit.Edit {
 			if tk.Kind != parser.Ident {
 				continue
 			}
-			if tk.text == BlockIdx || tk.text == GridDim {
+			if isParam[tk.text] {
 				need[tk.text] = true
 			}
-			for _, b := range t.a.IndexMacros[tk.text] {
-				if b == BlockIdx || b == GridDim {
+			for _, b := range a.IndexMacros[tk.text] {
+				if isParam[b] {
 					need[b] = true
 				}
 			}
-			if t.clones[tk.text] {
-				need[BlockIdx], need[GridDim] = true, true
+			if clones[tk.text] {
+				for _, b := range params {
+					need[b] = true
+				}
 			}
 		}
 		caps := tokensOf(f, lam.Captures.Span())
+		if len(caps) < 2 {
+			return true
+		}
 		inner := caps[1 : len(caps)-1]
 		if len(need) == 0 || (len(inner) > 0 && (inner[0].text == "=" || inner[0].text == "&")) {
 			return true
@@ -804,7 +815,7 @@ func (t *transformer) lambdaCaptureEdits(fi *FuncInfo) []emit.Edit {
 			delete(need, tk.text)
 		}
 		var add []string
-		for _, b := range []string{BlockIdx, GridDim} {
+		for _, b := range params {
 			if need[b] {
 				add = append(add, b)
 			}
