@@ -11,7 +11,7 @@ const (
 	// CtlSize is sizeof(slate_ctl).
 	CtlSize = 32
 	// CfgSize is sizeof(slate_cfg); it is passed by value, 8-byte aligned.
-	CfgSize = 40
+	CfgSize = 56
 
 	ctlOffNext    = 0
 	ctlOffDone    = 8
@@ -22,6 +22,12 @@ const (
 	// (used by the drop-in launch helpers, never by this runtime, which must
 	// keep `next` across a retreat).
 	FlagReset = 1
+	// FlagOneD marks a grid whose y and z are 1: the logical id is blockIdx.x.
+	FlagOneD = 16
+
+	// MaxTotal is the largest grid (in blocks) a worker runs: logical ids
+	// are 32-bit on the device, and id + workers must not wrap.
+	MaxTotal = 0xfff00000
 
 	// workerPrefixParams are the parameters a worker has before the
 	// original ones: slate_ctl* and slate_cfg.
@@ -40,6 +46,32 @@ type Cfg struct {
 	SMLow, SMHigh       uint32 // inclusive SM range
 	Flags               uint32
 	Workers             uint32 // worker blocks launched
+	MagicX, ShiftX      uint32 // n / GridX == (umulhi(n, MagicX) + n) >> ShiftX (see Magic)
+	MagicY, ShiftY      uint32 // the same for GridY
+}
+
+// Magic returns the multiplier and shift that divide every 32-bit n by d
+// (d >= 1) as (umulhi(n, m) + n) >> s, computed in 64 bits: the round-up
+// method of Granlund and Montgomery, s = ceil(log2 d),
+// m = floor(2^32 (2^s - d) / d) + 1. Workers divide logical ids by the grid
+// with it: a division routine would cost them registers.
+func Magic(d uint32) (m, s uint32) {
+	for uint64(1)<<s < uint64(d) {
+		s++
+	}
+	return uint32((uint64(1)<<32*(uint64(1)<<s-uint64(d)))/uint64(d) + 1), s
+}
+
+// NewCfg returns the configuration of a grid: its total, shape, division
+// constants and FlagOneD; iters, range, flags and workers are the caller's.
+func NewCfg(grid Dim3) Cfg {
+	c := Cfg{Total: grid.Count(), GridX: grid.X, GridY: grid.Y, GridZ: grid.Z}
+	c.MagicX, c.ShiftX = Magic(grid.X)
+	c.MagicY, c.ShiftY = Magic(grid.Y)
+	if grid.Y == 1 && grid.Z == 1 {
+		c.Flags = FlagOneD
+	}
+	return c
 }
 
 // put encodes c in the device layout (little-endian, as every CUDA host is).
@@ -55,6 +87,10 @@ func (c *Cfg) put(b []byte) {
 	le.PutUint32(b[28:], c.SMHigh)
 	le.PutUint32(b[32:], c.Flags)
 	le.PutUint32(b[36:], c.Workers)
+	le.PutUint32(b[40:], c.MagicX)
+	le.PutUint32(b[44:], c.ShiftX)
+	le.PutUint32(b[48:], c.MagicY)
+	le.PutUint32(b[52:], c.ShiftY)
 }
 
 // Ctl is a host copy of slate_ctl.

@@ -144,6 +144,9 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if total == 0 {
 		return nil, fmt.Errorf("runtime: job %q: empty grid %v", o.name, grid)
 	}
+	if total > MaxTotal {
+		return nil, fmt.Errorf("runtime: job %q: grid %v has %d blocks; a worker runs at most %d (split the grid)", o.name, grid, total, uint64(MaxTotal))
+	}
 	threads := block.Count()
 	if threads == 0 || threads > uint64(k.attrs.MaxThreadsPerBlock) {
 		return nil, fmt.Errorf("runtime: job %q: block %v has %d threads; the kernel allows 1..%d",
@@ -177,9 +180,11 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 		return nil, fmt.Errorf("job %q: %w", o.name, err)
 	}
 
+	cfg := NewCfg(grid)
+	cfg.Iters, cfg.Workers = uint32(iters), uint32(workers)
 	j := &Job{
 		dev: d, k: k, name: o.name, grid: grid, block: block, shared: shared, args: buf,
-		cfg:  Cfg{Total: total, GridX: grid.X, GridY: grid.Y, GridZ: grid.Z, Iters: uint32(iters), Workers: uint32(workers)},
+		cfg:  cfg,
 		wave: uint32(all),
 		done: make(chan struct{}), released: make(chan struct{}),
 	}

@@ -64,21 +64,21 @@ func TestComputeFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []slot{{0, 8}, {8, 40}, {48, 1}, {56, 24}, {80, 8}, {88, 4}}
+	want := []slot{{0, 8}, {8, 56}, {64, 1}, {72, 24}, {96, 8}, {104, 4}}
 	for i, s := range want {
 		if f.slots[i] != s {
 			t.Errorf("slot %d = %v, want %v", i, f.slots[i], s)
 		}
 	}
-	if f.size != 96 {
-		t.Errorf("size %d, want 96", f.size)
+	if f.size != 112 {
+		t.Errorf("size %d, want 112", f.size)
 	}
 	// float4 after an int aligns to 16.
 	f, err = computeFrame(LayoutOf("int", "float4", "double"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.slots[2] != (slot{48, 4}) || f.slots[3] != (slot{64, 16}) || f.slots[4] != (slot{80, 8}) || f.size != 88 {
+	if f.slots[2] != (slot{64, 4}) || f.slots[3] != (slot{80, 16}) || f.slots[4] != (slot{96, 8}) || f.size != 104 {
 		t.Errorf("frame %+v", f)
 	}
 }
@@ -183,7 +183,7 @@ func TestMarshalMismatch(t *testing.T) {
 
 func TestCheckFrame(t *testing.T) {
 	l := LayoutOf("char", "Affine", "float*", "int")
-	driver := []slot{{0, 8}, {8, 40}, {48, 1}, {56, 24}, {80, 8}, {88, 4}}
+	driver := []slot{{0, 8}, {8, 56}, {64, 1}, {72, 24}, {96, 8}, {104, 4}}
 	if err := checkFrame(driver, l); err != nil {
 		t.Fatalf("driver layout rejected: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestCheckFrame(t *testing.T) {
 		t.Errorf("size mismatch: %v", err)
 	}
 	bad := append([]slot(nil), driver...)
-	bad[4] = slot{88, 8}
+	bad[4] = slot{104, 8}
 	if err := checkFrame(bad, l); err == nil || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("offset mismatch: %v", err)
 	}
@@ -204,14 +204,16 @@ func TestCheckFrame(t *testing.T) {
 }
 
 func TestCfgEncoding(t *testing.T) {
-	c := Cfg{Total: 1<<40 + 3, GridX: 1, GridY: 2, GridZ: 3, Iters: 4, SMLow: 5, SMHigh: 6, Flags: FlagReset, Workers: 8}
+	c := Cfg{Total: 1<<40 + 3, GridX: 1, GridY: 2, GridZ: 3, Iters: 4, SMLow: 5, SMHigh: 6, Flags: FlagReset, Workers: 8,
+		MagicX: 9, ShiftX: 10, MagicY: 11, ShiftY: 12}
 	b := make([]byte, CfgSize)
 	c.put(b)
 	le := binary.LittleEndian
-	got := []uint64{le.Uint64(b), uint64(le.Uint32(b[8:])), uint64(le.Uint32(b[12:])), uint64(le.Uint32(b[16:])),
-		uint64(le.Uint32(b[20:])), uint64(le.Uint32(b[24:])), uint64(le.Uint32(b[28:])), uint64(le.Uint32(b[32:])),
-		uint64(le.Uint32(b[36:]))}
-	want := []uint64{1<<40 + 3, 1, 2, 3, 4, 5, 6, 1, 8}
+	got := []uint64{le.Uint64(b)}
+	for off := 8; off < CfgSize; off += 4 {
+		got = append(got, uint64(le.Uint32(b[off:])))
+	}
+	want := []uint64{1<<40 + 3, 1, 2, 3, 4, 5, 6, 1, 8, 9, 10, 11, 12}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("field %d = %d, want %d", i, got[i], want[i])
@@ -266,5 +268,31 @@ func TestSMRange(t *testing.T) {
 	}
 	if (SMRange{10, 41}).Count() != 32 {
 		t.Error("Count")
+	}
+}
+
+// TestMagic checks the division constants against the real quotient for
+// every divisor shape the grid can have and n at the edges of the range.
+func TestMagic(t *testing.T) {
+	divisors := []uint32{1, 2, 3, 5, 6, 7, 10, 31, 32, 33, 100, 127, 128, 129, 641, 1000, 4095, 4096, 4097,
+		65535, 65536, 65537, 1<<20 + 1, 1<<31 - 1, 1 << 31, 1<<31 + 1, 1<<32 - 1}
+	for d := uint32(1); d < 3000; d++ {
+		divisors = append(divisors, d)
+	}
+	ns := []uint32{0, 1, 2, 3, 1<<31 - 1, 1 << 31, 1<<32 - 2, 1<<32 - 1, MaxTotal, MaxTotal - 1}
+	for i := uint32(0); i < 2000; i++ {
+		ns = append(ns, i*2654435761, i, 1<<32-1-i)
+	}
+	for _, d := range divisors {
+		m, s := Magic(d)
+		for _, n := range ns {
+			got := uint32((uint64(uint32((uint64(n)*uint64(m))>>32)) + uint64(n)) >> s)
+			for _, k := range []uint32{n, n - n%d, n - n%d + d - 1} { // multiples and their neighbours
+				got = uint32((uint64(uint32((uint64(k)*uint64(m))>>32)) + uint64(k)) >> s)
+				if got != k/d {
+					t.Fatalf("%d / %d: magic (%d, %d) gives %d, want %d", k, d, m, s, got, k/d)
+				}
+			}
+		}
 	}
 }

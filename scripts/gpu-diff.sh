@@ -20,6 +20,9 @@ ARCH=${ARCH:-sm_90}
 PHASES=${PHASES:-build diff sanitize solo}
 ONLY=${ONLY:-}                       # restrict to these kernel files (basenames, space-separated)
 JOBS=${JOBS:-$(nproc)}
+# Transformed programs launch their workers (the default policy, auto,
+# would launch the native kernels when nothing asks to share).
+export SLATE_MODE=${SLATE_MODE:-persistent}
 mkdir -p "$OUT" "$W"
 
 files=()
@@ -145,7 +148,18 @@ if has solo; then
             done
         done
     done
-    python3 scripts/solo-report.py "$OUT/solo-raw.txt" >"$OUT/solo.txt"
-    tail -n 8 "$OUT/solo.txt"
+    # The programs' own timings (single launches, no warm-up): plain runs.
+    for round in $(seq 1 "${PROG_ROUNDS:-5}"); do
+        for n in "${files[@]}"; do
+            [ -x "$W/$n.env" ] || continue
+            grep -q PROGRAM_TIME "testdata/kernels/$n.cu" || continue
+            for v in orig env; do
+                timeout 120 "$W/$n.$v" 2>/dev/null | grep '^PROGRAM_TIME' | sed "s/^/$n $v $round /" >>"$OUT/solo-raw.txt"
+            done
+        done
+    done
+    dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" "$OUT/solo-raw.txt" >"$OUT/solo.txt"
+    grep -E 'geometric|^##' "$OUT/solo.txt"
 fi
 echo "gpu-diff: done"

@@ -8,7 +8,9 @@
 # Steps: diff (scripts/gpu-diff.sh: build, differential runs), sanitize,
 # solo (solo cost), realworld (scripts/realworld.sh run), runtime (the Go
 # runtime's GPU tests from .gpu/runtime.test), profile (slatec profile's GPU
-# tests from .gpu/profile.test), bench (bench/run.sh, not written yet).
+# tests from .gpu/profile.test), ncu (scripts/solo-ncu.sh; NCU_FILES
+# selects programs), launcher (bench/launcher/run.sh), bench (bench/run.sh,
+# not written yet). JSON results are copied to $OUT for bench/results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/gpu-out}
@@ -33,6 +35,20 @@ fi
 if step solo; then
     echo "## solo cost" >>"$S"
     OUT=$R PHASES="${SOLO_BUILD:-build} solo" ./scripts/gpu-diff.sh 2>&1 | tee "$R/solo.log" | tail -n 6 >>"$S"
+    cp "$R"/solo-*.json "$OUT/" 2>/dev/null
+fi
+if step ncu; then
+    echo "## solo kernel time under ncu" >>"$S"
+    OUT=$R FILES="${NCU_FILES:-}" ./scripts/solo-ncu.sh >"$R/ncu.log" 2>&1
+    tail -n 3 "$R/solo-ncu.txt" >>"$S" 2>/dev/null
+    grep -h geometric "$R/ncu.log" >>"$S"
+    cp "$R/solo-ncu.json" "$OUT/" 2>/dev/null
+fi
+if step launcher; then
+    echo "## launcher microbenchmark" >>"$S"
+    OUT=$R ./bench/launcher/run.sh >"$R/launcher.log" 2>&1
+    cat "$R/launcher.txt" >>"$S" 2>/dev/null || tail -5 "$R/launcher.log" >>"$S"
+    cp "$R/launcher.json" "$OUT/" 2>/dev/null
 fi
 if step realworld; then
     echo "## real-world sample programs" >>"$S"

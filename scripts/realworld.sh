@@ -10,6 +10,7 @@
 #   scripts/realworld.sh transform   # here: writes .realworld/out/ with the slatec binary
 #   scripts/realworld.sh run         # on the GPU machine: builds and runs, results in $OUT
 set -uo pipefail
+export SLATE_MODE=${SLATE_MODE:-persistent}
 cd "$(dirname "$0")/.."
 ROOT=.realworld/cuda-samples
 SAMPLES=$ROOT/Samples

@@ -8,6 +8,7 @@
 # Needs the builds of scripts/gpu-diff.sh (PHASES=build) in $W.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export SLATE_MODE=${SLATE_MODE:-persistent}
 W=${W:-/tmp/slatec-gpu}
 OUT=${OUT:-$PWD/.work/gpu-out}
 mkdir -p "$OUT/ncu"
@@ -32,9 +33,15 @@ o, ko = total(sys.argv[2]); t, kt = total(sys.argv[3])
 print(f"{sys.argv[1]:28s} {ko:8d} {o:14.1f} {t:14.1f} {t / o if o else 0:7.3f}")
 PY
 done
-python3 - "$OUT/solo-ncu.txt" <<'PY'
-import math, sys
+python3 - "$OUT/solo-ncu.txt" "$OUT/solo-ncu.json" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "${COMMIT:-}" <<'PY'
+import json, math, sys
 rs = []
+rows = []
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    p = line.split()
+    if len(p) == 5 and float(p[4]) > 0:
+        rows.append({"case": p[0], "native": float(p[2]), "slatec": float(p[3]), "kernels": int(p[1])})
+json.dump({"device": sys.argv[3], "commit": sys.argv[4], "metric": "kernel time in us under Nsight Compute (gpu__time_duration.sum over every launch of the program)", "rows": rows}, open(sys.argv[2], "w"), indent=1)
 for line in open(sys.argv[1]).read().splitlines()[1:]:
     p = line.split()
     if len(p) == 5 and float(p[4]) > 0:

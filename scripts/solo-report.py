@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
-"""Summarise solo-cost timings: transformed vs original, per harness timer.
+"""Summarise solo-cost timings: transformed vs original, per timer.
 
-Input lines (from scripts/gpu-diff.sh):  NAME VARIANT ROUND HARNESS_TIME LABEL MEDIAN_US [MIN_US]
-VARIANT is "orig" or "env" (the transformed build). For each (NAME, LABEL)
-the ratio is median(transformed medians) / median(original medians) over the
-rounds, which alternate original and transformed runs.
+Input lines (from scripts/gpu-diff.sh):
+  NAME VARIANT ROUND HARNESS_TIME LABEL MEDIAN_US [MIN_US]   (GPU timeline per run, $HARNESS_REPS)
+  NAME VARIANT ROUND PROGRAM_TIME LABEL MS                   (the program's own timing, no warm-up)
+VARIANT is "orig" or "env" (the transformed build, SLATE_MODE=persistent).
+For each (NAME, LABEL) the ratio is median(transformed) / median(original)
+over the rounds, which alternate original and transformed runs.
+With --json DIR, writes DIR/solo-timeline.json and DIR/solo-programs.json
+({"device", "commit", "metric", "rows": [{"case", "native", "slatec"}]}).
 """
+import argparse
+import json
 import math
 import statistics
-import sys
 from collections import defaultdict
 
+KINDS = {
+    "HARNESS_TIME": ("solo-timeline.json", "GPU time per run in us (harness_timed: median of 3 rounds of $HARNESS_REPS back-to-back runs), median over alternating process runs"),
+    "PROGRAM_TIME": ("solo-programs.json", "program-reported time in ms (its own events, single launch or loop, no warm-up), median over alternating process runs"),
+}
 
-def main(path):
-    times = defaultdict(lambda: defaultdict(list))
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) < 6 or parts[3] != "HARNESS_TIME":
-                continue
-            name, variant, _round, _, label, median = parts[:6]
-            times[(name, label)][variant].append(float(median))
+
+def table(kind, times):
     rows = []
     for (name, label), v in sorted(times.items()):
         if not v.get("orig") or not v.get("env"):
@@ -29,16 +31,43 @@ def main(path):
         if o <= 0:
             continue
         rows.append((name, label, o, t, t / o))
-    print(f"{'kernel file':28s} {'timer':24s} {'original us':>12s} {'slatec us':>12s} {'ratio':>7s}")
+    unit = "us" if kind == "HARNESS_TIME" else "ms"
+    print(f"## {kind}")
+    print(f"{'kernel file':28s} {'timer':24s} {'original ' + unit:>12s} {'slatec ' + unit:>12s} {'ratio':>7s}")
     for name, label, o, t, r in rows:
         flag = "  > 1.05" if r > 1.05 else ""
-        print(f"{name:28s} {label:24s} {o:12.1f} {t:12.1f} {r:7.3f}{flag}")
+        print(f"{name:28s} {label:24s} {o:12.3f} {t:12.3f} {r:7.3f}{flag}")
     if rows:
         gm = math.exp(sum(math.log(r[4]) for r in rows) / len(rows))
         worst = max(rows, key=lambda r: r[4])
         print(f"\n{len(rows)} timers; geometric mean ratio {gm:.3f}; worst {worst[4]:.3f} ({worst[0]}/{worst[1]}); "
-              f"{sum(1 for r in rows if r[4] > 1.05)} above 1.05")
+              f"{sum(1 for r in rows if r[4] > 1.05)} above 1.05\n")
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("--json", help="directory for the JSON results")
+    ap.add_argument("--device", default="")
+    ap.add_argument("--commit", default="")
+    a = ap.parse_args()
+    times = {k: defaultdict(lambda: defaultdict(list)) for k in KINDS}
+    with open(a.raw) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 6 or parts[3] not in KINDS:
+                continue
+            name, variant, _round, kind, label, value = parts[:6]
+            times[kind][(name, label)][variant].append(float(value))
+    for kind, (fname, metric) in KINDS.items():
+        rows = table(kind, times[kind])
+        if a.json and rows:
+            doc = {"device": a.device, "commit": a.commit, "metric": metric,
+                   "rows": [{"case": f"{n}/{l}", "native": o, "slatec": t} for n, l, o, t, _ in rows]}
+            with open(f"{a.json}/{fname}", "w") as out:
+                json.dump(doc, out, indent=1)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

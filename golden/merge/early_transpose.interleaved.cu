@@ -16,109 +16,139 @@ struct __align__(8) slate_ctl {
     unsigned int* counts;       // test hooks: executions per logical block, or null
 };
 
-// Passed by value to every worker launch.
+// Passed by value to every worker launch (docs/ABI.md). Logical block ids
+// are 32-bit on the device (total <= SLATE_MAX_TOTAL); dividing an id by
+// grid_x and a row by grid_y uses the host's magic numbers, so the worker
+// never runs a division routine (which costs registers, and so occupancy).
 struct __align__(8) slate_cfg {
     unsigned long long total;   // logical blocks: grid_x * grid_y * grid_z
     unsigned int grid_x, grid_y, grid_z;
-    unsigned int iters;         // logical blocks per task
+    unsigned int iters;         // logical blocks per task (queue)
     unsigned int sm_low, sm_high; // inclusive SM range
     unsigned int flags;
     unsigned int workers;       // worker blocks launched
+    unsigned int magic_x, shift_x; // n / grid_x == (umulhi(n, magic_x) + n) >> shift_x
+    unsigned int magic_y, shift_y; // the same for grid_y
 };
 
 #define SLATE_FLAG_RESET 1u     // the last worker to exit zeroes the control block
 #define SLATE_FLAG_PROGRESS 2u  // count completed logical blocks in ctl->done
 #define SLATE_FLAG_ALL_SMS 4u   // the range is every SM: no %smid check
-#define SLATE_FLAG_STATIC 8u    // worker b runs tasks b, b + workers, ... without the queue
+#define SLATE_FLAG_STATIC 8u    // worker b runs logical blocks b, b + workers, ... without the queue
                                 // (launches on all SMs that are never resized)
+#define SLATE_FLAG_1D 16u       // grid_y == grid_z == 1: the id is blockIdx.x
 #define SLATE_STOP 0xffffffffffffffffull
+#define SLATE_STOP32 0xffffffffu
+// The largest grid a worker runs: ids and id + workers stay below 2^32.
+#define SLATE_MAX_TOTAL 0xfff00000ull
 
-// slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
-// for each logical block of each task it takes from the queue. kSync adds a
-// barrier between logical blocks, which kernels using shared memory or
-// barriers need (the next logical block reuses the shared memory).
-template <bool kSync, typename Body>
-static __device__ __forceinline__ void slate_run_task(const slate_cfg& cfg, unsigned long long start, Body& body,
-                                                      slate_ctl* __restrict__ ctl, bool leader)
+// slate_udiv divides by a divisor whose magic number the host computed
+// (Granlund-Montgomery, round-up variant; exact for every 32-bit n).
+static __device__ __forceinline__ unsigned int slate_udiv(unsigned int n, unsigned int magic, unsigned int shift)
 {
-    unsigned long long end = start + cfg.iters;
-    if (end > cfg.total)
-        end = cfg.total;
-    // Row-major logical id -> (x, y, z): divide once per task, then count.
-    const unsigned long long q = start / cfg.grid_x;
-    const unsigned long long r = q / cfg.grid_y;
+    return (unsigned int)(((unsigned long long)__umulhi(n, magic) + n) >> shift);
+}
+
+// slate_block maps a logical id to blockIdx in row-major order.
+static __device__ __forceinline__ uint3 slate_block(unsigned int id, const slate_cfg& cfg)
+{
     uint3 b;
-    b.x = (unsigned int)(start - q * cfg.grid_x);
-    b.y = (unsigned int)(q - r * cfg.grid_y);
-    b.z = (unsigned int)r;
-    const dim3 grid(cfg.grid_x, cfg.grid_y, cfg.grid_z);
-    for (unsigned long long id = start; id < end; ++id) {
-#ifdef SLATE_TEST_HOOKS
-        if (leader && ctl->counts)
-            atomicAdd(&ctl->counts[id], 1u);
-#endif
-        body(b, grid);
-        if (kSync)
-            __syncthreads();
-        if (++b.x == cfg.grid_x) {
-            b.x = 0;
-            if (++b.y == cfg.grid_y) {
-                b.y = 0;
-                ++b.z;
-            }
-        }
+    if (cfg.flags & SLATE_FLAG_1D) {
+        b.x = id;
+        b.y = 0u;
+        b.z = 0u;
+    } else {
+        const unsigned int row = slate_udiv(id, cfg.magic_x, cfg.shift_x);
+        b.x = id - row * cfg.grid_x;
+        b.z = slate_udiv(row, cfg.magic_y, cfg.shift_y);
+        b.y = row - b.z * cfg.grid_y;
     }
-    if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
-        atomicAdd(&ctl->done, end - start);
+    return b;
+}
+
+// slate_run_block runs one logical block.
+template <typename Body>
+static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, unsigned int id, Body& body,
+                                                       slate_ctl* __restrict__ ctl)
+{
+#ifdef SLATE_TEST_HOOKS
+    if ((threadIdx.x | threadIdx.y | threadIdx.z) == 0 && ctl && ctl->counts)
+        atomicAdd(&ctl->counts[id], 1u);
+#endif
+    body(slate_block(id, cfg), dim3(cfg.grid_x, cfg.grid_y, cfg.grid_z));
 }
 
 // slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
-// for each logical block of each task it takes from the queue. kSync adds a
-// barrier between logical blocks, which kernels using shared memory, barriers
-// or warp operations need (the next logical block reuses the shared memory,
-// and lanes of two logical blocks must never meet in one warp operation).
+// for each logical block it takes. kSync adds a barrier between logical
+// blocks, which kernels using shared memory, barriers or warp operations need
+// (the next logical block reuses the shared memory, and lanes of two logical
+// blocks must never meet in one warp operation). Everything it keeps across a body is one
+// 32-bit id: the rest is re-read from the launch configuration (constant
+// memory) or the task slot (shared memory), so the worker needs no more
+// registers than the kernel and keeps its blocks per SM.
 template <bool kSync, typename Body>
 static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
-    // Double-buffered task slot: the leader writes slot p while the others
-    // may still read slot p^1, so one barrier per task suffices.
-    __shared__ unsigned long long slate_task[2];
+    const unsigned int total = (unsigned int)cfg.total;
+    if (cfg.flags & SLATE_FLAG_STATIC) {
+        // A launch on all SMs that is never resized needs no queue: worker b
+        // runs b, b + workers, ... like a grid-stride loop, in the order the
+        // hardware would dispatch the blocks (no atomics, no control block).
+        for (unsigned int id = blockIdx.x; id < total; id += cfg.workers) {
+            slate_run_block(cfg, id, body, ctl);
+            if (kSync)
+                __syncthreads();
+        }
+        return;
+    }
+    // The task slot: the leader writes it, a barrier publishes it, and a
+    // barrier at the end of the task lets the leader write the next one.
+    __shared__ unsigned int slate_task;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
         if (leader) {
             unsigned int smid;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            slate_task[0] = (smid < cfg.sm_low || smid > cfg.sm_high) ? SLATE_STOP : 0ull;
+            slate_task = (smid < cfg.sm_low || smid > cfg.sm_high) ? SLATE_STOP32 : 0u;
         }
         __syncthreads();
-        if (slate_task[0] == SLATE_STOP)
+        const bool outside = slate_task == SLATE_STOP32;
+        __syncthreads();
+        if (outside)
             goto exit;
     }
-    if (cfg.flags & SLATE_FLAG_STATIC) {
-        // A launch that is never resized needs no queue: stride over the
-        // tasks (no atomics, no control block), like a grid-stride loop.
-        const unsigned long long tasks = (cfg.total + cfg.iters - 1) / cfg.iters;
-        for (unsigned long long t = blockIdx.x; t < tasks; t += cfg.workers)
-            slate_run_task<kSync>(cfg, t * cfg.iters, body, ctl, leader);
-        return;
-    }
-    {
-        for (unsigned int parity = 1u;; parity ^= 1u) {
-            if (leader) {
-                unsigned long long t = SLATE_STOP;
-                if (*(volatile const unsigned int*)&ctl->retreat == 0u) {
-                    t = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
-                    if (t >= cfg.total)
-                        t = SLATE_STOP;
-                }
-                slate_task[parity] = t;
+    for (;;) {
+        if (leader) {
+            unsigned int t = SLATE_STOP32;
+            if (*(volatile const unsigned int*)&ctl->retreat == 0u) {
+                const unsigned long long n = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
+                if (n < total)
+                    t = (unsigned int)n;
             }
-            __syncthreads();
-            const unsigned long long start = slate_task[parity];
-            if (start == SLATE_STOP)
-                break;
-            slate_run_task<kSync>(cfg, start, body, ctl, leader);
+            slate_task = t;
         }
+        __syncthreads();
+        const unsigned int start = *(volatile unsigned int*)&slate_task;
+        if (start == SLATE_STOP32)
+            break;
+        // Only the id stays live across the body; the task's end is
+        // recomputed from the slot, read before the block's barrier (the
+        // leader writes the next task only after it).
+        for (unsigned int id = start;;) {
+            slate_run_block(cfg, id, body, ctl);
+            const unsigned int s = *(volatile unsigned int*)&slate_task;
+            const bool last = ++id >= (total - s < cfg.iters ? total : s + cfg.iters);
+            if (kSync)
+                __syncthreads();
+            if (last)
+                break;
+        }
+        if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
+            const unsigned int s = *(volatile unsigned int*)&slate_task;
+            atomicAdd(&ctl->done, (unsigned long long)((total - s < cfg.iters ? total : s + cfg.iters) - s));
+        }
+        if (!kSync)
+            __syncthreads(); // every thread has read the slot (kSync: the block's barrier did it)
     }
 exit:
     if (leader && (cfg.flags & SLATE_FLAG_RESET)) {
@@ -143,6 +173,15 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
+// What a drop-in launch costs the host (docs/ABI.md, "Host cost"): with
+// SLATE_MODE=native, or auto with nothing asking to share, one branch on a
+// value read once; a persistent launch on all SMs adds cudaGetDevice and a
+// mutex-guarded cache look-up to the worker's launch. Per-kernel setup (the
+// worker's occupancy, which loads it) happens once per kernel, block shape
+// and shared size, or earlier where the program queries or configures the
+// kernel (the rewritten cudaFuncSetAttribute, cudaFuncGetAttributes and
+// cudaOccupancy* calls). Only queue launches (a partial SM range, or a task
+// size that $SLATE_ITERS fixes) take a control block and record an event.
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
@@ -150,27 +189,68 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <mutex>
 #include <vector>
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
-// relaunch mid-run (tests). It implies SLATE_ENV: the SM range and task
-// size come from $SLATE_SM_RANGE and $SLATE_ITERS (tests, benchmarks).
+// relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
-#ifndef SLATE_ENV
-#define SLATE_ENV 1
-#endif
 #include <chrono>
 #include <thread>
 #endif
 
 namespace slate {
 
-// Control blocks for drop-in launches. Each launch takes a slot, so
-// launches on different streams never share a queue counter; a slot is
-// reused only after the event recorded behind its last launch completed.
-// The worker's self-reset (SLATE_FLAG_RESET) leaves a slot zeroed.
+// Control blocks for queue launches. Each launch takes a slot, so launches
+// on different streams never share a queue counter; a slot is reused only
+// after the event recorded behind its last launch completed. The worker's
+// self-reset (SLATE_FLAG_RESET) leaves a slot zeroed.
 enum { kPoolSlots = 256, kMaxDevices = 64 };
 
+// launch_mode is $SLATE_MODE: auto (the default) launches the worker only
+// when something asks this process to share the GPU ($SLATE_SM_RANGE);
+// persistent always launches the worker; native never does.
+enum launch_mode { kModeAuto, kModePersistent, kModeNative };
+
+static bool env_range(const char* name, unsigned int* lo, unsigned int* hi)
+{
+    const char* v = std::getenv(name);
+    return v && std::sscanf(v, "%u:%u", lo, hi) == 2 && *lo <= *hi;
+}
+
+// The environment's policy, range and task size, read once per process.
+struct env_config {
+    launch_mode mode;
+    bool has_range;
+    unsigned int lo, hi, iters;
+    env_config() : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0)
+    {
+        if (const char* m = std::getenv("SLATE_MODE")) {
+            if (std::strcmp(m, "persistent") == 0)
+                mode = kModePersistent;
+            else if (std::strcmp(m, "native") == 0)
+                mode = kModeNative;
+            else if (*m && std::strcmp(m, "auto") != 0)
+                std::fprintf(stderr, "slatec: ignoring SLATE_MODE=%s (want auto, persistent or native)\n", m);
+        }
+        has_range = env_range("SLATE_SM_RANGE", &lo, &hi);
+        if (const char* v = std::getenv("SLATE_ITERS"))
+            iters = (unsigned int)std::strtoul(v, 0, 10);
+    }
+};
+
+static const env_config& env()
+{
+    static env_config c;
+    return c;
+}
+
+// persistent reports whether launches take the worker at all.
+static bool persistent()
+{
+    const env_config& e = env();
+    return e.mode == kModePersistent || (e.mode == kModeAuto && e.has_range);
+}
+
 struct device_state {
-    bool ready;
-    int sms;
+    int sms;      // 0 until first asked
+    bool pool;    // the control-block pool exists
     slate_ctl* ctls;
     cudaEvent_t events[kPoolSlots];
     bool recorded[kPoolSlots];
@@ -178,16 +258,25 @@ struct device_state {
 };
 
 struct occupancy_entry {
-    const void* func;
     int device, threads;
     size_t shmem;
     int blocks_per_sm;
 };
 
+// kernel_state is what the launcher of one kernel (one instantiation of a
+// template kernel) keeps: worker occupancy per device, block size and
+// dynamic shared size, and the dynamic shared memory limit set on the worker.
+struct kernel_state {
+    const void* worker;
+    const void* native;
+    std::vector<occupancy_entry> occupancy;
+    int dyn_limit[kMaxDevices]; // the worker's cudaFuncAttributeMaxDynamicSharedMemorySize, 0: not set
+};
+
 struct state {
     std::mutex mu;
     device_state dev[kMaxDevices];
-    std::vector<occupancy_entry> occupancy;
+    std::vector<kernel_state*> kernels;
 };
 
 static state& global_state()
@@ -196,12 +285,90 @@ static state& global_state()
     return s;
 }
 
-// auto_iters: logical blocks per task; the same rule as the Go runtime's
-// AutoIters (keep them in step). Per-task overhead (one atomic, one
-// barrier) wants tasks of at least ~4 logical blocks (a light triad ran
-// 1.79x slower with 1 per task, 1.01x with 4); the tail wants each worker
-// to take ~8 tasks; a resize waits for the running task, so at most 32.
-// With per = total/workers: iters = per/8, raised to min(4, per), in [1, 32].
+// kernel_for returns the state of a worker; launchers keep the pointer in a
+// function-local static, so the look-up runs once per launcher.
+static kernel_state* kernel_for(const void* worker, const void* native)
+{
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    for (size_t i = 0; i < st.kernels.size(); ++i)
+        if (st.kernels[i]->worker == worker)
+            return st.kernels[i];
+    kernel_state* k = new kernel_state(); // lives as long as the process
+    k->worker = worker;
+    k->native = native;
+    st.kernels.push_back(k);
+    return k;
+}
+
+// quiet drops the error a helper's own call left, unless one was pending.
+static void quiet(cudaError_t before)
+{
+    if (before == cudaSuccess)
+        cudaGetLastError();
+}
+
+// sms_locked returns the device's SM count (st.mu held).
+static int sms_locked(device_state& ds, int device)
+{
+    if (ds.sms == 0 && cudaDeviceGetAttribute(&ds.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        ds.sms = 0;
+    }
+    return ds.sms;
+}
+
+// occupancy_locked returns the worker's blocks per SM for a block size and
+// dynamic shared size (st.mu held). The first query of a kernel loads the
+// worker. A dynamic shared size above 48 KB needs the opt-in the program
+// gave the native kernel: the worker gets the same limit.
+static int occupancy_locked(kernel_state& k, int device, int threads, size_t shmem)
+{
+    for (size_t i = 0; i < k.occupancy.size(); ++i) {
+        const occupancy_entry& e = k.occupancy[i];
+        if (e.device == device && e.threads == threads && e.shmem == shmem)
+            return e.blocks_per_sm;
+    }
+    const cudaError_t before = cudaPeekAtLastError();
+    if (shmem > 48u * 1024u && (size_t)k.dyn_limit[device] < shmem) {
+        cudaFuncAttributes attr;
+        if (cudaFuncGetAttributes(&attr, k.native) == cudaSuccess && (size_t)attr.maxDynamicSharedSizeBytes >= shmem &&
+            cudaFuncSetAttribute(k.worker, cudaFuncAttributeMaxDynamicSharedMemorySize, attr.maxDynamicSharedSizeBytes) == cudaSuccess) {
+            k.dyn_limit[device] = attr.maxDynamicSharedSizeBytes;
+            cudaFuncSetAttribute(k.worker, cudaFuncAttributePreferredSharedMemoryCarveout, attr.preferredShmemCarveout);
+        }
+    }
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.worker, threads, shmem) != cudaSuccess)
+        per_sm = 0;
+    quiet(before);
+    occupancy_entry e = {device, threads, shmem, per_sm};
+    k.occupancy.push_back(e);
+    return per_sm;
+}
+
+// pool_locked makes the device's control-block pool (st.mu held).
+static bool pool_locked(device_state& ds)
+{
+    if (ds.pool)
+        return true;
+    if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
+        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
+        return false;
+    for (int i = 0; i < kPoolSlots; ++i)
+        if (cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming) != cudaSuccess)
+            return false;
+    ds.pool = true;
+    return true;
+}
+
+// auto_iters: logical blocks per task of a queue launch; the same rule as
+// the Go runtime's AutoIters (keep them in step). Per-task overhead (one
+// atomic, two barriers) wants tasks of at least ~4 logical blocks (a light
+// triad ran 1.79x slower with 1 per task, 1.01x with 4); the tail wants
+// each worker to take ~8 tasks; a resize waits for the running task, so at
+// most 32. With per = total/workers: iters = per/8, raised to min(4, per),
+// in [1, 32].
 static unsigned int auto_iters(unsigned long long total, unsigned long long workers)
 {
     if (workers == 0 || total <= workers)
@@ -216,6 +383,17 @@ static unsigned int auto_iters(unsigned long long total, unsigned long long work
     return (unsigned int)(it < 1 ? 1 : it);
 }
 
+// magic sets m and s so that n / d == (umulhi(n, m) + n) >> s for every
+// 32-bit n (d >= 1): s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1.
+static void magic(unsigned int d, unsigned int* m, unsigned int* s)
+{
+    unsigned int l = 0;
+    while ((1ull << l) < d)
+        ++l;
+    *m = (unsigned int)((((1ull << 32) * ((1ull << l) - d)) / d) + 1ull);
+    *s = l;
+}
+
 struct plan {
     slate_ctl* ctl;
     slate_cfg cfg;
@@ -225,131 +403,97 @@ struct plan {
     cudaStream_t stream;
 };
 
-#ifdef SLATE_ENV
-static bool env_range(const char* name, unsigned int* lo, unsigned int* hi)
-{
-    const char* v = std::getenv(name);
-    return v && std::sscanf(v, "%u:%u", lo, hi) == 2;
-}
-
-// The environment's range and task size, read once per process.
-struct env_config {
-    bool has_range;
-    unsigned int lo, hi, iters;
-    env_config() : has_range(false), lo(0), hi(0), iters(0)
-    {
-        has_range = env_range("SLATE_SM_RANGE", &lo, &hi);
-        if (const char* v = std::getenv("SLATE_ITERS"))
-            iters = (unsigned int)std::strtoul(v, 0, 10);
-    }
-};
-
-static const env_config& env()
-{
-    static env_config c;
-    return c;
-}
-#endif
-
 // make_plan prepares a worker launch. It returns false when the launch
-// should be made natively instead: an empty grid or a configuration the
-// worker cannot run with (the native launch then reports the same error a
-// program would see), or a stream being captured into a graph.
-static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid, dim3 block, size_t shmem,
-                      cudaStream_t stream, unsigned int iters)
+// should be made natively instead: by the launch policy, for an empty grid
+// or a configuration the worker cannot run with (the native launch then
+// reports the same error a program would see), or for a queue launch on a
+// stream being captured into a graph.
+static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                      unsigned int iters)
 {
+    if (!persistent())
+        return false;
+    const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
-    if (total == 0 || threads <= 0)
+    if (total == 0 || total > SLATE_MAX_TOTAL || threads <= 0)
         return false;
-    // A stream being captured into a graph gets the native launch. The
-    // legacy default stream cannot be captured: skip the query there (it is
-    // a measurable part of a small kernel's launch).
-    if (stream != 0) {
+    // A task size from the environment asks for the queue (tests, benchmarks).
+    bool queue = e.iters != 0;
+#ifdef SLATE_TEST_HOOKS
+    if (std::getenv("SLATE_RETREAT"))
+        queue = true;
+#endif
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices)
+        return false;
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    device_state& ds = st.dev[device];
+    const int sms = sms_locked(ds, device);
+    if (sms <= 0)
+        return false;
+    const int per_sm = occupancy_locked(k, device, threads, shmem);
+    if (per_sm <= 0)
+        return false;
+    const unsigned int sm_low = e.has_range ? e.lo : 0u;
+    const unsigned int sm_high = e.has_range ? e.hi : 0xffffffffu;
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
+    if (!full_range)
+        queue = true;
+    // Queue launches keep state between launches (the control block): on a
+    // stream being captured into a graph they go native. The legacy default
+    // stream cannot be captured.
+    if (queue && stream != 0) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
             cudaGetLastError();
             return false;
         }
     }
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices)
-        return false;
-    // A kernel that opted in to more than 48 KB of dynamic shared memory:
-    // give its worker the same limit.
-    if (shmem > 48u * 1024u) {
-        cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, native) == cudaSuccess) {
-            cudaFuncSetAttribute(worker, cudaFuncAttributeMaxDynamicSharedMemorySize, attr.maxDynamicSharedSizeBytes);
-            cudaFuncSetAttribute(worker, cudaFuncAttributePreferredSharedMemoryCarveout, attr.preferredShmemCarveout);
-        }
-    }
-    state& st = global_state();
-    std::lock_guard<std::mutex> lock(st.mu);
-    device_state& ds = st.dev[device];
-    if (!ds.ready) {
-        if (cudaDeviceGetAttribute(&ds.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-            cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
-            cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
-            return false;
-        for (int i = 0; i < kPoolSlots; ++i)
-            if (cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming) != cudaSuccess)
-                return false;
-        ds.ready = true;
-    }
-    int per_sm = -1;
-    for (size_t i = 0; i < st.occupancy.size(); ++i) {
-        const occupancy_entry& e = st.occupancy[i];
-        if (e.func == worker && e.device == device && e.threads == threads && e.shmem == shmem) {
-            per_sm = e.blocks_per_sm;
-            break;
-        }
-    }
-    if (per_sm < 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker, threads, shmem) != cudaSuccess) {
-            cudaGetLastError();
-            per_sm = 0;
-        }
-        occupancy_entry e = {worker, device, threads, shmem, per_sm};
-        st.occupancy.push_back(e);
-    }
-    if (per_sm <= 0)
-        return false;
-    unsigned int sm_low = 0u, sm_high = 0xffffffffu;
-    const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)ds.sms;
-#ifdef SLATE_ENV
-    if (env().has_range)
-        sm_low = env().lo, sm_high = env().hi;
-    if (env().iters)
-        iters = env().iters;
-#endif
-    if (iters == 0u)
-        iters = auto_iters(total, all);
-    // Blocks land on SMs where the hardware puts them, and those outside
-    // the range exit at once: with a partial range launch the whole wave, or
-    // the few workers a small grid needs might all land outside it.
+    const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)sms;
     unsigned long long workers = all;
-    const unsigned long long tasks = (total + iters - 1) / iters;
-    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(ds.sms - 1);
-    if (full_range && workers > tasks)
-        workers = tasks;
-    // The next slot; wait for its previous launch if it is still running.
-    // (A launch that never uses the queue leaves its slot untouched.)
-    // Static tasks need every worker to run: only on all SMs (a worker
-    // outside a partial range exits at once), and not when a test retreats.
-    bool static_first = full_range;
-#ifdef SLATE_TEST_HOOKS
-    if (std::getenv("SLATE_RETREAT"))
-        static_first = false;
-#endif
-    const bool queue = !static_first;
-    int slot = 0;
-    if (queue) {
-        slot = (int)(ds.next_slot++ % kPoolSlots);
-        if (ds.recorded[slot] && cudaEventQuery(ds.events[slot]) != cudaSuccess)
-            cudaEventSynchronize(ds.events[slot]);
+    p->cfg.flags = 0u;
+    if (!queue) {
+        // On all SMs, never resized: the workers stride over the logical
+        // blocks and never touch the control block.
+        iters = 1u;
+        if (workers > total)
+            workers = total;
+        p->cfg.flags = SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS;
+    } else {
+        if (e.iters)
+            iters = e.iters;
+        if (iters == 0u)
+            iters = auto_iters(total, all);
+        // Blocks land on SMs where the hardware puts them, and those outside
+        // the range exit at once: on a partial range launch the whole wave,
+        // or the few workers a small grid needs might all land outside it.
+        const unsigned long long tasks = (total + iters - 1) / iters;
+        if (full_range && workers > tasks)
+            workers = tasks;
+        p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
-    p->ctl = ds.ctls + slot;
+    int slot = 0;
+    p->ctl = 0;
+#ifdef SLATE_TEST_HOOKS
+    const bool need_ctl = true; // the execution counts live in the control block
+#else
+    const bool need_ctl = queue;
+#endif
+    if (need_ctl) {
+        if (!pool_locked(ds))
+            return false;
+        // The next slot; wait for its previous launch if it is still running.
+        if (queue) {
+            slot = (int)(ds.next_slot++ % kPoolSlots);
+            if (ds.recorded[slot] && cudaEventQuery(ds.events[slot]) != cudaSuccess)
+                cudaEventSynchronize(ds.events[slot]);
+        }
+        p->ctl = ds.ctls + slot;
+    }
+    if (grid.y == 1u && grid.z == 1u)
+        p->cfg.flags |= SLATE_FLAG_1D;
     p->cfg.total = total;
     p->cfg.grid_x = grid.x;
     p->cfg.grid_y = grid.y;
@@ -357,12 +501,10 @@ static bool make_plan(plan* p, const void* worker, const void* native, dim3 grid
     p->cfg.iters = iters;
     p->cfg.sm_low = sm_low;
     p->cfg.sm_high = sm_high;
-    // A drop-in launch on all SMs is never resized: its workers stride over
-    // the tasks and never touch the control block. Otherwise they take tasks
-    // from the queue, and the last to exit zeroes the control block.
-    p->cfg.flags = static_first ? (SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS) : SLATE_FLAG_RESET;
-    p->queue = queue;
     p->cfg.workers = (unsigned int)workers;
+    magic(grid.x, &p->cfg.magic_x, &p->cfg.shift_x);
+    magic(grid.y, &p->cfg.magic_y, &p->cfg.shift_y);
+    p->queue = queue;
     p->workers = (unsigned int)workers;
     p->device = device;
     p->slot = slot;
@@ -380,6 +522,142 @@ static void finish(const plan& p)
     device_state& ds = st.dev[p.device];
     if (cudaEventRecord(ds.events[p.slot], p.stream) == cudaSuccess)
         ds.recorded[p.slot] = true;
+}
+
+// prepare loads the worker and, for a block size, computes its occupancy:
+// the rewritten queries on a kernel call it, so that the worker loads where
+// the program expects its kernel to load.
+// (A template, so that a file whose program makes no such call has no
+// unused function.)
+template <class K>
+static void prepare(K& k, int threads, size_t shmem)
+{
+    const cudaError_t before = cudaPeekAtLastError();
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+        quiet(before);
+        return;
+    }
+    if (!persistent()) {
+        // The worker is never launched.
+    } else if (threads > 0) {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        occupancy_locked(k, device, threads, shmem);
+    } else {
+        cudaFuncAttributes attr;
+        cudaFuncGetAttributes(&attr, k.worker);
+    }
+    quiet(before);
+}
+
+// ---- host calls on a kernel, rewritten to reach its worker too -------------
+// Setters apply to both; queries answer for the native kernel and prepare
+// the worker. The native call's result is what the program sees.
+
+template <class N, class W>
+static cudaError_t func_set_attribute(N native, W worker, cudaFuncAttribute attr, int value)
+{
+    const cudaError_t r = cudaFuncSetAttribute((const void*)native, attr, value);
+    if (r != cudaSuccess)
+        return r;
+    const cudaError_t before = cudaPeekAtLastError();
+    kernel_state* k = kernel_for((const void*)worker, (const void*)native);
+    const bool ok = cudaFuncSetAttribute(k->worker, attr, value) == cudaSuccess;
+    quiet(before);
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    int device = 0;
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && ok && cudaGetDevice(&device) == cudaSuccess &&
+        device >= 0 && device < kMaxDevices)
+        k->dyn_limit[device] = value;
+    k->occupancy.clear(); // limits and carveout change the worker's occupancy
+    return r;
+}
+
+template <class N, class W>
+static cudaError_t func_set_cache_config(N native, W worker, cudaFuncCache config)
+{
+    const cudaError_t r = cudaFuncSetCacheConfig((const void*)native, config);
+    if (r == cudaSuccess) {
+        const cudaError_t before = cudaPeekAtLastError();
+        cudaFuncSetCacheConfig((const void*)worker, config);
+        quiet(before);
+    }
+    return r;
+}
+
+template <class N, class W, class C>
+static cudaError_t func_set_shared_mem_config(N native, W worker, C config)
+{
+    const cudaError_t r = cudaFuncSetSharedMemConfig((const void*)native, config);
+    if (r == cudaSuccess) {
+        const cudaError_t before = cudaPeekAtLastError();
+        cudaFuncSetSharedMemConfig((const void*)worker, config);
+        quiet(before);
+    }
+    return r;
+}
+
+template <class N, class W>
+static cudaError_t func_get_attributes(cudaFuncAttributes* attr, N native, W worker)
+{
+    const cudaError_t r = cudaFuncGetAttributes(attr, (const void*)native);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+    return r;
+}
+
+template <class N, class W>
+static cudaError_t occupancy_max_active_blocks_per_multiprocessor(int* blocks, N native, W worker, int threads,
+                                                                  size_t shmem)
+{
+    const cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, (const void*)native, threads, shmem);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), threads, shmem);
+    return r;
+}
+
+template <class N, class W>
+static cudaError_t occupancy_max_active_blocks_per_multiprocessor_with_flags(int* blocks, N native, W worker,
+                                                                             int threads, size_t shmem,
+                                                                             unsigned int flags)
+{
+    const cudaError_t r =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, (const void*)native, threads, shmem, flags);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), threads, shmem);
+    return r;
+}
+
+// The block-size searches are templates of the runtime API taking the
+// kernel itself; the worker is prepared for the block size they found.
+template <class N, class W, class... A>
+static cudaError_t occupancy_max_potential_block_size(int* grid, int* threads, N native, W worker, A... a)
+{
+    const cudaError_t r = cudaOccupancyMaxPotentialBlockSize(grid, threads, native, a...);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+    return r;
+}
+
+template <class N, class W, class... A>
+static cudaError_t occupancy_max_potential_block_size_with_flags(int* grid, int* threads, N native, W worker, A... a)
+{
+    const cudaError_t r = cudaOccupancyMaxPotentialBlockSizeWithFlags(grid, threads, native, a...);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+    return r;
+}
+
+template <class N, class W>
+static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N native, W worker, int blocks,
+                                                              int threads)
+{
+    const cudaError_t r = cudaOccupancyAvailableDynamicSMemPerBlock(smem, (const void*)native, blocks, threads);
+    if (r == cudaSuccess)
+        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+    return r;
 }
 
 #ifdef SLATE_TEST_HOOKS
@@ -432,6 +710,7 @@ static void run_hooked(plan p, Launch launch)
             std::fprintf(stderr, "slate: retreat after %llu of %llu logical blocks; relaunch on sms=[%u,%u]\n",
                          next < p.cfg.total ? next : p.cfg.total, p.cfg.total, rlo, rhi);
         slate_cfg second = p.cfg;
+        second.flags &= ~SLATE_FLAG_ALL_SMS;
         second.sm_low = rlo;
         second.sm_high = rhi;
         launch(p.ctl, second, p.workers);
@@ -1637,7 +1916,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 1641 "golden/merge/early_transpose.interleaved.cu"
+#line 1920 "golden/merge/early_transpose.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (interleaved mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

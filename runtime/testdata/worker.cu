@@ -17,17 +17,19 @@ struct slate_ctl {                   // 32 bytes, zeroed before a job's first la
     unsigned int       reserved[2];  // 24
 };
 
-struct slate_cfg {                   // 40 bytes, passed by value
+struct slate_cfg {                   // 56 bytes, passed by value
     unsigned long long total;        //  0: logical blocks
     unsigned int grid_x, grid_y, grid_z; // 8: the original grid
     unsigned int iters;              // 20: logical blocks per task
     unsigned int sm_low, sm_high;    // 24: inclusive SM range
     unsigned int flags;              // 32
     unsigned int workers;            // 36
+    unsigned int magic_x, shift_x;   // 40: division by grid_x (docs/ABI.md)
+    unsigned int magic_y, shift_y;   // 48: division by grid_y
 };
 
 static_assert(sizeof(slate_ctl) == 32, "slate_ctl ABI");
-static_assert(sizeof(slate_cfg) == 40 && alignof(slate_cfg) == 8, "slate_cfg ABI");
+static_assert(sizeof(slate_cfg) == 56 && alignof(slate_cfg) == 8, "slate_cfg ABI");
 
 __device__ __forceinline__ unsigned int slate_smid() {
     unsigned int r;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Launcher microbenchmark on the GPU machine: bench/launcher/launch_overhead.cu
+# built natively and after `slatec transform` (the carried .gpu/slatec), run
+# alternately: native, slatec with SLATE_MODE=persistent (the worker, forced)
+# and slatec with the default policy (auto: native unless asked to share).
+# Writes $OUT/launcher.txt (a table) and $OUT/launcher.json.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/.work/gpu-out}
+W=${W:-/tmp/slatec-launcher}
+NVCC=${NVCC:-nvcc}
+ARCH=${ARCH:-sm_90}
+SLATEC=${SLATEC:-.gpu/slatec}
+COUNT=${COUNT:-100000}
+ROUNDS=${ROUNDS:-3}
+mkdir -p "$OUT" "$W"
+src=bench/launcher/launch_overhead.cu
+"$NVCC" -std=c++17 -O2 -arch="$ARCH" -o "$W/native" "$src" || exit 1
+"$SLATEC" transform -o "$W/slate.cu" "$src" || exit 1
+"$NVCC" -std=c++17 -O2 -arch="$ARCH" -o "$W/slate" "$W/slate.cu" || exit 1
+: >"$W/raw.txt"
+for r in $(seq 1 "$ROUNDS"); do
+    "$W/native" "$COUNT" | sed "s/^/native $r /" >>"$W/raw.txt"
+    SLATE_MODE=persistent "$W/slate" "$COUNT" | sed "s/^/persistent $r /" >>"$W/raw.txt"
+    "$W/slate" "$COUNT" | sed "s/^/auto $r /" >>"$W/raw.txt"
+done
+cp "$W/raw.txt" "$OUT/launcher-raw.txt"
+python3 - "$W/raw.txt" "$OUT" <<'PY'
+import json, re, statistics, subprocess, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+) (\d+) LAUNCH (\S+) cpu_us=([\d.]+) gpu_us=([\d.]+)", line)
+    if m:
+        v, _, case, cpu, gpu = m.groups()
+        rows.setdefault((case, v), []).append((float(cpu), float(gpu)))
+cases = sorted({c for c, _ in rows}, key=lambda c: (c != "first_launch", c))
+out = []
+lines = ["%-18s %-4s %10s %12s %10s %8s %12s" % ("case", "", "native", "persistent", "auto", "ratio", "diff us")]
+for case in cases:
+    for i, metric in enumerate(("cpu_us", "gpu_us")):
+        med = {v: statistics.median(x[i] for x in rows.get((case, v), [(0, 0)])) for v in ("native", "persistent", "auto")}
+        ratio = med["persistent"] / med["native"] if med["native"] else 0
+        lines.append("%-18s %-4s %10.3f %12.3f %10.3f %8.3f %12.3f" % (case, metric[:3], med["native"], med["persistent"], med["auto"], ratio, med["persistent"] - med["native"]))
+        out.append({"case": case + "/" + metric, "native": med["native"], "slatec": med["persistent"], "slatec_auto": med["auto"]})
+dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().splitlines()
+json.dump({"device": dev[0] if dev else "", "metric": "microseconds per launch (cpu_us: host enqueue time; gpu_us: GPU time between events), median of rounds; slatec = SLATE_MODE=persistent, slatec_auto = default policy", "rows": out}, open(sys.argv[2] + "/launcher.json", "w"), indent=1)
+open(sys.argv[2] + "/launcher.txt", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
