@@ -599,6 +599,9 @@ func looksLikeDecl(c *cursor) bool {
 		if !declKeywords[t.Value] {
 			return false
 		}
+		if t.Value == "__align__" || t.Value == "alignas" {
+			return true // __align__(16) T x;
+		}
 		// `int(x)` and `float{x}` at statement start are expressions.
 		n := c.peekN(1)
 		return !(is(n, "(") || is(n, "{") || is(n, ".") || is(n, "->"))
@@ -632,8 +635,9 @@ func looksLikeDecl(c *cursor) bool {
 	switch {
 	case n.Type == ttIdent:
 		return true // T x, cg::thread_block b, curandState s
-	case n.Type == ttKeyword && (n.Value == "const" || n.Value == "volatile" || n.Value == "__restrict__"):
-		return true // T const x
+	case n.Type == ttKeyword && (n.Value == "const" || n.Value == "volatile" || n.Value == "__restrict__" ||
+		n.Value == "__align__" || n.Value == "alignas"):
+		return true // T const x, T __align__(16) x
 	case is(n, "*") || is(n, "&") || is(n, "&&"):
 		for {
 			n = c.peek()

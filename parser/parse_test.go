@@ -80,6 +80,9 @@ func TestStatements(t *testing.T) {
 		{"tile.shfl_down(v, 1);", "*parser.ExprStmt"},
 		{"s = cg::reduce(tile, v, cg::plus<float>());", "*parser.ExprStmt"},
 		{"dim3 g{1, 2, 3};", "*parser.DeclStmt"},
+		{"__align__(16) __half h[8];", "*parser.DeclStmt"},
+		{"alignas(16) float v[4];", "*parser.DeclStmt"},
+		{"__half __align__(16) h[8];", "*parser.DeclStmt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
