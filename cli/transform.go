@@ -26,6 +26,7 @@ type transformFlags struct {
 	includes        []string
 	asJSON          bool
 	layout          string
+	matchRegs       []string
 }
 
 func newTransformCmd() *cobra.Command {
@@ -62,6 +63,7 @@ on drift (exit 1): the CI golden-file use. From Go:
 	f.StringSliceVarP(&fl.includes, "include", "I", nil, "directories to search for #include \"...\" files")
 	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics and kernel layouts as JSON on stdout (needs -o FILE)")
 	f.StringVar(&fl.layout, "layout", "", "write the transformed kernels' parameter layouts as JSON to this file")
+	f.StringSliceVar(&fl.matchRegs, "match-regs", nil, "cap each worker's registers at its kernel's on these architectures (e.g. sm_90), so it keeps the kernel's blocks per SM (runs nvcc -Xptxas -v on each .cu input)")
 	return cmd
 }
 
@@ -75,6 +77,9 @@ func transformCommandLine(fl transformFlags, file string) string {
 	parts = append(parts, "--iters", fl.iters)
 	if fl.noLaunchRewrite {
 		parts = append(parts, "--no-launch-rewrite")
+	}
+	if len(fl.matchRegs) > 0 {
+		parts = append(parts, "--match-regs", strings.Join(fl.matchRegs, ","))
 	}
 	return strings.Join(append(parts, filepath.ToSlash(file)), " ")
 }
@@ -113,6 +118,14 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 			seen[b] = a
 		}
+	}
+	var regCaps map[string]map[string]int
+	if len(fl.matchRegs) > 0 {
+		caps, err := registerCaps(args, fl.matchRegs, fl.includes)
+		if err != nil {
+			return err
+		}
+		regCaps = caps
 	}
 	version, _ := BuildInfo()
 	type fileResult struct {
@@ -189,7 +202,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
-			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others}
+			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, RegCaps: regCaps}
 		if multi && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true

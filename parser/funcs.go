@@ -22,6 +22,7 @@ type Func struct {
 	TemplateSpan Span
 	Params       []*ParamInfo
 	LaunchBounds *LaunchBounds
+	MaxNReg      *MaxNReg
 	ClusterDims  *ClusterDims
 	HeadSpan     Span
 	ParamsSpan   Span // the parenthesised parameter list
@@ -110,6 +111,8 @@ func (f *File) summarise(def *FuncDef, ns []string, externC bool) *Func {
 			}
 		case *LaunchBounds:
 			fn.LaunchBounds = sp
+		case *MaxNReg:
+			fn.MaxNReg = sp
 		case *ClusterDims:
 			fn.ClusterDims = sp
 		}

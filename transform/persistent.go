@@ -33,6 +33,11 @@ type Options struct {
 	// NoKernels transforms no kernel of this file (only launch sites of
 	// OtherKernels), whatever Kernels says.
 	NoKernels bool
+	// RegCaps caps each worker's registers at its kernel's allocation:
+	// architecture ("sm_90") -> qualified kernel name -> registers the
+	// kernel uses there (ptxas -v; the largest over template instances).
+	// The worker then keeps the kernel's blocks per SM (regcaps.go).
+	RegCaps map[string]map[string]int
 	// DeviceOnly makes the output compile with NVRTC as well: host-only
 	// function definitions and includes of host-only system headers are
 	// fenced with #ifndef __CUDACC_RTC__ (slatec gen embeds such output).
@@ -292,6 +297,7 @@ func (t *transformer) build(kernels []*KernelInfo, launches []*LaunchSite) error
 	for _, ls := range launches {
 		t.rewriteLaunch(ls)
 	}
+	t.rewriteKernelCalls(kernels)
 	_ = a
 	return nil
 }
@@ -534,6 +540,7 @@ type kernelView struct {
 	BodyParams, WorkerParams, LauncherParams string
 	ArgNames, ArgList                        string
 	WorkerSpecs, LaunchBounds                string
+	RegCap                                   string // #defines of the worker's register cap, before it
 	Body                                     string
 	Sync                                     string
 	Iters                                    int
@@ -613,6 +620,10 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	if fn.LaunchBounds != nil {
 		v.LaunchBounds = tokenText(f, fn.LaunchBounds.Span()) + " "
 	}
+	if fn.MaxNReg != nil {
+		v.LaunchBounds += tokenText(f, fn.MaxNReg.Span()) + " "
+	}
+	t.regCap(k, &v)
 	// A barrier between logical blocks (rule 5) unless provably unneeded:
 	// no shared memory, no barriers, no warp-level operations, no calls
 	// slatec cannot see.

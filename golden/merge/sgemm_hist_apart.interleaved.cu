@@ -42,6 +42,12 @@ struct __align__(8) slate_cfg {
 // The largest grid a worker runs: ids and id + workers stay below 2^32.
 #define SLATE_MAX_TOTAL 0xfff00000ull
 
+// Register caps (slatec transform --match-regs): the blocks of T threads
+// that fit an SM's 64K registers at R registers a thread, in [1, 32].
+#define SLATE_FIT_BLOCKS(T, R) (65536 / ((R) * (((T) + 31) / 32 * 32)))
+#define SLATE_MIN_BLOCKS(T, R) (SLATE_FIT_BLOCKS(T, R) < 1 ? 1 : SLATE_FIT_BLOCKS(T, R) > 32 ? 32 : SLATE_FIT_BLOCKS(T, R))
+#define SLATE_MAX(a, b) ((a) > (b) ? (a) : (b))
+
 // slate_udiv divides by a divisor whose magic number the host computed
 // (Granlund-Montgomery, round-up variant; exact for every 32-bit n).
 static __device__ __forceinline__ unsigned int slate_udiv(unsigned int n, unsigned int magic, unsigned int shift)
@@ -1829,7 +1835,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1833 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 1839 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -42,6 +42,12 @@ struct __align__(8) slate_cfg {
 // The largest grid a worker runs: ids and id + workers stay below 2^32.
 #define SLATE_MAX_TOTAL 0xfff00000ull
 
+// Register caps (slatec transform --match-regs): the blocks of T threads
+// that fit an SM's 64K registers at R registers a thread, in [1, 32].
+#define SLATE_FIT_BLOCKS(T, R) (65536 / ((R) * (((T) + 31) / 32 * 32)))
+#define SLATE_MIN_BLOCKS(T, R) (SLATE_FIT_BLOCKS(T, R) < 1 ? 1 : SLATE_FIT_BLOCKS(T, R) > 32 ? 32 : SLATE_FIT_BLOCKS(T, R))
+#define SLATE_MAX(a, b) ((a) > (b) ? (a) : (b))
+
 // slate_udiv divides by a divisor whose magic number the host computed
 // (Granlund-Montgomery, round-up variant; exact for every 32-bit n).
 static __device__ __forceinline__ unsigned int slate_udiv(unsigned int n, unsigned int magic, unsigned int shift)
@@ -2008,7 +2014,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 2012 "golden/merge/transpose_reduce_hist.persistent.cu"
+#line 2018 "golden/merge/transpose_reduce_hist.persistent.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (persistent mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
