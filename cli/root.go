@@ -30,6 +30,13 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// argError is a usage error cobra found in the command line (a bad flag);
+// it prints the usage line.
+type argError struct{ err error }
+
+func (e argError) Error() string { return e.err.Error() }
+func (e argError) Unwrap() error { return usageError{e.err} }
+
 // silentError is an error whose diagnostics have already been printed.
 type silentError struct{ code int }
 
@@ -57,7 +64,7 @@ multi-kernel schedulers with leaky-bucket block interleaving (Liang et al.).`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate(strings.ReplaceAll(versionLine(), "{{", "{{`{{`}}"))
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return argError{err} })
 	root.AddCommand(newVersionCmd())
 	for _, add := range extraCommands {
 		root.AddCommand(add())
@@ -124,8 +131,8 @@ func run(root *cobra.Command, args []string) int {
 	if errors.As(err, &ce) {
 		return ce.code
 	}
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
+	var ae argError
+	if errors.As(err, &ae) || isCobraUsageError(err) {
 		if cmd == nil {
 			cmd = root
 		}
@@ -134,6 +141,10 @@ func run(root *cobra.Command, args []string) int {
 			use = cmd.CommandPath() + " COMMAND [flags]"
 		}
 		fmt.Fprintf(stderr, "usage: %s\nRun '%s --help' for more.\n", use, cmd.CommandPath())
+		return exitUsage
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitInput
