@@ -22,6 +22,10 @@ type Options struct {
 	Type    string // the kernels' Go type; default from the file name
 	Source  string // the CUDA file's name, for messages and NVRTC
 	Version string
+	// Warn, when set, is told of every C identifier that could not keep its
+	// name in Go (a Go keyword, a name the launcher uses, a clash), with the
+	// name it got.
+	Warn func(msg string)
 }
 
 type param struct {
@@ -47,9 +51,13 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 	if !token.IsIdentifier(opts.Package) {
 		return nil, nil, fmt.Errorf("package name %q is not a Go identifier", opts.Package)
 	}
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
 	typ := opts.Type
 	if typ == "" {
-		typ = exported(strings.TrimSuffix(strings.TrimSuffix(baseName(opts.Source), ".cu"), ".cuh")) + "Kernels"
+		typ = defaultTypeName(opts.Source)
 	}
 	if !token.IsIdentifier(typ) {
 		return nil, nil, fmt.Errorf("type name %q is not a Go identifier", typ)
@@ -68,15 +76,22 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 			continue
 		}
 		method := exported(kl.Name)
+		first := method
 		for used[method] || method == "Close" {
 			method += "_"
 		}
 		used[method] = true
+		if method != first {
+			warn(fmt.Sprintf("kernel %s: method %s is taken, named %s", kl.QualifiedName, first, method))
+		}
 		k := kernel{Name: kl.QualifiedName, Worker: workerExpr(kl), Field: unexported(method), Method: method,
 			Line: lines[kl.QualifiedName]}
 		var sig []string
 		for i, p := range kl.Params {
 			gn := goParamName(p.Name, i)
+			if p.Name != "" && !strings.HasPrefix(p.Name, "slate_p") && gn != p.Name {
+				warn(fmt.Sprintf("kernel %s: parameter %s is renamed %s in Go (%s)", kl.QualifiedName, p.Name, gn, renameReason(p.Name)))
+			}
 			k.Params = append(k.Params, param{Name: p.Name, CType: p.Type, GoName: gn, GoType: goType(p.Type),
 				Size: p.Size, Align: p.Align})
 			sig = append(sig, strings.TrimSpace(p.Type+" "+p.Name))
@@ -160,12 +175,40 @@ func vectorElemC(ti runtime.TypeInfo) string {
 	return ""
 }
 
+// defaultTypeName names the kernels' type after the file, with a Kernels
+// suffix unless the name already ends in it: saxpy.cu gives SaxpyKernels,
+// kernels.cu gives Kernels (so LoadKernels, not LoadKernelsKernels).
+func defaultTypeName(source string) string {
+	base := baseName(source)
+	for _, ext := range []string{".cu", ".cuh"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	name := exported(base)
+	if strings.HasSuffix(name, "Kernels") {
+		return name
+	}
+	if strings.HasSuffix(name, "Kernel") {
+		return name + "s"
+	}
+	return name + "Kernels"
+}
+
+// reservedParams are the launcher's own parameter names.
+var reservedParams = map[string]bool{"grid": true, "block": true, "shared": true, "r": true, "opts": true, "k": true}
+
+func renameReason(c string) string {
+	if token.Lookup(c).IsKeyword() {
+		return "a Go keyword"
+	}
+	return "the launcher's own parameter"
+}
+
 func goParamName(c string, i int) string {
 	n := c
 	if n == "" || strings.HasPrefix(n, "slate_p") {
 		n = fmt.Sprintf("arg%d", i)
 	}
-	if token.Lookup(n).IsKeyword() || n == "grid" || n == "block" || n == "shared" || n == "r" || n == "opts" || n == "k" {
+	if token.Lookup(n).IsKeyword() || reservedParams[n] {
 		n += "_"
 	}
 	return n
