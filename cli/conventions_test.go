@@ -16,7 +16,7 @@ func TestUsageLineOnArgumentErrors(t *testing.T) {
 	}{
 		{[]string{"transform"}, "usage: slatec transform [flags] FILE..."},
 		{[]string{"transform", "--bogus", "x.cu"}, "usage: slatec transform [flags] FILE..."},
-		{[]string{"plan"}, "usage: slatec plan PROFILES.json [flags]"},
+		{[]string{"plan"}, "usage: slatec plan PROFILES.json|- [flags]"},
 		{[]string{"frobnicate"}, "usage: slatec COMMAND [flags]"},
 		{[]string{"inspect"}, "usage: slatec inspect FILE... [flags]"},
 	}
