@@ -19,7 +19,7 @@ func init() { register(newGenCmd) }
 
 func newGenCmd() *cobra.Command {
 	var out, pkg, typ string
-	var includes, kernels []string
+	var includes, kernels, instantiate []string
 	cmd := &cobra.Command{
 		Use:   "gen [flags] FILE.cu",
 		Short: "Write a Go file with typed launchers for a CUDA file's kernels (for //go:generate)",
@@ -29,7 +29,8 @@ the slatec runtime on a range of SMs. C parameter types map to Go types
 (pointers to runtime.DevicePtr, int to int32, float4 to [4]float32, ...).
 Host code in FILE.cu is fenced out of what NVRTC compiles. --kernels limits
 the launchers to the kernels named. Template kernels are skipped (they need
-an explicit instantiation to be launched). A C name that cannot be used as
+an explicit instantiation to be launched): --instantiate 'scale<float>'
+(repeatable) gives one a launcher, method ScaleFloat. A C name that cannot be used as
 is in Go (a Go keyword, a launcher parameter such as grid, a clash) gets a
 trailing _ and a warning.
 
@@ -89,10 +90,14 @@ kernels.cu: Kernels, loaded by LoadKernels).`,
 			if res.Diags.HasErrors() {
 				return silentError{exitInput}
 			}
-			code, skipped, err := gen.Generate(res, a, gen.Options{Package: pkg, Type: typ, Source: filepath.Base(name), Version: version,
+			code, skipped, err := gen.Generate(res, a, gen.Options{Package: pkg, Type: typ, Source: filepath.Base(name), Version: version, Instantiate: instantiate,
 				Warn: func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", name, msg) }})
 			for _, s := range skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "slatec: note: template kernel %s has no Go launcher (instantiate it in a wrapper kernel)\n", s)
+				fmt.Fprintf(cmd.ErrOrStderr(), "slatec: note: template kernel %s has no Go launcher (give --instantiate '%s<...>')\n", s, s)
+			}
+			var oe *gen.OptionError
+			if errors.As(err, &oe) {
+				return usageError{err}
 			}
 			if err != nil {
 				return err
@@ -103,6 +108,7 @@ kernels.cu: Kernels, loaded by LoadKernels).`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the Go file to write (default FILE_slate.go; - for stdout)")
 	cmd.Flags().StringVar(&pkg, "package", "", "Go package name; wins over $GOPACKAGE (which go generate sets), the default, else the output directory's name")
 	cmd.Flags().StringVar(&typ, "type", "", "name of the Go type holding the kernels (default from the file name: kernels.cu gives Kernels, saxpy.cu SaxpyKernels)")
+	cmd.Flags().StringArrayVar(&instantiate, "instantiate", nil, "give a template kernel a launcher: 'scale<float>' (repeatable)")
 	cmd.Flags().StringSliceVar(&kernels, "kernels", nil, "write launchers only for these kernels (comma-separated names)")
 	cmd.Flags().StringSliceVarP(&includes, "include", "I", nil, "directories to search for #include \"...\" files")
 	return cmd
