@@ -270,15 +270,12 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	if err != nil {
 		return err
 	}
-	if !fl.inPlace {
-		for i, a := range args {
-			if sameFile(outs[i], a) || (fl.layout != "" && sameFile(fl.layout, a)) {
-				o := outs[i]
-				if !sameFile(o, a) {
-					o = fl.layout
-				}
-				return usagef("output %s is the input %s; write elsewhere, or use --in-place to replace the input", o, a)
-			}
+	for i, a := range args {
+		if fl.layout != "" && sameFile(fl.layout, a) {
+			return usagef("--layout %s is the input %s", fl.layout, a)
+		}
+		if !fl.inPlace && sameFile(outs[i], a) {
+			return usagef("output %s is the input %s; write elsewhere, or use --in-place to replace the input", outs[i], a)
 		}
 	}
 	version, _ := BuildInfo()
@@ -351,13 +348,13 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 					selected = append(selected, k.Func.QualifiedName())
 				}
 			}
-			if len(selected) == 0 && !multi {
+			if len(selected) == 0 && !multi && !fl.inPlace {
 				selected = fl.kernels // let the transform report the unknown name
 			}
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
 			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others}
-		if multi && len(fl.kernels) > 0 && len(selected) == 0 {
+		if (multi || fl.inPlace) && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true
 		}

@@ -202,6 +202,20 @@ func TestTransformOutputs(t *testing.T) {
 			after:    fsTree{"src": "<dir>", "src/k.cu": "<slatec output>", "src/host.cpp": "int main() {}\n"},
 		},
 		{
+			name:     "--in-place --kernels names kernels of any file",
+			tree:     fsTree{"a.cu": goodKernel, "b.cu": utilKernel},
+			args:     []string{"--in-place", "--kernels", "u", "a.cu", "b.cu"},
+			wantCode: 0,
+			after:    fsTree{"a.cu": goodKernel, "b.cu": "<slatec output>"},
+		},
+		{
+			name:     "--layout naming an input is refused",
+			tree:     fsTree{"k.cu": goodKernel},
+			args:     []string{"-o", "out.cu", "--layout", "k.cu", "k.cu"},
+			wantCode: 2,
+			wantErr:  "slatec: error: --layout k.cu is the input k.cu\n",
+		},
+		{
 			name:     "--in-place with -o is refused",
 			tree:     fsTree{"k.cu": goodKernel},
 			args:     []string{"--in-place", "-o", "out", "k.cu"},
