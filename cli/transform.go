@@ -77,13 +77,13 @@ does: the CI golden-file use. From Go:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&fl.out, "output", "o", "-", "output file, directory (several inputs), or - for stdout")
+	f.StringVarP(&fl.out, "output", "o", "-", "output file, directory (several inputs; keeps their relative paths), or - for stdout")
 	f.StringSliceVar(&fl.kernels, "kernels", nil, "transform only these kernels (comma-separated names)")
 	f.StringVar(&fl.iters, "iters", "auto", `logical blocks per task: "auto" (chosen per launch) or a number`)
 	f.BoolVar(&fl.noLaunchRewrite, "no-launch-rewrite", false, "leave host launch sites unchanged")
-	f.BoolVar(&fl.check, "check", false, "compare with the existing output and print a diff on drift (exit 1)")
+	f.BoolVar(&fl.check, "check", false, "compare with the existing output and print a diff on drift (exit 1; trouble exits 2)")
 	f.StringSliceVarP(&fl.includes, "include", "I", nil, "directories to search for #include \"...\" files")
-	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics and kernel layouts as JSON on stdout (needs -o FILE)")
+	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics and kernel layouts as JSON on stdout (needs -o or --in-place)")
 	f.StringVar(&fl.layout, "layout", "", "write the transformed kernels' parameter layouts as JSON to this file")
 	f.BoolVarP(&fl.inPlace, "in-place", "i", false, "write each output over its input (atomically); not with -o")
 	return cmd
