@@ -160,6 +160,13 @@ func TestTransformOutputs(t *testing.T) {
 			wantCode: 0,
 		},
 		{
+			name:     "-o /dev/stdout writes to standard output",
+			tree:     fsTree{"k.cu": goodKernel},
+			args:     []string{"-o", "/dev/stdout", "k.cu"},
+			wantCode: 0,
+			wantOut:  generatedHeader,
+		},
+		{
 			name:     "slatec's own output is refused in one line",
 			tree:     fsTree{"k_slate.cu": generatedHeader + "v0; DO NOT EDIT.\n__global__ void k() {}\n"},
 			args:     []string{"-o", "out.cu", "k_slate.cu"},

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 )
 
 // maxLinks bounds how many symbolic links WriteFileAtomic follows.
@@ -21,9 +23,11 @@ const maxLinks = 40
 //     the old file's permissions are kept;
 //   - a symbolic link is followed: its target is replaced the same way and
 //     the link is kept;
-//   - a character device (/dev/null, a terminal) or a named pipe (FIFO,
-//     also /dev/stdout in a pipeline) is opened and written through, as gcc
-//     and clang do;
+//   - a character device (/dev/null, a terminal) or a named pipe (FIFO) is
+//     opened and written through, as gcc and clang do;
+//   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N (directly or
+//     through links) write to the process's open descriptor N, whatever it
+//     is (a pipe, a terminal, a file opened for appending);
 //   - a directory, block device, socket or other special file is refused.
 //
 // Errors name path, never the temporary file.
@@ -31,6 +35,9 @@ func WriteFileAtomic(path string, data []byte, stdout io.Writer) (err error) {
 	if path == "-" {
 		_, err = stdout.Write(data)
 		return err
+	}
+	if fd, ok := openDescriptor(path); ok {
+		return writeDescriptor(path, fd, data, stdout)
 	}
 	target, st, err := resolveOutput(path)
 	if err != nil {
@@ -71,15 +78,51 @@ func resolveOutput(path string) (target string, st fs.FileInfo, err error) {
 	}
 }
 
-// IsSpecialOutput reports whether path names an existing output that is
-// written through rather than replaced (a character device or a FIFO,
-// directly or through symbolic links).
-func IsSpecialOutput(path string) bool {
-	if path == "-" {
-		return false
+var fdPathRE = regexp.MustCompile(`^/(?:dev|proc/self)/fd/([0-9]+)$`)
+
+// openDescriptor reports whether path, or a link on the way from it, names
+// one of the process's open file descriptors, and which.
+func openDescriptor(path string) (int, bool) {
+	p := path
+	for range maxLinks {
+		switch filepath.Clean(p) {
+		case "/dev/stdout":
+			return 1, true
+		case "/dev/stderr":
+			return 2, true
+		}
+		if m := fdPathRE.FindStringSubmatch(filepath.Clean(p)); m != nil {
+			n, err := strconv.Atoi(m[1])
+			return n, err == nil
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(p), dest)
+		}
+		p = dest
 	}
-	_, st, err := resolveOutput(path)
-	return err == nil && st != nil && st.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe) != 0
+	return 0, false
+}
+
+func writeDescriptor(path string, fd int, data []byte, stdout io.Writer) error {
+	var w io.Writer
+	switch {
+	case fd == 1 && stdout != nil:
+		w = stdout
+	case fd == 1:
+		w = os.Stdout
+	case fd == 2:
+		w = os.Stderr
+	default:
+		w = os.NewFile(uintptr(fd), path)
+	}
+	if _, err := w.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", path, unwrapPathError(err))
+	}
+	return nil
 }
 
 func writeThrough(path, target string, st fs.FileInfo, data []byte) error {

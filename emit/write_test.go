@@ -1,6 +1,9 @@
 package emit
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -164,4 +167,30 @@ func listDir(t *testing.T, dir string) []string {
 		return nil
 	}))
 	return names
+}
+
+// /dev/stdout, /dev/fd/N and /proc/self/fd/N write to the open descriptor
+// (a pipe, a file opened for appending), never replace what it points at.
+func TestWriteFileAtomicOpenDescriptors(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteFileAtomic("/dev/stdout", []byte("to stdout"), &buf))
+	assert.Equal(t, "to stdout", buf.String())
+
+	dir := t.TempDir()
+	link := filepath.Join(dir, "out")
+	require.NoError(t, os.Symlink("/dev/stdout", link))
+	buf.Reset()
+	require.NoError(t, WriteFileAtomic(link, []byte("through a link"), &buf))
+	assert.Equal(t, "through a link", buf.String())
+
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	for _, p := range []string{fmt.Sprintf("/dev/fd/%d", w.Fd()), fmt.Sprintf("/proc/self/fd/%d", w.Fd())} {
+		require.NoError(t, WriteFileAtomic(p, []byte("x"), nil), p)
+	}
+	w.Close()
+	got, err := io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Equal(t, "xx", string(got))
 }
