@@ -296,7 +296,7 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 	}
 	if fl.plot != "" {
 		if err := profile.WritePlot(fl.plot, set.Device, res.Kernel(), cmd.OutOrStdout()); err != nil {
-			return fmt.Errorf("--plot %s: %w", fl.plot, err)
+			return fmt.Errorf("--plot: %w", err) // emit names the path
 		}
 	}
 	writeProfileSummary(stderr, set.Device, res)
