@@ -188,6 +188,11 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
+	for _, o := range []string{fl.out, fl.plot} {
+		if o != "" && sameFile(o, path) {
+			return usagef("output %s is the input %s", o, path)
+		}
+	}
 	name, src, err := readInput(cmd, path)
 	if err != nil {
 		return err

@@ -318,3 +318,15 @@ func TestCheckExitCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestProfileOutputIsInput(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "k.cu", goodKernel)
+	for _, flag := range []string{"-o", "--plot"} {
+		code, _, errs := slatec(t, "", "profile", in, "--kernel", "scale", "--args", "buf:f32:1K,f32:2,i32:1K", flag, in)
+		assert.Equal(t, 2, code, errs)
+		assert.Contains(t, errs, "is the input")
+		b, _ := os.ReadFile(in)
+		assert.Equal(t, goodKernel, string(b))
+	}
+}
