@@ -27,8 +27,13 @@ test: cuda-tools vet unit fuzz nvcc-check
 cuda-tools:
 	./scripts/cuda-tools.sh $(CUDA)
 
+## vet: also checks that everything builds without cgo (the transformer
+## needs no C compiler; the runtime then reports at use that it needs cgo).
 vet:
 	$(GO) vet ./...
+	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) vet ./...
 
 unit:
 	$(GO) test ./...

@@ -19,7 +19,7 @@ func init() { register(newGenCmd) }
 
 func newGenCmd() *cobra.Command {
 	var out, pkg, typ string
-	var includes []string
+	var includes, kernels, instantiate []string
 	cmd := &cobra.Command{
 		Use:   "gen [flags] FILE.cu",
 		Short: "Write a Go file with typed launchers for a CUDA file's kernels (for //go:generate)",
@@ -27,15 +27,21 @@ func newGenCmd() *cobra.Command {
 embeds the result and has one typed method per kernel, launching it through
 the slatec runtime on a range of SMs. C parameter types map to Go types
 (pointers to runtime.DevicePtr, int to int32, float4 to [4]float32, ...).
-Host code in FILE.cu is fenced out of what NVRTC compiles. Template kernels
-are skipped (they need an explicit instantiation to be launched).
+Host code in FILE.cu is fenced out of what NVRTC compiles. --kernels limits
+the launchers to the kernels named. Template kernels are skipped (they need
+an explicit instantiation to be launched): --instantiate 'scale<float>'
+(repeatable) gives one a launcher, method ScaleFloat. A C name that cannot be used as
+is in Go (a Go keyword, a launcher parameter such as grid, a clash) gets a
+trailing _ and a warning.
 
 In a Go package:
 
   //go:generate slatec gen -o kernels_slate.go kernels.cu
 
-The package name is $GOPACKAGE (set by go generate), else --package, else
-the output directory's name.`,
+The package name is --package, else $GOPACKAGE (which go generate sets),
+else the output directory's name. The type is --type, else the file's name
+with a Kernels suffix (saxpy.cu: SaxpyKernels, loaded by LoadSaxpyKernels;
+kernels.cu: Kernels, loaded by LoadKernels).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -44,6 +50,9 @@ the output directory's name.`,
 			}
 			if out == "" {
 				out = strings.TrimSuffix(path, filepath.Ext(path)) + "_slate.go"
+			}
+			if sameFile(out, path) {
+				return usagef("output %s is the input %s", out, path)
 			}
 			if pkg == "" {
 				pkg = os.Getenv("GOPACKAGE")
@@ -59,6 +68,9 @@ the output directory's name.`,
 			if err != nil {
 				return err
 			}
+			if err := checkNotGenerated(name, src); err != nil {
+				return err
+			}
 			a, err := transform.Load(name, src, includes)
 			if err != nil {
 				var d diag.Diagnostic
@@ -69,8 +81,8 @@ the output directory's name.`,
 				return err
 			}
 			version, _ := BuildInfo()
-			res, err := transform.Persistent(a, transform.Options{NoLaunchRewrite: true, DeviceOnly: true,
-				Version: version, Command: "gen " + filepath.ToSlash(name), LineFile: filepath.Base(name)})
+			res, err := transform.Persistent(a, transform.Options{Kernels: kernels, NoLaunchRewrite: true, DeviceOnly: true,
+				Version: version, Command: genCommandLine(kernels, name), LineFile: filepath.Base(name)})
 			if err != nil {
 				return usageError{err}
 			}
@@ -78,9 +90,14 @@ the output directory's name.`,
 			if res.Diags.HasErrors() {
 				return silentError{exitInput}
 			}
-			code, skipped, err := gen.Generate(res, a, gen.Options{Package: pkg, Type: typ, Source: filepath.Base(name), Version: version})
+			code, skipped, err := gen.Generate(res, a, gen.Options{Package: pkg, Type: typ, Source: filepath.Base(name), Version: version, Instantiate: instantiate,
+				Warn: func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", name, msg) }})
 			for _, s := range skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "slatec: note: template kernel %s has no Go launcher (instantiate it in a wrapper kernel)\n", s)
+				fmt.Fprintf(cmd.ErrOrStderr(), "slatec: note: template kernel %s has no Go launcher (give --instantiate '%s<...>')\n", s, s)
+			}
+			var oe *gen.OptionError
+			if errors.As(err, &oe) {
+				return usageError{err}
 			}
 			if err != nil {
 				return err
@@ -89,8 +106,19 @@ the output directory's name.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the Go file to write (default FILE_slate.go; - for stdout)")
-	cmd.Flags().StringVar(&pkg, "package", "", "Go package name (default $GOPACKAGE, else the output directory's name)")
-	cmd.Flags().StringVar(&typ, "type", "", "name of the Go type holding the kernels (default from the file name)")
+	cmd.Flags().StringVar(&pkg, "package", "", "Go package name; wins over $GOPACKAGE (which go generate sets), the default, else the output directory's name")
+	cmd.Flags().StringVar(&typ, "type", "", "name of the Go type holding the kernels (default from the file name: kernels.cu gives Kernels, saxpy.cu SaxpyKernels)")
+	cmd.Flags().StringArrayVar(&instantiate, "instantiate", nil, "give a template kernel a launcher: 'scale<float>' (repeatable)")
+	cmd.Flags().StringSliceVar(&kernels, "kernels", nil, "write launchers only for these kernels (comma-separated names)")
 	cmd.Flags().StringSliceVarP(&includes, "include", "I", nil, "directories to search for #include \"...\" files")
 	return cmd
+}
+
+// genCommandLine renders the options that shape gen's output, for the header.
+func genCommandLine(kernels []string, file string) string {
+	parts := []string{"gen"}
+	if len(kernels) > 0 {
+		parts = append(parts, "--kernels", strings.Join(kernels, ","))
+	}
+	return strings.Join(append(parts, filepath.ToSlash(file)), " ")
 }

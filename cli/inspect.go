@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,42 +30,66 @@ __device__ helpers), barriers and warp-synchronous operations, return
 statements and whether a barrier can follow one, static and dynamic shared
 memory, and constructs the transform refuses; and every host launch site.
 
-With --json the report follows docs/inspect.schema.json ("slatec-inspect/1").
-"-" reads standard input. Exit status 1 if a file cannot be read or parsed.`,
+With --json the report follows docs/inspect.schema.json ("slatec-inspect/1"),
+written as each file is analysed. "-" reads standard input. A file that
+cannot be read or parsed is reported (in JSON, as a file entry holding the
+diagnostic) and the others still are; the exit status is then 1.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			report := inspectReport{Format: "slatec-inspect/1"}
+			// Reports are written as each file is analysed, through one
+			// buffer, so that a big file's analysis can be freed before the
+			// next is read and output costs few system calls.
+			out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+			var js *inspectJSONWriter
+			if asJSON {
+				js = newInspectJSONWriter(out, "slatec-inspect/1")
+			}
 			failed := false
 			for _, path := range args {
 				name, src, err := readInput(cmd, path)
-				if err != nil {
-					return err
+				var a *transform.Analysis
+				if err == nil {
+					a, err = transform.Load(name, src, includes)
 				}
-				a, err := transform.Load(name, src, includes)
 				if err != nil {
+					// A file that cannot be read or parsed is reported like
+					// the others and the rest still are (exit 1 at the end).
 					var d diag.Diagnostic
 					if !errors.As(err, &d) {
-						return err
+						if !asJSON {
+							out.Flush()
+							fmt.Fprintf(cmd.ErrOrStderr(), "slatec: error: %v\n", err)
+							failed = true
+							continue
+						}
+						d = diag.Diagnostic{File: name, Severity: diag.Error, Message: strings.TrimPrefix(err.Error(), name+": ")}
 					}
 					failed = true
 					if asJSON {
-						report.Files = append(report.Files, fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}})
+						js.file(fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}})
 					} else {
+						out.Flush()
 						printDiags(cmd, []diag.Diagnostic{d})
 					}
 					continue
 				}
 				fr := buildFileReport(a)
-				report.Files = append(report.Files, fr)
-				if !asJSON {
-					writeInspectText(cmd.OutOrStdout(), fr)
+				if asJSON {
+					js.file(fr)
+				} else {
+					writeInspectText(out, fr)
+					out.Flush() // diagnostics follow their file's report
 					printDiags(cmd, fr.Diagnostics)
 				}
 			}
 			if asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), report); err != nil {
-					return err
+				js.close()
+				if js.err != nil {
+					return js.err
 				}
+			}
+			if err := out.Flush(); err != nil {
+				return err
 			}
 			if failed {
 				return silentError{exitInput}
@@ -76,6 +102,89 @@ With --json the report follows docs/inspect.schema.json ("slatec-inspect/1").
 	return cmd
 }
 
+// inspectJSONWriter streams the slatec-inspect/1 document,
+//
+//	{"format": ..., "files": [{"file": ..., "kernels": [...], "launches": [...], "diagnostics": [...]}, ...]}
+//
+// one file, and within a file one kernel, at a time, byte for byte as
+// encoding/json with a two-space indent would write the whole document, so
+// that the output never has to be held in memory twice.
+type inspectJSONWriter struct {
+	w     *bufio.Writer
+	files int
+	err   error
+}
+
+func newInspectJSONWriter(w *bufio.Writer, format string) *inspectJSONWriter {
+	j := &inspectJSONWriter{w: w}
+	j.raw("{\n  \"format\": ")
+	j.value(format, "  ")
+	j.raw(",\n  \"files\": [")
+	return j
+}
+
+func (j *inspectJSONWriter) raw(s string) {
+	if j.err == nil {
+		_, j.err = j.w.WriteString(s)
+	}
+}
+
+// value writes v indented as if it sat at nesting prefix.
+func (j *inspectJSONWriter) value(v any, prefix string) {
+	if j.err != nil {
+		return
+	}
+	b, err := json.MarshalIndent(v, prefix, "  ")
+	if err != nil {
+		j.err = err
+		return
+	}
+	_, j.err = j.w.Write(b)
+}
+
+func streamArray[T any](j *inspectJSONWriter, items []T, prefix string) {
+	if len(items) == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i, it := range items {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw("\n" + prefix + "  ")
+		j.value(it, prefix+"  ")
+	}
+	j.raw("\n" + prefix + "]")
+}
+
+func (j *inspectJSONWriter) file(fr fileReport) {
+	if j.files > 0 {
+		j.raw(",")
+	}
+	j.files++
+	const p = "    "
+	j.raw("\n" + p + "{\n" + p + "  \"file\": ")
+	j.value(fr.File, p+"  ")
+	j.raw(",\n" + p + "  \"kernels\": ")
+	streamArray(j, fr.Kernels, p+"  ")
+	j.raw(",\n" + p + "  \"launches\": ")
+	streamArray(j, fr.Launches, p+"  ")
+	j.raw(",\n" + p + "  \"diagnostics\": ")
+	streamArray(j, fr.Diagnostics, p+"  ")
+	j.raw("\n" + p + "}")
+}
+
+func (j *inspectJSONWriter) close() {
+	if j.files == 0 {
+		j.raw("]\n}\n")
+		return
+	}
+	j.raw("\n  ]\n}\n")
+}
+
+// inspectReport is the whole slatec-inspect/1 document (as streamed by
+// inspectJSONWriter).
 type inspectReport struct {
 	Format string       `json:"format"`
 	Files  []fileReport `json:"files"`

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -18,8 +19,12 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/slatec/slatec/emit"
 	"github.com/slatec/slatec/plan"
 )
+
+// jsonPosRE matches the position plan.ParseProfile gives a JSON syntax error.
+var jsonPosRE = regexp.MustCompile(`^line (\d+), column (\d+): `)
 
 func init() { register(newPlanCmd) }
 
@@ -36,13 +41,14 @@ type planFlags struct {
 func newPlanCmd() *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan PROFILES.json",
+		Use:   "plan PROFILES.json|-",
 		Short: "Plan phases and SM allocations for a set of profiled kernels",
 		Long: `plan reads a kernel profile file (format slatec-profile/1, see plan/FORMAT.md)
 and prints a schedule: phases run one after another, each with its kernels and
 their SM allocations (stm, optimal, slate) or launch order (li, cumas), the
 predicted latency per phase, in total, and the gain over running the kernels
-one after another on the whole GPU.
+one after another on the whole GPU. "-" reads the profiles from standard
+input. Phases are numbered from 1, in the text and in the JSON ("phase").
 
 Algorithms:
   stm      Liang et al.'s spatial-temporal multitasking heuristic (Algorithm 1)
@@ -84,6 +90,9 @@ func runPlan(cmd *cobra.Command, path string, f planFlags) error {
 	if f.window < 1 || f.window > plan.MaxWindow {
 		return usagef("--window must be between 1 and %d, got %d", plan.MaxWindow, f.window)
 	}
+	if f.gantt == "-" {
+		return usagef("--gantt - would mix the chart with the plan on stdout: name a file")
+	}
 	var planner func(*plan.ProfileSet) (*plan.Plan, error)
 	switch f.algo {
 	case "stm":
@@ -107,23 +116,47 @@ func runPlan(cmd *cobra.Command, path string, f planFlags) error {
 	}
 
 	stderr := cmd.ErrOrStderr()
+	name := path
+	if path == "-" {
+		name = stdinName
+	}
+	// Problems in the profile are reported against the file, positioned
+	// where JSON syntax gives a line and column (file:line:col: error: ...).
 	fail := func(err error) error {
 		var ve *plan.ValidationError
-		if errors.As(err, &ve) {
+		var fe plan.FieldError
+		switch {
+		case errors.As(err, &ve):
 			for _, p := range ve.Problems {
-				fmt.Fprintf(stderr, "%s: error: %s\n", path, p.Error())
+				fmt.Fprintf(stderr, "%s: error: %s\n", name, p.Error())
 			}
-		} else {
-			fmt.Fprintf(stderr, "%s: error: %v\n", path, err)
+		case errors.As(err, &fe):
+			fmt.Fprintf(stderr, "%s: error: %s\n", name, fe.Error())
+		default:
+			msg := err.Error()
+			if m := jsonPosRE.FindStringSubmatch(msg); m != nil {
+				fmt.Fprintf(stderr, "%s:%s:%s: error: %s\n", name, m[1], m[2], msg[len(m[0]):])
+			} else {
+				fmt.Fprintf(stderr, "%s: error: %s\n", name, msg)
+			}
 		}
 		return silentError{exitInput}
 	}
-	ps, err := plan.ReadProfileFile(path)
-	if err != nil {
+	var data []byte
+	if path == "-" {
+		data, err = io.ReadAll(cmd.InOrStdin())
+		if err != nil {
+			return fmt.Errorf("reading standard input: %v", err)
+		}
+	} else if data, err = os.ReadFile(path); err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return fail(pe.Err)
+			err = pe.Err
 		}
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	ps, err := plan.ParseProfile(data)
+	if err != nil {
 		return fail(err)
 	}
 	p, err := planner(ps)
@@ -143,9 +176,8 @@ func runPlan(cmd *cobra.Command, path string, f planFlags) error {
 		return err
 	}
 	if f.gantt != "" {
-		if err := writeGantt(f.gantt, p); err != nil {
-			fmt.Fprintf(stderr, "%s: error: %v\n", f.gantt, err)
-			return silentError{exitInput}
+		if err := writeGantt(f.gantt, p, cmd.OutOrStdout()); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -257,10 +289,9 @@ func (g *ganttBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 }
 
 // writeGantt draws the plan as a Gantt chart (kernels on the y axis, time
-// on the x axis, one colour per phase) and writes the SVG atomically: to a
-// temporary file in the target directory, renamed over the target only once
-// complete, so a reader never sees half a chart.
-func writeGantt(path string, p *plan.Plan) error {
+// on the x axis, one colour per phase) and writes the SVG the way -o writes
+// (emit.WriteFileAtomic: never half a chart; "-" is stdout).
+func writeGantt(path string, p *plan.Plan, stdout io.Writer) error {
 	pl := plot.New()
 	pl.Title.Text = fmt.Sprintf("slatec plan: %s on %s — %.3f ms (gain %.1f%%)", p.Algorithm, p.Device, p.PredictedMs, 100*p.Gain)
 	pl.X.Label.Text = "time (ms)"
@@ -294,25 +325,9 @@ func writeGantt(path string, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".slatec-gantt-*.svg")
-	if err != nil {
-		return err
+	var b bytes.Buffer
+	if _, err := wt.WriteTo(&b); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := wt.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return emit.WriteFileAtomic(path, b.Bytes(), stdout)
 }

@@ -188,6 +188,11 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
+	for _, o := range []string{fl.out, fl.plot} {
+		if o != "" && sameFile(o, path) {
+			return usagef("output %s is the input %s", o, path)
+		}
+	}
 	name, src, err := readInput(cmd, path)
 	if err != nil {
 		return err
@@ -296,7 +301,7 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 	}
 	if fl.plot != "" {
 		if err := profile.WritePlot(fl.plot, set.Device, res.Kernel(), cmd.OutOrStdout()); err != nil {
-			return fmt.Errorf("--plot %s: %w", fl.plot, err)
+			return fmt.Errorf("--plot: %w", err) // emit names the path
 		}
 	}
 	writeProfileSummary(stderr, set.Device, res)

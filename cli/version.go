@@ -7,19 +7,33 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is the release version; release builds set it with
-// -ldflags "-X github.com/slatec/slatec/cli.Version=v1.2.3".
+// Version is the release version, the one generated files' headers name.
+// It is a fixed string in the source (release builds may set it with
+// -ldflags "-X github.com/slatec/slatec/cli.Version=v1.2.3"), never derived
+// from build-time information: `go build`, `go install` and a VCS-stamped
+// build of one commit write the same header, so goldens do not drift with
+// the build method. `slatec version` also shows the module version and the
+// VCS revision the binary was built from.
 var Version = "v0.1.0-dev"
 
-// BuildInfo returns the version and the VCS commit the binary was built from.
+// BuildInfo returns the version that goes into generated headers (always
+// Version) and the VCS commit the binary was built from ("unknown" when the
+// build was not stamped).
 func BuildInfo() (version, commit string) {
-	version, commit = Version, "unknown"
+	_, commit = buildDetails()
+	return Version, commit
+}
+
+// buildDetails reads the main module's version and the VCS revision from the
+// build information, for display only.
+func buildDetails() (module, commit string) {
+	commit = "unknown"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return
+		return "", commit
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		version = v
+		module = v
 	}
 	dirty := false
 	for _, s := range bi.Settings {
@@ -36,17 +50,26 @@ func BuildInfo() (version, commit string) {
 	if dirty && commit != "unknown" {
 		commit += "-dirty"
 	}
-	return
+	return module, commit
+}
+
+// versionLine is what `slatec version` and `slatec --version` print.
+func versionLine() string {
+	module, commit := buildDetails()
+	s := fmt.Sprintf("slatec %s (commit %s", Version, commit)
+	if module != "" && module != Version {
+		s += ", module " + module
+	}
+	return s + ")\n"
 }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the slatec version and commit",
+		Short: "Print the slatec version and the commit it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, c := BuildInfo()
-			fmt.Fprintf(cmd.OutOrStdout(), "slatec %s (commit %s)\n", v, c)
+			fmt.Fprint(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package diag
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +38,32 @@ func TestListHasErrorsAndSort(t *testing.T) {
 	l.Sort()
 	assert.Equal(t, []int{2, 9, 1}, []int{l[0].Offset, l[1].Offset, l[2].Offset})
 	assert.False(t, List{{Severity: Warning}}.HasErrors())
+}
+
+// The caret lines up by display width: tabs kept, a multi-byte character
+// one cell (two for wide ones, none for a combining mark), while the column
+// in the message counts bytes.
+func TestCaretDisplayWidth(t *testing.T) {
+	tests := []struct {
+		name, line, at, wantPad string
+	}{
+		{"ascii", "int x = y;", "y", "        "},
+		{"tab", "\tint x = y;", "y", "\t        "},
+		{"two-byte letters", "/* é */ y;", "y", "        "},
+		{"wide CJK", "/* 核 */ y;", "y", "         "},
+		{"emoji", "/* 🚀 */ y;", "y", "         "},
+		{"combining mark", "/* e\u0301 */ y;", "y", "        "},
+		{"invalid UTF-8 byte", "/* \xff */ y;", "y", "        "},
+		{"caret at column 1", "y = 1;", "y", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.line + "\n")
+			off := bytes.Index(src, []byte(tt.at))
+			d := NewLines(src).At("k.cu", off, Error, "here")
+			var b bytes.Buffer
+			Write(&b, []Diagnostic{d})
+			assert.Equal(t, fmt.Sprintf("k.cu:1:%d: error: here\n%s\n%s^\n", off+1, tt.line, tt.wantPad), b.String())
+		})
+	}
 }

@@ -22,6 +22,15 @@ type Options struct {
 	Type    string // the kernels' Go type; default from the file name
 	Source  string // the CUDA file's name, for messages and NVRTC
 	Version string
+	// Instantiate lists template kernels to give launchers, each with its
+	// template arguments as C++ writes them: "scale<float>",
+	// "ns::reduce<double, 256>". The method is named after the kernel and
+	// its arguments (ScaleFloat, ReduceDouble256).
+	Instantiate []string
+	// Warn, when set, is told of every C identifier that could not keep its
+	// name in Go (a Go keyword, a name the launcher uses, a clash), with the
+	// name it got.
+	Warn func(msg string)
 }
 
 type param struct {
@@ -47,9 +56,13 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 	if !token.IsIdentifier(opts.Package) {
 		return nil, nil, fmt.Errorf("package name %q is not a Go identifier", opts.Package)
 	}
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
 	typ := opts.Type
 	if typ == "" {
-		typ = exported(strings.TrimSuffix(strings.TrimSuffix(baseName(opts.Source), ".cu"), ".cuh")) + "Kernels"
+		typ = defaultTypeName(opts.Source)
 	}
 	if !token.IsIdentifier(typ) {
 		return nil, nil, fmt.Errorf("type name %q is not a Go identifier", typ)
@@ -61,28 +74,82 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 		l, _ := a.Lines.Position(k.Func.NameSpan.Start)
 		lines[k.Func.QualifiedName()] = l
 	}
+	insts, err := parseInstantiations(opts.Instantiate)
+	if err != nil {
+		return nil, nil, err
+	}
+	instUsed := make([]bool, len(insts))
 	used := map[string]bool{}
-	for _, kl := range res.Kernels {
-		if len(kl.Template) > 0 {
-			skipped = append(skipped, kl.QualifiedName)
-			continue
-		}
-		method := exported(kl.Name)
+	addKernel := func(kl *transform.KernelLayout, method, worker string, subst map[string]string) {
+		first := method
 		for used[method] || method == "Close" {
 			method += "_"
 		}
 		used[method] = true
-		k := kernel{Name: kl.QualifiedName, Worker: workerExpr(kl), Field: unexported(method), Method: method,
+		if method != first {
+			warn(fmt.Sprintf("kernel %s: method %s is taken, named %s", kl.QualifiedName, first, method))
+		}
+		k := kernel{Name: kl.QualifiedName, Worker: worker, Field: unexported(method), Method: method,
 			Line: lines[kl.QualifiedName]}
 		var sig []string
 		for i, p := range kl.Params {
 			gn := goParamName(p.Name, i)
-			k.Params = append(k.Params, param{Name: p.Name, CType: p.Type, GoName: gn, GoType: goType(p.Type),
-				Size: p.Size, Align: p.Align})
-			sig = append(sig, strings.TrimSpace(p.Type+" "+p.Name))
+			if p.Name != "" && !strings.HasPrefix(p.Name, "slate_p") && gn != p.Name {
+				warn(fmt.Sprintf("kernel %s: parameter %s is renamed %s in Go (%s)", kl.QualifiedName, p.Name, gn, renameReason(p.Name)))
+			}
+			ctype, size, align := p.Type, p.Size, p.Align
+			if subst != nil {
+				ctype = substitute(p.Type, subst)
+				size, align = 0, 0 // the driver reports them
+				if ti, ok := runtime.CTypeInfo(ctype); ok {
+					size, align = ti.Size, ti.Align
+				}
+			}
+			k.Params = append(k.Params, param{Name: p.Name, CType: ctype, GoName: gn, GoType: goType(ctype),
+				Size: size, Align: align})
+			sig = append(sig, strings.TrimSpace(ctype+" "+p.Name))
 		}
-		k.Signature = "__global__ void " + kl.Name + "(" + strings.Join(sig, ", ") + ")"
+		name := kl.Name
+		if subst != nil {
+			name = worker[strings.LastIndex(worker, "__slate")+len("__slate"):]
+			name = kl.Name + name
+		}
+		k.Signature = "__global__ void " + name + "(" + strings.Join(sig, ", ") + ")"
 		v.Kernels = append(v.Kernels, k)
+	}
+	for _, kl := range res.Kernels {
+		if len(kl.Template) > 0 {
+			found := false
+			for i, in := range insts {
+				if in.name != kl.Name && in.name != kl.QualifiedName {
+					continue
+				}
+				if len(in.args) != len(kl.Template) {
+					return nil, nil, optionErrorf("--instantiate %s: %s has %d template parameters (%s), not %d",
+						in.text, kl.QualifiedName, len(kl.Template), strings.Join(kl.Template, ", "), len(in.args))
+				}
+				instUsed[i], found = true, true
+				subst := map[string]string{}
+				for j, tp := range kl.Template {
+					subst[tp] = in.args[j]
+				}
+				method := exported(kl.Name)
+				for _, a := range in.args {
+					method += exported("x_" + identOnly(a))[1:]
+				}
+				addKernel(kl, method, workerExpr(kl)+"<"+strings.Join(in.args, ", ")+">", subst)
+			}
+			if !found {
+				skipped = append(skipped, kl.QualifiedName)
+			}
+			continue
+		}
+		addKernel(kl, exported(kl.Name), workerExpr(kl), nil)
+	}
+	for i, in := range insts {
+		if !instUsed[i] {
+			return nil, skipped, optionErrorf("--instantiate %s: %s has no template kernel of that name", in.text, opts.Source)
+		}
 	}
 	if len(v.Kernels) == 0 {
 		return nil, skipped, fmt.Errorf("%s has no kernel to launch from Go (template kernels need an instantiation)", opts.Source)
@@ -96,6 +163,96 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 		return nil, nil, fmt.Errorf("internal error: generated Go does not format: %v", err)
 	}
 	return out, skipped, nil
+}
+
+// OptionError is a bad option value (such as an --instantiate that names
+// no template kernel): a usage error.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
+
+func optionErrorf(format string, a ...any) error { return &OptionError{fmt.Sprintf(format, a...)} }
+
+type instantiation struct {
+	text, name string
+	args       []string
+}
+
+// parseInstantiations reads "name<arg, ...>" items; arguments are split at
+// top-level commas (a template argument may hold <...> or (...) itself).
+func parseInstantiations(items []string) ([]instantiation, error) {
+	var out []instantiation
+	for _, it := range items {
+		t := strings.TrimSpace(it)
+		lt := strings.IndexByte(t, '<')
+		if lt <= 0 || !strings.HasSuffix(t, ">") {
+			return nil, optionErrorf("--instantiate %q: want KERNEL<ARGS>, such as scale<float>", it)
+		}
+		name := strings.TrimSpace(t[:lt])
+		var args []string
+		depth, start := 0, lt+1
+		body := t[:len(t)-1]
+		for i := lt + 1; i < len(body); i++ {
+			switch body[i] {
+			case '<', '(', '[':
+				depth++
+			case '>', ')', ']':
+				depth--
+			case ',':
+				if depth == 0 {
+					args = append(args, strings.TrimSpace(body[start:i]))
+					start = i + 1
+				}
+			}
+		}
+		args = append(args, strings.TrimSpace(body[start:]))
+		for _, a := range args {
+			if a == "" || depth != 0 {
+				return nil, optionErrorf("--instantiate %q: an empty or unbalanced template argument", it)
+			}
+		}
+		out = append(out, instantiation{text: t, name: name, args: args})
+	}
+	return out, nil
+}
+
+// substitute replaces whole identifiers of ctype by their template
+// arguments: "const T*" with T=float gives "const float*".
+func substitute(ctype string, subst map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(ctype); {
+		c := rune(ctype[i])
+		if unicode.IsLetter(c) || c == '_' {
+			j := i
+			for j < len(ctype) && (unicode.IsLetter(rune(ctype[j])) || unicode.IsDigit(rune(ctype[j])) || ctype[j] == '_') {
+				j++
+			}
+			id := ctype[i:j]
+			if r, ok := subst[id]; ok {
+				id = r
+			}
+			b.WriteString(id)
+			i = j
+			continue
+		}
+		b.WriteByte(ctype[i])
+		i++
+	}
+	return b.String()
+}
+
+// identOnly keeps the letters and digits of a template argument, for a
+// method name: "unsigned int" gives "unsigned_int", "256" gives "256".
+func identOnly(a string) string {
+	var b strings.Builder
+	for _, r := range a {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		} else if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+			b.WriteByte('_')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "_")
 }
 
 // workerExpr is the worker's source name, qualified by its namespaces (the
@@ -160,12 +317,40 @@ func vectorElemC(ti runtime.TypeInfo) string {
 	return ""
 }
 
+// defaultTypeName names the kernels' type after the file, with a Kernels
+// suffix unless the name already ends in it: saxpy.cu gives SaxpyKernels,
+// kernels.cu gives Kernels (so LoadKernels, not LoadKernelsKernels).
+func defaultTypeName(source string) string {
+	base := baseName(source)
+	for _, ext := range []string{".cu", ".cuh"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	name := exported(base)
+	if strings.HasSuffix(name, "Kernels") {
+		return name
+	}
+	if strings.HasSuffix(name, "Kernel") {
+		return name + "s"
+	}
+	return name + "Kernels"
+}
+
+// reservedParams are the launcher's own parameter names.
+var reservedParams = map[string]bool{"grid": true, "block": true, "shared": true, "r": true, "opts": true, "k": true}
+
+func renameReason(c string) string {
+	if token.Lookup(c).IsKeyword() {
+		return "a Go keyword"
+	}
+	return "the launcher's own parameter"
+}
+
 func goParamName(c string, i int) string {
 	n := c
 	if n == "" || strings.HasPrefix(n, "slate_p") {
 		n = fmt.Sprintf("arg%d", i)
 	}
-	if token.Lookup(n).IsKeyword() || n == "grid" || n == "block" || n == "shared" || n == "r" || n == "opts" || n == "k" {
+	if token.Lookup(n).IsKeyword() || reservedParams[n] {
 		n += "_"
 	}
 	return n

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,4 +117,44 @@ func constant(e ast.Expr) (string, error) {
 		return a + b, err
 	}
 	return "", fmt.Errorf("not a string constant: %T", e)
+}
+
+func TestInstantiate(t *testing.T) {
+	src := []byte("namespace ns {\ntemplate <typename T, int N>\n__global__ void scale(T* a, T s, int n) { int i = blockIdx.x * N + threadIdx.x; if (i < n) a[i] *= s; }\n}\n")
+	a, err := transform.Load("tk.cu", src, nil)
+	require.NoError(t, err)
+	res, err := transform.Persistent(a, transform.Options{NoLaunchRewrite: true, DeviceOnly: true, Version: "test", Command: "gen tk.cu"})
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		inst    []string
+		want    []string
+		wantErr string
+	}{
+		{"one", []string{"scale<float, 4>"}, []string{
+			"func (k *TkKernels) ScaleFloat4(grid, block runtime.Dim3, shared uint32, r runtime.SMRange, a runtime.DevicePtr, s float32, n int32,",
+			`"ns::scale__slate<float, 4>"`, `{Name: "s", CType: "float", Size: 4, Align: 4}`}, ""},
+		{"two, qualified", []string{"ns::scale<double, 8>", "scale<unsigned int, 2>"}, []string{") ScaleDouble8(", ") ScaleUnsignedInt2(", "s uint32"}, ""},
+		{"wrong count", []string{"scale<float>"}, nil, "--instantiate scale<float>: ns::scale has 2 template parameters (T, N), not 1"},
+		{"unknown kernel", []string{"nope<int, 1>"}, nil, "--instantiate nope<int, 1>: tk.cu has no template kernel of that name"},
+		{"malformed", []string{"scale"}, nil, `want KERNEL<ARGS>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, skipped, err := Generate(res, a, Options{Package: "p", Source: "tk.cu", Version: "test", Instantiate: tt.inst})
+			if tt.wantErr != "" {
+				var oe *OptionError
+				require.ErrorAs(t, err, &oe)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Empty(t, skipped)
+			for _, w := range tt.want {
+				assert.Contains(t, string(code), w)
+			}
+			_, err = parser.ParseFile(token.NewFileSet(), "x.go", code, 0)
+			assert.NoError(t, err)
+		})
+	}
 }

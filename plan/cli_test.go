@@ -118,14 +118,14 @@ func TestCLIPlanErrors(t *testing.T) {
 		want []string
 	}{
 		{"invalid profile", []string{"plan", bad}, 1, []string{bad + ": error: device.sms: must be between 1 and 4096, got 0", bad + ": error: kernels: at least one kernel"}},
-		{"syntax", []string{"plan", syntax}, 1, []string{syntax + ": error: line 2, column"}},
-		{"missing file", []string{"plan", filepath.Join(dir, "nope.json")}, 1, []string{"nope.json: error: no such file or directory"}},
+		{"syntax", []string{"plan", syntax}, 1, []string{syntax + ":2:", "error: malformed JSON"}},
+		{"missing file", []string{"plan", filepath.Join(dir, "nope.json")}, 1, []string{"slatec: error: " + filepath.Join(dir, "nope.json") + ": no such file or directory"}},
 		{"bad algo", []string{"plan", example, "--algo", "magic"}, 2, []string{"--algo must be one of"}},
 		{"bad eval", []string{"plan", example, "--eval", "guess"}, 2, []string{"--eval"}},
 		{"no args", []string{"plan"}, 2, []string{"accepts 1 arg"}},
 		{"unknown flag", []string{"plan", example, "--frobnicate"}, 2, []string{"unknown flag"}},
 		{"bad window", []string{"plan", example, "--algo", "cumas", "--window", "0"}, 2, []string{"--window"}},
-		{"bad gantt dir", []string{"plan", example, "--gantt", filepath.Join(dir, "no", "such", "dir", "g.svg")}, 1, []string{"g.svg: error:"}},
+		{"bad gantt dir", []string{"plan", example, "--gantt", filepath.Join(dir, "no", "such", "dir", "g.svg")}, 1, []string{"slatec: error: " + filepath.Join(dir, "no", "such", "dir", "g.svg") + ": directory"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -258,7 +259,8 @@ type Plan struct {
 	Notes        []string      `json:"notes,omitempty"`
 }
 
-// Phase is one step of a plan.
+// Phase is one step of a plan. Index counts from 0; people (the text
+// output, messages, and the JSON's "phase") count phases from 1.
 type Phase struct {
 	Index     int           `json:"index"`
 	StartMs   float64       `json:"start_ms"`
@@ -271,6 +273,16 @@ type Phase struct {
 	// SequentialMs is the phase's kernels run one after another on all SMs.
 	SequentialMs float64 `json:"sequential_ms"`
 	Note         string  `json:"note,omitempty"`
+}
+
+// MarshalJSON writes the phase with "phase", its number as the text output
+// shows it (Index + 1), ahead of its fields.
+func (p Phase) MarshalJSON() ([]byte, error) {
+	type fields Phase
+	return json.Marshal(struct {
+		Number int `json:"phase"`
+		fields
+	}{p.Index + 1, fields(p)})
 }
 
 // PhaseKernel is one kernel in a phase. SMs is 0 where the planner does not

@@ -37,37 +37,12 @@ const (
 )
 
 // DeviceInfo describes a GPU.
-type DeviceInfo struct {
-	Ordinal            int
-	Name               string
-	SMs                int
-	Major, Minor       int    // compute capability
-	TotalMem           uint64 // bytes
-	MemClockKHz        int    // peak memory clock; 0 if the driver does not report it
-	BusWidthBits       int
-	ClockKHz           int
-	MaxThreadsPerBlock int
-	MaxThreadsPerSM    int
-	MaxSharedOptin     int // bytes of shared memory per block with opt-in
-	L2Bytes            int
-	DriverVersion      int // e.g. 13000
-}
 
 // Arch is the real architecture name NVRTC needs, e.g. "sm_90".
-func (i DeviceInfo) Arch() string { return fmt.Sprintf("sm_%d%d", i.Major, i.Minor) }
 
 // PeakBandwidth is the theoretical DRAM bandwidth in bytes/s: two
 // transfers per memory clock (DDR/HBM) times the bus width. Zero when the
 // driver reports no memory clock.
-func (i DeviceInfo) PeakBandwidth() float64 {
-	return 2 * float64(i.MemClockKHz) * 1e3 * float64(i.BusWidthBits) / 8
-}
-
-func (i DeviceInfo) String() string {
-	return fmt.Sprintf("%s (device %d, %s, %d SMs, %.1f GiB, %.2f TB/s peak, driver %d.%d)",
-		i.Name, i.Ordinal, i.Arch(), i.SMs, float64(i.TotalMem)/(1<<30), i.PeakBandwidth()/1e12,
-		i.DriverVersion/1000, i.DriverVersion%1000/10)
-}
 
 // Device is an open GPU: its primary context and the jobs launched on it.
 // All methods are safe for concurrent use.
@@ -233,7 +208,6 @@ func (d *Device) Info() DeviceInfo { return d.info }
 func (d *Device) FullRange() SMRange { return SMRange{0, d.info.SMs - 1} }
 
 // ErrClosed is returned by operations on a closed Device.
-var ErrClosed = errors.New("runtime: device is closed")
 
 // check turns a driver result into an error, records sticky errors and
 // explains them: after a kernel fault the context is gone for good.
@@ -421,18 +395,6 @@ func (d *Device) Memset32(p DevicePtr, v uint32, n int) error {
 
 // Plain is the set of element types that can be copied to and from the
 // device as raw bytes (fixed size, no Go pointers).
-type Plain interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
-}
-
-func sliceBytes[T Plain](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
-func reflectBytes(w []uint64) []byte { return sliceBytes(w) }
 
 // CopyToDevice copies src to device address dst (synchronous).
 func CopyToDevice[T Plain](d *Device, dst DevicePtr, src []T) error {

@@ -18,21 +18,6 @@ import (
 
 // Environment variables that steer library discovery. They are read each
 // time a library is loaded (until one load succeeds), never cached.
-const (
-	// EnvLibCUDA is the full path of libcuda.so.1. When set, it is the only
-	// candidate: an explicit setting that does not work is an error rather
-	// than a silent fallback to some other driver.
-	EnvLibCUDA = "SLATEC_LIBCUDA"
-	// EnvLibNVRTC is the full path of libnvrtc.so.*; exclusive like EnvLibCUDA.
-	EnvLibNVRTC = "SLATEC_LIBNVRTC"
-	// EnvCUDAPrefix is the project-local CUDA prefix that scripts/cuda-tools.sh
-	// installs (the Makefile exports it); NVRTC and its headers are found under
-	// $SLATEC_CUDA_PREFIX/nvidia/cu13.
-	EnvCUDAPrefix = "SLATEC_CUDA_PREFIX"
-	// EnvCUDAInclude lists extra include directories for NVRTC, separated by
-	// ':' (for a system CUDA install, e.g. /usr/local/cuda/include).
-	EnvCUDAInclude = "SLATEC_CUDA_INCLUDE"
-)
 
 // libcudaCandidates returns, in search order, the files tried for the CUDA
 // driver: $SLATEC_LIBCUDA alone when set; otherwise the soname (resolved by
@@ -68,30 +53,8 @@ func libnvrtcCandidates() []string {
 // LibraryError reports that no candidate of a shared library could be
 // loaded. Its message names every file tried, why each failed, and the
 // environment variable that points slatec at the library.
-type LibraryError struct {
-	Library string   // "CUDA driver (libcuda.so.1)" or "NVRTC (libnvrtc.so)"
-	Env     string   // variable to set
-	Tried   []string // candidates in order
-	Reasons []string // dlopen/dlsym message per candidate
-}
-
-func (e *LibraryError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "runtime: cannot load the %s; tried:", e.Library)
-	for i, t := range e.Tried {
-		fmt.Fprintf(&b, "\n  %s: %s", t, e.Reasons[i])
-	}
-	fmt.Fprintf(&b, "\nset %s to the library's full path", e.Env)
-	if e.Env == EnvLibNVRTC {
-		fmt.Fprintf(&b, ", or %s to a prefix made by scripts/cuda-tools.sh", EnvCUDAPrefix)
-	}
-	return b.String()
-}
 
 // Summary is a one-line form of the error for logs and test skips.
-func (e *LibraryError) Summary() string {
-	return fmt.Sprintf("cannot load the %s (tried %s; set %s)", e.Library, strings.Join(e.Tried, ", "), e.Env)
-}
 
 // loadFirst calls load on each candidate until one succeeds.
 func loadFirst(lib, env string, cands []string, load func(path string) error) (string, error) {

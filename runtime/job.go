@@ -8,7 +8,6 @@ import "C"
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -16,12 +15,6 @@ import (
 )
 
 // Errors a Job reports.
-var (
-	// ErrJobFinished: the job has ended (a Resize or Cancel came too late).
-	ErrJobFinished = errors.New("runtime: job already finished")
-	// ErrCanceled: Cancel stopped the job before all its logical blocks ran.
-	ErrCanceled = errors.New("runtime: job canceled")
-)
 
 type jobState int
 
@@ -33,33 +26,8 @@ const (
 )
 
 // ResizeStats describes one resize, timed with CUDA events on the GPU.
-type ResizeStats struct {
-	From, To SMRange
-	// Drain is retreat-to-drained latency: from the retreat flag landing in
-	// device memory (event after its copy on the control stream) to the
-	// last worker of the old launch exiting (event on the job stream). It
-	// is about one task's duration.
-	Drain time.Duration
-	// Gap is drained-to-relaunch: from the old launch's end to the new
-	// launch being issued on the job stream (after clearing the flag). The
-	// relaunch is queued before the drain, so no host round trip is in it;
-	// the hardware's launch latency (a few us) comes on top.
-	Gap time.Duration
-	// Host is how long Resize waited for the drain after queuing it.
-	Host time.Duration
-}
 
 // JobStats summarises a job.
-type JobStats struct {
-	Launches int           // 1 + relaunches (resizes and respawns)
-	Resizes  []ResizeStats // in order
-	// Respawns counts relaunches on the same range after a launch whose
-	// workers all landed outside a busy range (see Job.respawnIfStarved).
-	Respawns int
-	// GPUTime is first launch to last launch end (valid once the job
-	// succeeded or was canceled).
-	GPUTime time.Duration
-}
 
 // Job is one kernel running as persistent workers (docs/ABI.md). It owns a
 // control block, a stream for its launches and a high-priority control
@@ -108,18 +76,10 @@ type Job struct {
 }
 
 // LaunchOption adjusts a launch.
-type LaunchOption func(*launchOpts)
-
-type launchOpts struct {
-	iters int
-	name  string
-}
 
 // WithIters fixes the logical blocks per task instead of AutoIters.
-func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
 
 // WithName names the job in errors and stats (default: the kernel name).
-func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s } }
 
 // Launch starts kernel k (a worker, docs/ABI.md) over the logical grid
 // grid with the given block shape, dynamic shared memory and original

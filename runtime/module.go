@@ -62,13 +62,6 @@ func (m *Module) Unload() error {
 }
 
 // FuncAttrs are a kernel's compiled properties.
-type FuncAttrs struct {
-	MaxThreadsPerBlock int
-	StaticShared       int // bytes
-	LocalBytes         int // per thread (spills)
-	Registers          int
-	BinaryVersion      int // e.g. 90
-}
 
 // Kernel is a worker function ready to launch: the resolved symbol, its
 // parameter frame (checked against the driver) and cached occupancies.
@@ -180,28 +173,6 @@ func (d *Device) resolveFrame(fn C.CUfunction, name string, l ParamLayout) (fram
 // checkFrame compares the driver's slots with the ABI prefix and with the
 // sizes and alignments the layout knows. A parameter of unknown size takes
 // the driver's; the ones after it are still checked for size.
-func checkFrame(slots []slot, l ParamLayout) error {
-	if slots[0] != (slot{0, 8}) || slots[1] != (slot{cfgParamOffset, CfgSize}) {
-		return fmt.Errorf("the first two parameters are at %v and %v, want slate_ctl* at {0 8} and slate_cfg at {%d %d}: "+
-			"not a worker of this ABI (docs/ABI.md)", slots[0], slots[1], cfgParamOffset, CfgSize)
-	}
-	prevEnd := userParamBase
-	for i, p := range l.Params {
-		s := slots[workerPrefixParams+i]
-		if p.Size > 0 && s.size != p.Size {
-			return fmt.Errorf("parameter %d (%s %s): the driver says %d bytes, the layout says %d", i, p.CType, p.Name, s.size, p.Size)
-		}
-		if p.Align > 0 && s.off != alignUp(prevEnd, p.Align) {
-			return fmt.Errorf("parameter %d (%s %s): the driver puts it at offset %d, the layout implies %d (align %d)",
-				i, p.CType, p.Name, s.off, alignUp(prevEnd, p.Align), p.Align)
-		}
-		if s.off < prevEnd {
-			return fmt.Errorf("parameter %d (%s %s): offset %d overlaps the previous parameter", i, p.CType, p.Name, s.off)
-		}
-		prevEnd = s.off + s.size
-	}
-	return nil
-}
 
 // Name returns the name the kernel was looked up by.
 func (k *Kernel) Name() string { return k.name }

@@ -8,10 +8,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -20,22 +16,6 @@ import (
 // NVRTCError is a failed NVRTC call. For a compilation failure Log holds
 // the compiler's diagnostics, which Error includes in full: they are what
 // the user needs to fix the source.
-type NVRTCError struct {
-	Op   string // NVRTC function or step
-	File string // the program name given to NVRTC
-	Arch string
-	Code int
-	Msg  string // NVRTC's text for Code
-	Log  string
-}
-
-func (e *NVRTCError) Error() string {
-	s := fmt.Sprintf("nvrtc: %s %s for %s: %s (%d)", e.Op, e.File, e.Arch, e.Msg, e.Code)
-	if l := strings.TrimSpace(e.Log); l != "" {
-		s += "\n" + l
-	}
-	return s
-}
 
 func nvrtcMsg(r C.nvrtcResult) string {
 	if s := C.slate_nvrtcGetErrorString(r); s != nil {
@@ -80,25 +60,8 @@ func NVRTCSupportedArchs() ([]int, error) {
 	return out, nil
 }
 
-var archRE = regexp.MustCompile(`^sm_([0-9]{2,3})[af]?$`)
-
 // checkArch validates a real architecture name against what NVRTC supports;
 // CUBIN output needs a real architecture (sm_XX), not a virtual one.
-func checkArch(arch string) error {
-	m := archRE.FindStringSubmatch(arch)
-	if m == nil {
-		return fmt.Errorf("runtime: bad architecture %q: want a real one like sm_90", arch)
-	}
-	cc, _ := strconv.Atoi(m[1])
-	sup, err := NVRTCSupportedArchs()
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(sup, cc) {
-		return fmt.Errorf("runtime: this NVRTC cannot compile for %s (it supports %v)", arch, sup)
-	}
-	return nil
-}
 
 // DefaultIncludeDirs returns the include directories NVRTC gets when a
 // Compiler names none: each directory of $SLATEC_CUDA_INCLUDE, then
@@ -106,25 +69,6 @@ func checkArch(arch string) error {
 // CUDA headers, e.g. cooperative_groups.h, and CCCL's cub/thrust/libcu++).
 // Directories that do not exist are left out, so they do not perturb the
 // cache key.
-func DefaultIncludeDirs() []string {
-	var dirs []string
-	for _, d := range filepath.SplitList(os.Getenv(EnvCUDAInclude)) {
-		if d != "" {
-			dirs = append(dirs, d)
-		}
-	}
-	if pre := os.Getenv(EnvCUDAPrefix); pre != "" {
-		inc := filepath.Join(pre, "nvidia", "cu13", "include")
-		dirs = append(dirs, inc, filepath.Join(inc, "cccl"))
-	}
-	out := dirs[:0]
-	for _, d := range dirs {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // nvrtcCompile runs NVRTC once (no cache). It returns the CUBIN, the
 // lowered (mangled) symbol of each name expression, and the compiler log.

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const exampleProfiles = "../plan/testdata/example-profiles.json"
+
+func TestPlanInputsAndErrors(t *testing.T) {
+	profiles, err := os.ReadFile(exampleProfiles)
+	require.NoError(t, err)
+	tests := []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"file", "", []string{"plan", exampleProfiles}, 0, "plan: stm on", ""},
+		{"stdin", string(profiles), []string{"plan", "-"}, 0, "plan: stm on", ""},
+		{"stdin JSON", string(profiles), []string{"plan", "--json", "-"}, 0, `"format": "slatec-plan/1"`, ""},
+		{"missing file", "", []string{"plan", "nope.json"}, 1, "", "slatec: error: nope.json: no such file or directory\n"},
+		{"syntax error is positional", "{\n  \"format\": }", []string{"plan", "-"}, 1, "", "<stdin>:2:"},
+		{"field problems name the file", `{"format": "slatec-profile/1", "device": {"name": "x", "sms": 0, "peak_bw_gbs": 1, "mem_bytes": 1}, "kernels": []}`,
+			[]string{"plan", "-"}, 1, "", "<stdin>: error: device.sms: must be between 1 and 4096, got 0\n"},
+		{"gantt to stdout is refused", "", []string{"plan", "--gantt", "-", exampleProfiles}, 2, "", "slatec: error: --gantt - would mix"},
+		{"gantt in a missing directory", "", []string{"plan", "--gantt", "no/such/g.svg", exampleProfiles}, 1, "", "slatec: error: no/such/g.svg: directory no/such does not exist\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			args := append([]string(nil), tt.args...)
+			for i, a := range args {
+				if a == exampleProfiles {
+					abs, _ := filepath.Abs(filepath.Join(cwdAtStart, exampleProfiles))
+					args[i] = abs
+				}
+			}
+			code, out, errs := slatec(t, tt.stdin, args...)
+			assert.Equal(t, tt.wantCode, code, errs)
+			assert.Contains(t, out, tt.wantOut)
+			if tt.wantErr == "" {
+				assert.Empty(t, errs)
+			} else {
+				assert.Contains(t, errs, tt.wantErr)
+			}
+			entries, _ := os.ReadDir(".")
+			assert.Empty(t, entries, "nothing written")
+		})
+	}
+}
+
+var cwdAtStart, _ = os.Getwd()
+
+// The text and the JSON number phases alike, from 1.
+func TestPlanPhasesNumberedAlike(t *testing.T) {
+	for _, algo := range []string{"stm", "slate", "li", "cumas"} {
+		t.Run(algo, func(t *testing.T) {
+			code, text, errs := slatec(t, "", "plan", "--algo", algo, exampleProfiles)
+			require.Equal(t, 0, code, errs)
+			code, js, errs := slatec(t, "", "plan", "--algo", algo, "--json", exampleProfiles)
+			require.Equal(t, 0, code, errs)
+			var doc struct {
+				Phases []struct {
+					Phase int `json:"phase"`
+					Index int `json:"index"`
+				} `json:"phases"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(js), &doc))
+			var textNums []int
+			for _, m := range regexp.MustCompile(`(?m)^(\d+) `).FindAllStringSubmatch(text, -1) {
+				n, _ := strconv.Atoi(m[1])
+				textNums = append(textNums, n)
+			}
+			var jsonNums []int
+			for _, p := range doc.Phases {
+				assert.Equal(t, p.Index+1, p.Phase)
+				jsonNums = append(jsonNums, p.Phase)
+			}
+			require.NotEmpty(t, jsonNums)
+			assert.Equal(t, jsonNums, textNums)
+			assert.Equal(t, 1, jsonNums[0])
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package runtime
+
+import "context"
+
+// The API that nocgo.go stubs, with its signatures: this file compiles in
+// both builds (make vet runs CGO_ENABLED=0 go vet ./...), so a change to a
+// cgo signature that the stub does not follow fails there.
+var (
+	_ func(int) (*Device, error)                                                                  = Open
+	_ func(*Device) DeviceInfo                                                                    = (*Device).Info
+	_ func(*Device) SMRange                                                                       = (*Device).FullRange
+	_ func(*Device) error                                                                         = (*Device).Err
+	_ func(*Device) error                                                                         = (*Device).Close
+	_ func(*Device) error                                                                         = (*Device).Synchronize
+	_ func(*Device, int) (DevicePtr, error)                                                       = (*Device).Alloc
+	_ func(*Device, DevicePtr) error                                                              = (*Device).Free
+	_ func(*Device, DevicePtr, uint32, int) error                                                 = (*Device).Memset32
+	_ func(*Device, DevicePtr, []float32) error                                                   = CopyToDevice[float32]
+	_ func(*Device, []float32, DevicePtr) error                                                   = CopyFromDevice[float32]
+	_ func(*Device, *Kernel, Dim3, Dim3, uint32, []any, SMRange, ...LaunchOption) (*Job, error)   = (*Device).Launch
+	_ func(*Device, *Compiled) (*Module, error)                                                   = (*Device).LoadModule
+	_ func(*Module) error                                                                         = (*Module).Unload
+	_ func(*Module, string, ParamLayout) (*Kernel, error)                                         = (*Module).Kernel
+	_ func(*Kernel) string                                                                        = (*Kernel).Name
+	_ func(*Kernel) string                                                                        = (*Kernel).Symbol
+	_ func(*Kernel) FuncAttrs                                                                     = (*Kernel).Attrs
+	_ func(*Kernel) ParamLayout                                                                   = (*Kernel).Layout
+	_ func(*Kernel, int, int) (int, error)                                                        = (*Kernel).Occupancy
+	_ func(*Job) string                                                                           = (*Job).Name
+	_ func(*Job) uint64                                                                           = (*Job).Total
+	_ func(*Job) int                                                                              = (*Job).Iters
+	_ func(*Job) int                                                                              = (*Job).Workers
+	_ func(*Job) SMRange                                                                          = (*Job).Range
+	_ func(*Job) <-chan struct{}                                                                  = (*Job).Done
+	_ func(*Job) error                                                                            = (*Job).Err
+	_ func(*Job) JobStats                                                                         = (*Job).Stats
+	_ func(*Job, context.Context) error                                                           = (*Job).Wait
+	_ func(*Job, context.Context) (uint64, uint64, error)                                         = (*Job).Progress
+	_ func(*Job, context.Context, SMRange) (ResizeStats, error)                                   = (*Job).Resize
+	_ func(*Job)                                                                                  = (*Job).Cancel
+	_ func() (int, int, error)                                                                    = NVRTCVersion
+	_ func() ([]int, error)                                                                       = NVRTCSupportedArchs
+	_ func(string, string, string, []string, []string) ([]byte, map[string]string, string, error) = nvrtcCompile
+)
