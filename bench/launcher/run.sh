@@ -25,6 +25,9 @@ for r in $(seq 1 "$ROUNDS"); do
     "$W/slate" "$COUNT" | sed "s/^/auto $r /" >>"$W/raw.txt"
 done
 cp "$W/raw.txt" "$OUT/launcher-raw.txt"
+# First use, call by call (three processes).
+"$NVCC" -std=c++17 -O2 -arch="$ARCH" -o "$W/probe" bench/launcher/first_use_probe.cu &&
+    for r in 1 2 3; do "$W/probe"; done >"$OUT/first-use-probe.txt"
 python3 - "$W/raw.txt" "$OUT" <<'PY'
 import json, re, statistics, subprocess, sys
 rows = {}
