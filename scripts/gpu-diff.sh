@@ -46,7 +46,8 @@ build_one() {
     n=$1
     flags="-std=c++17 -O2 -arch=$ARCH -Itestdata/include -Itestdata/kernels -lineinfo"
     $NVCC $flags -o "$W/$n.orig" "testdata/kernels/$n.cu" >"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n original"; return; }
-    $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed"; return; }
+    # NO_HOOKS=1: timing only, no instrumented build.
+    [ -n "${NO_HOOKS:-}" ] || $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed"; return; }
     # The timed build: the golden, or the input transformed here again with
     # $SLATEC_FLAGS (e.g. --match-regs sm_90, which needs this machine's nvcc).
     src=golden/$n.cu
@@ -58,7 +59,7 @@ build_one() {
     echo "BUILD-OK $n"
 }
 export -f build_one
-export NVCC ARCH W SLATEC_FLAGS
+export NVCC ARCH W SLATEC_FLAGS NO_HOOKS
 if [ -n "${SLATEC_FLAGS:-}" ]; then mkdir -p "$W/gen" && cp golden/*.cuh "$W/gen/"; fi
 if has build; then
     printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -I{} bash -c 'build_one {}' >"$OUT/build.txt"
