@@ -48,19 +48,19 @@ build_one() {
     $NVCC $flags -o "$W/$n.orig" "testdata/kernels/$n.cu" >"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n original"; return; }
     # NO_HOOKS=1: timing only, no instrumented build.
     [ -n "${NO_HOOKS:-}" ] || $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed"; return; }
-    # The timed build: the golden, or the input transformed here again with
-    # $SLATEC_FLAGS (e.g. --match-regs sm_90, which needs this machine's nvcc).
-    src=golden/$n.cu
+    # The timed builds: the golden (.env), and, with $SLATEC_FLAGS (e.g.
+    # --match-regs sm_90, which needs this machine's nvcc), the input
+    # transformed here again with those flags (.cap).
+    $NVCC $flags -DSLATE_ENV -Igolden -o "$W/$n.env" "golden/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed(env)"; return; }
     if [ -n "${SLATEC_FLAGS:-}" ]; then
-        src=$W/gen/$n.cu
-        .gpu/slatec transform $SLATEC_FLAGS -I testdata/include -o "$src" "testdata/kernels/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n slatec $SLATEC_FLAGS"; return; }
+        .gpu/slatec transform $SLATEC_FLAGS -I testdata/include -o "$W/gen/$n.cu" "testdata/kernels/$n.cu" >>"$W/$n.build.log" 2>&1 &&
+            $NVCC $flags -Igolden -o "$W/$n.cap" "$W/gen/$n.cu" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n slatec $SLATEC_FLAGS"; return; }
     fi
-    $NVCC $flags -DSLATE_ENV -Igolden -o "$W/$n.env" "$src" >>"$W/$n.build.log" 2>&1 || { echo "BUILD-FAIL $n transformed(env)"; return; }
     echo "BUILD-OK $n"
 }
 export -f build_one
 export NVCC ARCH W SLATEC_FLAGS NO_HOOKS
-if [ -n "${SLATEC_FLAGS:-}" ]; then mkdir -p "$W/gen" && cp golden/*.cuh "$W/gen/"; fi
+mkdir -p "$W/gen" && cp golden/*.cuh "$W/gen/"
 if has build; then
     printf '%s\n' "${files[@]}" | xargs -P "$JOBS" -I{} bash -c 'build_one {}' >"$OUT/build.txt"
     grep -c BUILD-OK "$OUT/build.txt" | sed 's/^/gpu-diff: built /'
@@ -148,27 +148,40 @@ fi
 # ($HARNESS_REPS repetitions after a warm-up, median), original and
 # transformed (auto iters, all SMs) alternating, three rounds.
 if has solo; then
-    : >"$OUT/solo-raw.txt"
+    raw=$OUT/solo-raw.txt
+    : >"$raw"
+    variants="orig env"
+    [ -n "${SLATEC_FLAGS:-}" ] && variants="orig env cap"
     for round in $(seq 1 "${ROUNDS:-3}"); do
         for n in "${files[@]}"; do
             [ -x "$W/$n.env" ] || continue
-            for v in orig env; do
-                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" 2>/dev/null | grep '^HARNESS_TIME' | sed "s/^/$n $v $round /" >>"$OUT/solo-raw.txt"
+            for v in $variants; do
+                [ -x "$W/$n.$v" ] || continue
+                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" 2>/dev/null | grep '^HARNESS_TIME' | sed "s/^/$n $v $round /" >>"$raw"
             done
         done
     done
-    # The programs' own timings (single launches, no warm-up): plain runs.
+    # The programs' own timings (single launches, no warm-up): plain runs;
+    # with EAGER=1 also under CUDA_MODULE_LOADING=EAGER (variants origE,
+    # envE), which loads every kernel before main: the difference then
+    # shows what lazy loading adds to the first launch.
     for round in $(seq 1 "${PROG_ROUNDS:-5}"); do
         for n in "${files[@]}"; do
             [ -x "$W/$n.env" ] || continue
             grep -q PROGRAM_TIME "testdata/kernels/$n.cu" || continue
-            for v in orig env; do
-                timeout 120 "$W/$n.$v" 2>/dev/null | grep '^PROGRAM_TIME' | sed "s/^/$n $v $round /" >>"$OUT/solo-raw.txt"
+            for v in $variants; do
+                [ -x "$W/$n.$v" ] || continue
+                timeout 120 "$W/$n.$v" 2>/dev/null | grep '^PROGRAM_TIME' | sed "s/^/$n $v $round /" >>"$raw"
             done
+            if [ -n "${EAGER:-}" ]; then
+                for v in orig env; do
+                    CUDA_MODULE_LOADING=EAGER timeout 120 "$W/$n.$v" 2>/dev/null | grep '^PROGRAM_TIME' | sed "s/^/$n ${v}E $round /" >>"$raw"
+                done
+            fi
         done
     done
     dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" "$OUT/solo-raw.txt" >"$OUT/solo.txt"
+    python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" "$raw" >"$OUT/solo.txt"
     grep -E 'geometric|^##' "$OUT/solo.txt"
 fi
 echo "gpu-diff: done"

@@ -4,11 +4,15 @@
 Input lines (from scripts/gpu-diff.sh):
   NAME VARIANT ROUND HARNESS_TIME LABEL MEDIAN_US [MIN_US]   (GPU timeline per run, $HARNESS_REPS)
   NAME VARIANT ROUND PROGRAM_TIME LABEL MS                   (the program's own timing, no warm-up)
-VARIANT is "orig" or "env" (the transformed build, SLATE_MODE=persistent).
+VARIANT is "orig" (the original), "env" (the transformed build, the golden,
+SLATE_MODE=persistent) or "cap" (transformed with --match-regs); "origE" and
+"envE" are runs under CUDA_MODULE_LOADING=EAGER. Each is compared with its
+base: env and cap with orig, envE with origE.
 For each (NAME, LABEL) the ratio is median(transformed) / median(original)
 over the rounds, which alternate original and transformed runs.
 With --json DIR, writes DIR/solo-timeline.json and DIR/solo-programs.json
-({"device", "commit", "metric", "rows": [{"case", "native", "slatec"}]}).
+(env vs orig; -capped and -eager variants beside them) as
+{"device", "commit", "metric", "rows": [{"case", "native", "slatec"}]}.
 """
 import argparse
 import json
@@ -22,17 +26,22 @@ KINDS = {
 }
 
 
-def table(kind, times):
+PAIRS = [("env", "orig", ""), ("cap", "orig", "-capped"), ("envE", "origE", "-eager")]
+
+
+def table(kind, times, variant, base):
     rows = []
     for (name, label), v in sorted(times.items()):
-        if not v.get("orig") or not v.get("env"):
+        if not v.get(base) or not v.get(variant):
             continue
-        o, t = statistics.median(v["orig"]), statistics.median(v["env"])
+        o, t = statistics.median(v[base]), statistics.median(v[variant])
         if o <= 0:
             continue
         rows.append((name, label, o, t, t / o))
     unit = "us" if kind == "HARNESS_TIME" else "ms"
-    print(f"## {kind}")
+    if not rows:
+        return rows
+    print(f"## {kind} {variant} vs {base}")
     print(f"{'kernel file':28s} {'timer':24s} {'original ' + unit:>12s} {'slatec ' + unit:>12s} {'ratio':>7s}")
     for name, label, o, t, r in rows:
         flag = "  > 1.05" if r > 1.05 else ""
@@ -61,12 +70,14 @@ def main():
             name, variant, _round, kind, label, value = parts[:6]
             times[kind][(name, label)][variant].append(float(value))
     for kind, (fname, metric) in KINDS.items():
-        rows = table(kind, times[kind])
-        if a.json and rows:
-            doc = {"device": a.device, "commit": a.commit, "metric": metric,
-                   "rows": [{"case": f"{n}/{l}", "native": o, "slatec": t} for n, l, o, t, _ in rows]}
-            with open(f"{a.json}/{fname}", "w") as out:
-                json.dump(doc, out, indent=1)
+        for variant, base, suffix in PAIRS:
+            rows = table(kind, times[kind], variant, base)
+            if a.json and rows:
+                fname_v = fname.replace(".json", suffix + ".json")
+                doc = {"device": a.device, "commit": a.commit, "metric": metric + (f"; {variant} vs {base}" if suffix else ""),
+                       "rows": [{"case": f"{n}/{l}", "native": o, "slatec": t} for n, l, o, t, _ in rows]}
+                with open(f"{a.json}/{fname_v}", "w") as out:
+                    json.dump(doc, out, indent=1)
 
 
 if __name__ == "__main__":
