@@ -157,7 +157,9 @@ if has solo; then
             [ -x "$W/$n.env" ] || continue
             for v in $variants; do
                 [ -x "$W/$n.$v" ] || continue
-                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" 2>/dev/null | grep '^HARNESS_TIME' | sed "s/^/$n $v $round /" >>"$raw"
+                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" >"$W/solo.out" 2>/dev/null
+                grep -q '^PASS' "$W/solo.out" || echo "$n $v $round SELFCHECK-FAIL" >>"$raw"
+                grep '^HARNESS_TIME' "$W/solo.out" | sed "s/^/$n $v $round /" >>"$raw"
             done
         done
     done
@@ -183,5 +185,7 @@ if has solo; then
     dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
     python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" "$raw" >"$OUT/solo.txt"
     grep -E 'geometric|^##' "$OUT/solo.txt"
+    echo "gpu-diff: $(grep -c SELFCHECK-FAIL "$raw") timed runs failed their self-check"
+    grep SELFCHECK-FAIL "$raw" | head
 fi
 echo "gpu-diff: done"
