@@ -633,7 +633,31 @@ type UnaryExpr struct {
 	Op      string
 	Operand *CastExpr
 	Sizeof  *SizeofExpr
+	New     *NewExpr
+	Delete  *DeleteExpr
 	Postfix *PostfixExpr
+}
+
+// NewExpr is `::`? `new` (placement)? type ([n])* (init)?: device-side
+// allocation, placement new, `new T[n]`.
+type NewExpr struct {
+	node
+	Global    bool
+	Placement *CallArgs    // new (buf) T
+	TypeParen *ParenTokens // new (T)
+	Type      *DeclSpecs   // new T
+	Ptrs      []*PtrOp
+	Arrays    []*ArraySuffix
+	Init      *CallArgs // T(args)
+	Brace     *BraceInit
+}
+
+// DeleteExpr is `::`? `delete` `[]`? operand.
+type DeleteExpr struct {
+	node
+	Global  bool
+	Array   bool
+	Operand *CastExpr
 }
 
 // SizeofExpr is sizeof/alignof of a type or an expression; the operand is

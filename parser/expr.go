@@ -13,7 +13,8 @@ package parser
 //	CondExpr    = BinaryExpr ( "?" Expr ":" AssignExpr )?
 //	BinaryExpr  = CastExpr ( BinOp CastExpr )*            (flat; see Tree)
 //	CastExpr    = CastType CastExpr | UnaryExpr
-//	UnaryExpr   = PrefixOp CastExpr | SizeofExpr | PostfixExpr
+//	UnaryExpr   = PrefixOp CastExpr | SizeofExpr | NewExpr | DeleteExpr | PostfixExpr
+//	DeleteExpr  = "::"? "delete" ( "[" "]" )? CastExpr
 //	SizeofExpr  = ( "sizeof" | "alignof" ) "..."? ( ParenTokens | UnaryExpr )
 //	PostfixExpr = Primary ( "[" Expr "]" | CallArgs | MemberAccess | "++" | "--" )*
 //	CallArgs    = "(" ( InitValue ( "," InitValue )* )? ")"
@@ -63,7 +64,7 @@ func canStartExpr(t *lexer.Token) bool {
 		return true
 	case ttKeyword:
 		switch t.Value {
-		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof",
+		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof", "new", "delete",
 			"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast",
 			"int", "float", "double", "unsigned", "char", "bool", "short", "long", "signed", "void":
 			return true
@@ -234,6 +235,16 @@ func (u *UnaryExpr) parse(lex *lexer.PeekingLexer) error {
 		if err := u.Sizeof.parse(lex); err != nil {
 			return err
 		}
+	case isKw(first, "new") || (is(first, "::") && isKw(peekAt(lex, 1), "new")):
+		u.New = &NewExpr{}
+		if err := u.New.parse(lex); err != nil {
+			return err
+		}
+	case isKw(first, "delete") || (is(first, "::") && isKw(peekAt(lex, 1), "delete")):
+		u.Delete = &DeleteExpr{}
+		if err := u.Delete.parse(lex); err != nil {
+			return err
+		}
 	default:
 		u.Postfix = &PostfixExpr{}
 		if err := u.Postfix.parse(lex); err != nil {
@@ -241,6 +252,113 @@ func (u *UnaryExpr) parse(lex *lexer.PeekingLexer) error {
 		}
 	}
 	finish(&u.node, first, lex)
+	return nil
+}
+
+// peekAt returns the token n ahead (0 = next) without consuming.
+func peekAt(lex *lexer.PeekingLexer, n int) *lexer.Token {
+	c := newCursor(lex)
+	return c.peekN(n)
+}
+
+// parse parses a new-expression:
+//
+//	NewExpr = "::"? "new" CallArgs? ( ParenTokens | DeclSpecs PtrOp* ) ( "[" Expr "]" )* ( CallArgs | BraceInit )?
+//
+// The first parenthesised group after `new` is a placement when a type
+// follows it (`new (buf) T`), else the parenthesised type (`new (T)`).
+func (n *NewExpr) parse(lex *lexer.PeekingLexer) error {
+	first := lex.Peek()
+	if is(first, "::") {
+		lex.Next()
+		n.Global = true
+	}
+	lex.Next() // new
+	if is(lex.Peek(), "(") {
+		c := newCursor(lex)
+		c.skipGroup()
+		after := c.peek()
+		c.rewind()
+		if isName(after) || is(after, "::") || (after.Type == ttKeyword && (basicWords[after.Value] || qualWords[after.Value] || castTypeWords[after.Value])) {
+			n.Placement = &CallArgs{}
+			if err := n.Placement.parse(lex); err != nil {
+				return err
+			}
+		}
+	}
+	if is(lex.Peek(), "(") {
+		n.TypeParen = &ParenTokens{}
+		if err := n.TypeParen.Parse(lex); err != nil {
+			return unexpected(lex.Peek(), "a balanced ( ) type")
+		}
+	} else {
+		n.Type = &DeclSpecs{}
+		if err := n.Type.Parse(lex); err != nil {
+			if err == participle.NextMatch {
+				return unexpected(lex.Peek(), "a type after new")
+			}
+			return err
+		}
+		for t := lex.Peek(); is(t, "*") || is(t, "&") || is(t, "&&"); t = lex.Peek() {
+			p := &PtrOp{Op: lex.Next().Value}
+			for q := lex.Peek(); q.Type == ttKeyword && (q.Value == "const" || q.Value == "volatile" || q.Value == "__restrict__" || q.Value == "__restrict"); q = lex.Peek() {
+				p.Quals = append(p.Quals, lex.Next().Value)
+			}
+			finish(&p.node, t, lex)
+			n.Ptrs = append(n.Ptrs, p)
+		}
+		for t := lex.Peek(); is(t, "["); t = lex.Peek() {
+			lex.Next()
+			a := &ArraySuffix{Size: &Expr{}}
+			if err := a.Size.Parse(lex); err != nil {
+				if err == participle.NextMatch {
+					return unexpected(lex.Peek(), "an array size")
+				}
+				return err
+			}
+			if _, err := expect(lex, "]"); err != nil {
+				return err
+			}
+			finish(&a.node, t, lex)
+			n.Arrays = append(n.Arrays, a)
+		}
+	}
+	switch {
+	case is(lex.Peek(), "("):
+		n.Init = &CallArgs{}
+		if err := n.Init.parse(lex); err != nil {
+			return err
+		}
+	case is(lex.Peek(), "{"):
+		n.Brace = &BraceInit{}
+		if err := n.Brace.parse(lex); err != nil {
+			return err
+		}
+	}
+	finish(&n.node, first, lex)
+	return nil
+}
+
+// parse parses `::`? `delete` `[]`? operand.
+func (d *DeleteExpr) parse(lex *lexer.PeekingLexer) error {
+	first := lex.Peek()
+	if is(first, "::") {
+		lex.Next()
+		d.Global = true
+	}
+	lex.Next() // delete
+	if is(lex.Peek(), "[") {
+		lex.Next()
+		if _, err := expect(lex, "]"); err != nil {
+			return err
+		}
+		d.Array = true
+	}
+	d.Operand = &CastExpr{}
+	if err := d.Operand.parse(lex); err != nil {
+		return err
+	}
+	finish(&d.node, first, lex)
 	return nil
 }
 

@@ -599,6 +599,9 @@ func looksLikeDecl(c *cursor) bool {
 		if !declKeywords[t.Value] {
 			return false
 		}
+		if t.Value == "alignas" || t.Value == "__align__" {
+			return true // alignas(N) T x;
+		}
 		// `int(x)` and `float{x}` at statement start are expressions.
 		n := c.peekN(1)
 		return !(is(n, "(") || is(n, "{") || is(n, ".") || is(n, "->"))

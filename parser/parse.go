@@ -172,6 +172,9 @@ func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
 		if parse := keywordStmts[t.Value]; parse != nil {
 			return parse(lex)
 		}
+		if t.Value == "new" || t.Value == "delete" {
+			return parseExprStmt(lex)
+		}
 		if !declKeywords[t.Value] {
 			box, err := stmtParser.ParseFromLexer(lex, participle.AllowTrailing(true))
 			if err != nil {

@@ -1,0 +1,57 @@
+package parser
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Device new/delete in all their forms parse as expressions.
+func TestNewDelete(t *testing.T) {
+	tests := []struct {
+		src  string
+		want string // the statement's Go type
+		news int    // NewExpr nodes
+		dels int    // DeleteExpr nodes
+	}{
+		{"int* p = new int[n];", "*parser.DeclStmt", 1, 0},
+		{"Node* q = new Node(i);", "*parser.DeclStmt", 1, 0},
+		{"Node* r = ::new Node(3);", "*parser.DeclStmt", 1, 0},
+		{"Node* s = new (buf) Node(i);", "*parser.DeclStmt", 1, 0},
+		{"Node* s = ::new (static_cast<void*>(buf)) Node{i};", "*parser.DeclStmt", 1, 0},
+		{"float** m = new float*[n];", "*parser.DeclStmt", 1, 0},
+		{"auto v = new (T)(x);", "*parser.DeclStmt", 1, 0},
+		{"p = new unsigned long long[n * blockIdx.x]();", "*parser.ExprStmt", 1, 0},
+		{"p = new ns::Pair<int, float>(1, 2.f);", "*parser.ExprStmt", 1, 0},
+		{"int* t = new int;", "*parser.DeclStmt", 1, 0},
+		{"delete q;", "*parser.ExprStmt", 0, 1},
+		{"delete[] p;", "*parser.ExprStmt", 0, 1},
+		{"::delete r;", "*parser.ExprStmt", 0, 1},
+		{"::delete[] a[blockIdx.x];", "*parser.ExprStmt", 0, 1},
+		{"if (p) delete (Node*)p;", "*parser.IfStmt", 0, 1},
+		{"s->~Node();", "*parser.ExprStmt", 0, 0},
+		{"alignas(Node) unsigned char buf[sizeof(Node)];", "*parser.DeclStmt", 0, 0},
+		{"__align__(16) float v[4];", "*parser.DeclStmt", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			stmts, f := kernelBody(t, tt.src)
+			require.Len(t, stmts, 1)
+			assert.Equal(t, tt.want, typeName(stmts[0]))
+			assert.Equal(t, tt.src, f.Text(stmts[0].Span()), "statement span")
+			news, dels := 0, 0
+			Walk(stmts[0], func(n Node) bool {
+				switch n.(type) {
+				case *NewExpr:
+					news++
+				case *DeleteExpr:
+					dels++
+				}
+				return true
+			})
+			assert.Equal(t, tt.news, news, "new expressions")
+			assert.Equal(t, tt.dels, dels, "delete expressions")
+		})
+	}
+}
