@@ -107,6 +107,9 @@ type FuncInfo struct {
 type Call struct {
 	Name string
 	Span parser.Span
+	// Qual is the outermost namespace or class the name is qualified with
+	// (cg in cg::sync(g)), "" for an unqualified call.
+	Qual string
 	// Targets are the definitions in the file with that name (overloads).
 	Targets []*parser.Func
 }
@@ -376,6 +379,9 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	// match): collectives over them adapt to whichever lanes arrive, so they
 	// are not sync points that returned threads must reach.
 	dynMask := dynamicMaskVars(toks)
+	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
+	// call's arguments, not a call of a function v.
+	ctorParens := ctorInitParens(fn)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -410,7 +416,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			if prev(1) == "::" {
 				qual = prev(2)
 			}
-			isCall := next(1) == "(" || (next(1) == "<" && a.callAfterAngles(toks, i+1))
+			isCall := (next(1) == "(" && !ctorParens[int(toks[i+1].Off)]) || (next(1) == "<" && a.callAfterAngles(toks, i+1))
 			switch {
 			case blockBarrierFuncs[name] && isCall && !member:
 				fi.addSync(a, SyncBlock, name, span(t))
@@ -482,7 +488,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 				fi.WarpIntrinsics = true
 			}
 			if isCall && !member && !isBuiltin(name) {
-				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name]})
+				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name], Qual: qualRoot(toks, i)})
 			}
 			if isCall && member {
 				fi.MemberCalls = append(fi.MemberCalls, Call{Name: name, Span: span(t)})
@@ -499,6 +505,32 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	}
 	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
 	return fi
+}
+
+// ctorInitParens returns the offsets of the "(" of constructor-style
+// initialisers in fn's parsed body (`float3 v(a, b, c);`).
+func ctorInitParens(fn *parser.Func) map[int]bool {
+	out := map[int]bool{}
+	if fn.Def == nil || fn.Def.Body == nil {
+		return out
+	}
+	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+		if id, ok := n.(*parser.InitDeclarator); ok && id.Init != nil && id.Init.Assign == nil && id.Init.Brace == nil {
+			out[id.Init.Span().Start] = true
+		}
+		return true
+	})
+	return out
+}
+
+// qualRoot returns the first segment of the qualified name that ends at
+// toks[i] (A in A::B::f), or "".
+func qualRoot(toks []tok, i int) string {
+	root := ""
+	for j := i; j >= 2 && toks[j-1].text == "::" && toks[j-2].Kind == parser.Ident; j -= 2 {
+		root = toks[j-2].text
+	}
+	return root
 }
 
 func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span) {
@@ -856,7 +888,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	k.Helpers = a.reachable(fn)
 	unresolved := map[string]bool{}
 	for _, c := range fi.Calls {
-		if len(c.Targets) == 0 {
+		if len(c.Targets) == 0 && !systemCall(c) {
 			unresolved[c.Name] = true
 		}
 	}
@@ -884,7 +916,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			k.IndexHelpers = append(k.IndexHelpers, h)
 		}
 		for _, c := range h.Calls {
-			if len(c.Targets) == 0 {
+			if len(c.Targets) == 0 && !systemCall(c) {
 				unresolved[c.Name] = true
 			}
 		}
@@ -924,6 +956,33 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	return k
 }
 
+// systemNamespaces are the namespaces of CUDA's and the C++ library's
+// headers, which slatec does not open: their functions do not read a user
+// kernel's block index, except the CUDA APIs in cudaIndexAPIs, which slatec
+// recognises by name (and virtualises or refuses).
+var systemNamespaces = map[string]bool{
+	"cg": true, "cooperative_groups": true, "std": true, "cuda": true, "cub": true,
+	"thrust": true, "nvcuda": true, "wmma": true, "__gnu_cxx": true, "cutlass": true, "cute": true,
+}
+
+// cudaIndexAPIs are the CUDA APIs that read the physical block index or
+// grid (or need every block resident). They are never assumed harmless:
+// the analysis rewrites or refuses each of them where it is used.
+var cudaIndexAPIs = map[string]bool{
+	"this_grid": true, "grid_group": true, "this_multi_grid": true, "multi_grid_group": true,
+	"group_index": true, "block_index": true, "block_rank": true, "num_blocks": true,
+	"dim_blocks": true, "this_cluster": true, "cluster_group": true, "block_dim": true,
+	"grid_dim": true, "dim_clusters": true, "cluster_index": true, "cluster_rank": true,
+}
+
+// systemCall reports whether a call that slatec cannot see the definition
+// of is to a function of CUDA's or the C++ library's headers, qualified
+// with their namespace (cg::, std::, cub::...): it does not read the
+// kernel's block index, unless it is one of the APIs that do.
+func systemCall(c Call) bool {
+	return c.Qual != "" && systemNamespaces[c.Qual] && !cudaIndexAPIs[c.Name]
+}
+
 func isKnownExternal(name string) bool {
 	for _, p := range knownExternalPrefixes {
 		if strings.HasPrefix(name, p) {
@@ -948,8 +1007,24 @@ var knownDeviceFuncs = func() map[string]bool {
 		static_cast reinterpret_cast const_cast dynamic_cast tex1D tex2D tex3D tex1Dfetch surf2Dread surf2Dwrite
 		dim3 float2 float3 float4 int2 int3 int4 uint2 uint3 uint4 double2 double4 this_thread_block
 		tiled_partition coalesced_threads labeled_partition binary_partition sync reduce
-		inclusive_scan exclusive_scan this_grid this_cluster plus less greater`) {
+		inclusive_scan exclusive_scan this_grid this_cluster plus less greater
+		memcpy_async wait wait_prior invoke_one invoke_one_broadcast
+		clock clock64 nan nanf scalbn scalbnf ilogb ilogbf logb logbf fdim fdimf rhypot rhypotf
+		norm rnorm norm4d rnorm4d rcbrt rcbrtf sincospi sincospif j0 j0f j1 j1f y0 y0f y1 y1f
+		erfcx erfcxf labs llabs rnorm3df norm3df normf rnormf cyl_bessel_i0 cyl_bessel_i0f
+		cyl_bessel_i1 cyl_bessel_i1f fmodf remquo remquof nextafter nextafterf
+		hsqrt hrsqrt hrcp hlog hlog2 hlog10 hexp hexp2 hexp10 hcos hsin hceil hfloor hrint htrunc htanh
+		h2sqrt h2rsqrt h2rcp h2log h2log2 h2log10 h2exp h2exp2 h2exp10 h2cos h2sin h2ceil h2floor
+		h2rint h2trunc h2tanh half half2 nv_bfloat16 nv_bfloat162 size_t
+		tex1DLod tex2DLod tex3DLod tex1DLayered tex2DLayered texCubemap tex2Dgather tex1DGrad tex2DGrad
+		surf1Dread surf1Dwrite surf3Dread surf3Dwrite surf2DLayeredread surf2DLayeredwrite`) {
 		m[n] = true
+	}
+	// CUDA's vector types, used as function-style casts: float2(x, y).
+	for _, b := range strings.Fields("char uchar short ushort int uint long ulong longlong ulonglong float double") {
+		for _, n := range []string{"1", "2", "3", "4"} {
+			m[b+n] = true
+		}
 	}
 	return m
 }()

@@ -1,0 +1,58 @@
+package transform
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slatec/slatec/diag"
+)
+
+// refusalText joins a kernel's refusal messages.
+func refusalText(k *KernelInfo) string {
+	var b strings.Builder
+	diag.Write(&b, k.Refusals)
+	return b.String()
+}
+
+// Declarations with constructor arguments are not calls, and calls into
+// CUDA's and the C++ library's namespaces are known not to read the block
+// index; only unknown functions that could come from a missing project
+// header make the transform refuse.
+func TestUnresolvedCalls(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       string
+		unresolved []string
+		refused    string // substring of a refusal, "" for none
+	}{
+		{"ctor-style declarations", "half2 value(0.f, 0.f); float3 v(a[0], b, c); MyType t(b); a[blockIdx.x] = v.x;", nil, ""},
+		{"ctor-style declaration with index args", "float3 v(blockIdx.x, b, c); a[0] = v.x;", nil, ""},
+		{"comma declarators", "int2 p(1, 2), q(3, 4); a[0] = p.x + q.y;", nil, ""},
+		{"vector type casts and half math", "a[0] = float2(b, c).x + __half2float(hsqrt(__float2half(b)));", nil, ""},
+		{"system namespaces", "a[0] = std::min(b, c) + cuda::std::max(b, c); auto s = cub::ThreadLoad<cub::LOAD_LDG>(a);", nil, ""},
+		{"cooperative groups", "auto cta = cg::this_thread_block(); auto w = cg::tiled_partition<32>(cta); a[0] = cg::reduce(w, b, cg::plus<float>());", nil, ""},
+		{"unknown project function", "a[0] = project_scale(b);", []string{"project_scale"}, "calls project_scale, which is not defined in this file"},
+		{"unknown qualified project function", "a[0] = mylib::scale(b);", []string{"scale"}, "calls scale"},
+		{"a call that is a call", "float3 v = make_float3(b, c, b); a[0] = lerp3(v);", []string{"lerp3"}, "calls lerp3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "#include <cuda_fp16.h>\n#include \"missing_project.h\"\n" +
+				"__global__ void k(float* a, float b, float c) {\n" + tt.body + "\n}\n"
+			a := load(t, "t.cu", src)
+			require.Len(t, a.Kernels, 1)
+			k := a.Kernels[0]
+			require.Nil(t, k.Func.Def.BodyErr)
+			assert.Equal(t, tt.unresolved, k.Unresolved)
+			got := refusalText(k)
+			if tt.refused == "" {
+				assert.Empty(t, got)
+			} else {
+				assert.Contains(t, got, tt.refused)
+			}
+		})
+	}
+}
