@@ -55,3 +55,46 @@ func TestNewDelete(t *testing.T) {
 		})
 	}
 }
+
+// Types slatec cannot see (typedefs and #defines from headers it does not
+// open): declarations and casts.
+func TestUnknownTypeNames(t *testing.T) {
+	tests := []struct {
+		src   string
+		want  string
+		casts int // C casts in the statement
+	}{
+		{"__shared__ T buf[100];", "*parser.DeclStmt", 0},
+		{"static __shared__ real_t partial[2][32];", "*parser.DeclStmt", 0},
+		{"T x = a[0];", "*parser.DeclStmt", 0},
+		{"const T y = x;", "*parser.DeclStmt", 0},
+		{"T const* p = a;", "*parser.DeclStmt", 0},
+		{"volatile T* s = buf;", "*parser.DeclStmt", 0},
+		{"for (T i = 0; i < n; ++i) a[i] = i;", "*parser.ForStmt", 0},
+		{"y = (T)x;", "*parser.ExprStmt", 1},
+		{"y = (T)(a - b);", "*parser.ExprStmt", 0}, // (T)(...) reads as a call: same tokens
+		{"y = (T)x + (U)1 + (V)'c' + (W)!z + (X)~z;", "*parser.ExprStmt", 5},
+		{"y = (ns::T)x;", "*parser.ExprStmt", 1},
+		{"y = (T*)p;", "*parser.ExprStmt", 1},
+		{"y = (a) - b;", "*parser.ExprStmt", 0},
+		{"y = (a) * b + (c) & d;", "*parser.ExprStmt", 0},
+		{"y = (f)(x);", "*parser.ExprStmt", 0},
+		{"y = (a)[i];", "*parser.ExprStmt", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			stmts, f := kernelBody(t, tt.src)
+			require.Len(t, stmts, 1)
+			assert.Equal(t, tt.want, typeName(stmts[0]))
+			assert.Equal(t, tt.src, f.Text(stmts[0].Span()), "statement span")
+			casts := 0
+			Walk(stmts[0], func(n Node) bool {
+				if c, ok := n.(*CastExpr); ok && c.Type != nil {
+					casts++
+				}
+				return true
+			})
+			assert.Equal(t, tt.casts, casts, "casts")
+		})
+	}
+}
