@@ -710,15 +710,18 @@ type Primary struct {
 	node
 	Number  string
 	Strings []string
-	Char    string
-	Keyword string
-	Paren   *Expr
-	CppCast *CppCast
-	Lambda  *Lambda
-	Brace   *BraceInit
-	Name    *QualName
-	Basic   string
-	Constr  *BraceInit
+	// StringMacros are the macro names between adjacent string literals
+	// ("%d" PRId64 "\n", FMT "x"): they expand to strings.
+	StringMacros []string
+	Char         string
+	Keyword      string
+	Paren        *Expr
+	CppCast      *CppCast
+	Lambda       *Lambda
+	Brace        *BraceInit
+	Name         *QualName
+	Basic        string
+	Constr       *BraceInit
 	// Ellipsis is `...` standing for the pack in a fold expression (a + ... + xs).
 	Ellipsis bool
 }

@@ -514,12 +514,15 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 	case ttNumber:
 		p.Number = lex.Next().Value
 	case ttString:
-		for lex.Peek().Type == ttString {
-			p.Strings = append(p.Strings, lex.Next().Value)
-		}
+		p.parseStrings(lex)
 	case ttChar:
 		p.Char = lex.Next().Value
 	case ttIdent, ttTypeName:
+		if namesThenString(lex) {
+			// FMT "\n": a macro that expands to a string, concatenated.
+			p.parseStrings(lex)
+			break
+		}
 		p.Name = &QualName{}
 		if err := p.Name.parse(lex); err != nil {
 			return err
@@ -588,6 +591,40 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 	}
 	finish(&p.node, first, lex)
 	return nil
+}
+
+// namesThenString reports whether the next tokens are one or more
+// identifiers and then a string literal: FMT SEP "x".
+func namesThenString(lex *lexer.PeekingLexer) bool {
+	c := newCursor(lex)
+	defer c.rewind()
+	n := 0
+	for c.peek().Type == ttIdent {
+		c.next()
+		n++
+	}
+	return n > 0 && c.peek().Type == ttString
+}
+
+// parseStrings parses adjacent string literals and the macros between
+// them: "%d\t" FMT "\t%d", "a"FMT"b", "x" PRId64, FMT "y". A name counts
+// as a string macro when a string literal is next to it.
+func (p *Primary) parseStrings(lex *lexer.PeekingLexer) {
+	prevString := false
+	for {
+		t := lex.Peek()
+		switch {
+		case t.Type == ttString:
+			p.Strings = append(p.Strings, lex.Next().Value)
+			prevString = true
+			continue
+		case t.Type == ttIdent && (prevString || namesThenString(lex)) && !is(peekAt(lex, 1), "(") && !is(peekAt(lex, 1), "::"):
+			p.StringMacros = append(p.StringMacros, lex.Next().Value)
+			prevString = false
+			continue
+		}
+		return
+	}
 }
 
 func (q *QualName) parse(lex *lexer.PeekingLexer) error {

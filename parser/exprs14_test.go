@@ -98,3 +98,36 @@ func TestUnknownTypeNames(t *testing.T) {
 		})
 	}
 }
+
+// Adjacent string literals with macros between them.
+func TestStringMacros(t *testing.T) {
+	tests := []struct {
+		src    string
+		macros []string
+	}{
+		{`printf("%d\t" FMT "\t%d\n", a, b, c);`, []string{"FMT"}},
+		{`printf("a"FMT"b\n", n);`, []string{"FMT"}},
+		{`printf("x=%" PRId64 "\n", (long long)n);`, []string{"PRId64"}},
+		{`printf("x=%" PRId64, (long long)n);`, []string{"PRId64"}},
+		{`printf(FMT "\n", n);`, []string{"FMT"}},
+		{`printf(HDR "%d" SEP "%d" "\n", a, b);`, []string{"HDR", "SEP"}},
+		{`const char* s = PREFIX "name";`, []string{"PREFIX"}},
+		{`printf("plain" "concat\n");`, nil},
+		{`printf(FMT SEP FMT "\n", i, n);`, []string{"FMT", "SEP", "FMT"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			stmts, f := kernelBody(t, tt.src)
+			require.Len(t, stmts, 1)
+			assert.Equal(t, tt.src, f.Text(stmts[0].Span()), "statement span")
+			var macros []string
+			Walk(stmts[0], func(n Node) bool {
+				if p, ok := n.(*Primary); ok {
+					macros = append(macros, p.StringMacros...)
+				}
+				return true
+			})
+			assert.Equal(t, tt.macros, macros)
+		})
+	}
+}
