@@ -59,6 +59,9 @@ func bridge(filename, text string, toks []Token, from, to int, typeNames map[str
 			continue
 		}
 		value := text[t.Off:t.End]
+		if t.Kind == Punct && len(value) > 3 {
+			value = chevronText(value) // `<< <` written with spaces
+		}
 		typ := kindToType[t.Kind]
 		if typ == ttIdent && typeNames[value] {
 			typ = ttTypeName
@@ -331,7 +334,12 @@ func (f *File) SignificantTokens(s Span) []Token {
 
 // TokenText returns a token's text (a slice of one copy of the source:
 // no allocation per token).
-func (f *File) TokenText(t Token) string { return f.text[t.Off:t.End] }
+func (f *File) TokenText(t Token) string {
+	if t.Kind == Punct && t.End-t.Off > 3 {
+		return chevronText(f.text[t.Off:t.End])
+	}
+	return f.text[t.Off:t.End]
+}
 
 // parseBody parses a function body with the body grammar.
 func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *diag.Diagnostic) {
