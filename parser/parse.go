@@ -268,6 +268,9 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	lines := diag.NewLines(src)
 	f.lines = nil
 	f.scanDirectives(text)
+	if err := f.checkBalance(text, lines); err != nil {
+		return nil, err
+	}
 	f.TypeNames = collectTypeNames(text, f.Toks)
 
 	ptoks := bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)

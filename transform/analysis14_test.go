@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,4 +57,21 @@ func TestUnresolvedCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A header slatec cannot read as a whole is an error at its position, not
+// a silently skipped include.
+func TestUnreadableHeaderIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	hdr := filepath.Join(dir, "broken.cuh")
+	require.NoError(t, os.WriteFile(hdr, []byte("__device__ int idx() {\n  return blockIdx.x;\n"), 0o644))
+	main := filepath.Join(dir, "main.cu")
+	src := "#include \"broken.cuh\"\n__global__ void k(int* a) { a[idx()] = 1; }\n"
+	_, err := Load(main, []byte(src), nil)
+	require.Error(t, err)
+	d, ok := err.(diag.Diagnostic)
+	require.True(t, ok, "%T", err)
+	assert.Equal(t, hdr, d.File)
+	assert.Equal(t, 1, d.Line)
+	assert.Contains(t, d.Message, `unbalanced "{"`)
 }
