@@ -110,6 +110,9 @@ type Call struct {
 	// Qual is the outermost namespace or class the name is qualified with
 	// (cg in cg::sync(g)), "" for an unqualified call.
 	Qual string
+	// Macro names the macro whose expansion makes this call (Span is then
+	// the macro's use): such a call cannot be redirected by an edit.
+	Macro string
 	// Targets are the definitions in the file with that name (overloads).
 	Targets []*parser.Func
 }
@@ -167,6 +170,10 @@ type Analysis struct {
 	FileShared []SharedDecl
 	// IndexMacros maps macro names to the builtins their expansion reads.
 	IndexMacros map[string][]string
+	// macroCalls maps each macro to the functions defined in the analysed
+	// files that its expansion (transitively) names.
+	macroCalls map[string][]string
+	macros     map[string]*parser.Macro
 	// SyncMacros are macros whose expansion (transitively) synchronises:
 	// a use is a sync point like the barrier it hides.
 	SyncMacros map[string]bool
@@ -192,6 +199,7 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 			a.byName[fn.Name] = append(a.byName[fn.Name], fn)
 		}
 	}
+	a.macroCallTargets()
 	a.fileShared()
 	for _, file := range all {
 		for _, fn := range file.Funcs {
@@ -287,6 +295,7 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 		memo[name] = r
 		return r
 	}
+	a.macros = byName
 	a.IndexMacros = map[string][]string{}
 	for _, m := range macros {
 		if r := visit(m.Name, map[string]bool{}); len(r) > 0 {
@@ -323,6 +332,35 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 				a.Diags = append(a.Diags, a.at(m.Span.Start, diag.Warning,
 					"macro %s defines a kernel; slatec does not expand macros, so kernels it defines are neither inspected nor transformed (their launches run natively)", m.Name))
 			}
+		}
+	}
+}
+
+// macroCallTargets finds, for each macro, the functions defined in the
+// analysed files whose names its expansion contains (through other macros
+// too), so that a helper called only from a macro is still reached.
+func (a *Analysis) macroCallTargets() {
+	a.macroCalls = map[string][]string{}
+	for name := range a.macros {
+		set := map[string]bool{}
+		seen := map[string]bool{}
+		var visit func(n string)
+		visit = func(n string) {
+			m := a.macros[n]
+			if m == nil || seen[n] {
+				return
+			}
+			seen[n] = true
+			for _, id := range m.BodyIdents {
+				if a.byName[id] != nil && !contains(m.Params, id) {
+					set[id] = true
+				}
+				visit(id)
+			}
+		}
+		visit(name)
+		if len(set) > 0 {
+			a.macroCalls[name] = sortedKeys(set)
 		}
 	}
 }
@@ -487,7 +525,12 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			case warpIntrinsicNames[name]:
 				fi.WarpIntrinsics = true
 			}
-			if isCall && !member && !isBuiltin(name) {
+			if a.macros[name] != nil && !member && prev(1) != "::" {
+				// A macro, not a function: what its expansion calls.
+				for _, callee := range a.macroCalls[name] {
+					fi.Calls = append(fi.Calls, Call{Name: callee, Span: span(t), Targets: a.byName[callee], Macro: name})
+				}
+			} else if isCall && !member && !isBuiltin(name) {
 				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name], Qual: qualRoot(toks, i)})
 			}
 			if isCall && member {
@@ -918,6 +961,23 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 		for _, c := range h.Calls {
 			if len(c.Targets) == 0 && !systemCall(c) {
 				unresolved[c.Name] = true
+			}
+		}
+	}
+	// A helper that reads the block index, called from inside a macro
+	// expansion: the call cannot be redirected to the helper's persistent
+	// copy, so the physical index would be read.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, c := range f.Calls {
+			if c.Macro == "" {
+				continue
+			}
+			for _, t := range c.Targets {
+				if ti := a.Funcs[t]; ti != nil && ti.IndexUser {
+					k.Refusals = append(k.Refusals, a.atIn(f.File, c.Span.Start, diag.Error,
+						"macro %s expands to a call of %s, which reads blockIdx or gridDim: slatec does not expand macros, so it cannot make that call use the virtual block index", c.Macro, c.Name))
+					break
+				}
 			}
 		}
 	}

@@ -75,3 +75,59 @@ func TestUnreadableHeaderIsAnError(t *testing.T) {
 	assert.Equal(t, 1, d.Line)
 	assert.Contains(t, d.Message, `unbalanced "{"`)
 }
+
+// Function-like macros defined in the analysed files are macros: their
+// expansions count for index reads and sync points, they are never
+// unknown functions, and a helper they call is reached.
+func TestFunctionLikeMacros(t *testing.T) {
+	tests := []struct {
+		name       string
+		defs, body string
+		indexRead  bool   // the kernel reads blockIdx/gridDim
+		syncs      bool   // the kernel has a block-level sync point
+		refused    string // substring of a refusal, "" for none
+	}{
+		{"range check", "#define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) < (hi))\n",
+			"int i = threadIdx.x; if (IN_RANGE(i, 0, n)) a[i] = 1;", false, false, ""},
+		{"index macro with args", "#define GID(b) ((b) * blockDim.x + threadIdx.x + blockIdx.x * 0)\n",
+			"a[GID(1)] = 1;", true, false, ""},
+		{"nested macros", "#define ROW() (blockIdx.y)\n#define AT(p, w) (p)[ROW() * (w)]\n",
+			"AT(a, n) = 1;", true, false, ""},
+		{"macro calling a plain helper", "__device__ int twice(int x) { return 2 * x; }\n#define TWICE(x) twice(x)\n",
+			"a[threadIdx.x] = TWICE(n);", false, false, ""},
+		{"macro calling a syncing helper", "__device__ void bar() { __syncthreads(); }\n#define BAR() bar()\n",
+			"a[threadIdx.x] = 1; BAR(); a[0] = 2;", false, true, ""},
+		{"macro calling an index helper", "__device__ int bid() { return blockIdx.x; }\n#define BID() bid()\n",
+			"a[BID()] = 1;", true, false, "macro BID expands to a call of bid"},
+		{"macro parameter named like a helper", "__device__ int bid() { return blockIdx.x; }\n#define APPLY(bid, x) ((x) + 1)\n",
+			"a[0] = APPLY(0, n);", false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "#include \"missing_project.h\"\n" + tt.defs +
+				"__global__ void k(int* a, int n) {\n" + tt.body + "\n}\n"
+			a := load(t, "t.cu", src)
+			var k *KernelInfo
+			for _, x := range a.Kernels {
+				if x.Func.Name == "k" {
+					k = x
+				}
+			}
+			require.NotNil(t, k)
+			require.Nil(t, k.Func.Def.BodyErr)
+			assert.Empty(t, k.Unresolved, "macros are not unknown functions")
+			reads := false
+			for _, u := range k.AllUses {
+				reads = reads || u.Name == BlockIdx || u.Name == GridDim
+			}
+			assert.Equal(t, tt.indexRead, reads, "index read")
+			assert.Equal(t, tt.syncs, k.HasBlockSync, "block sync")
+			got := refusalText(k)
+			if tt.refused == "" {
+				assert.Empty(t, got)
+			} else {
+				assert.Contains(t, got, tt.refused)
+			}
+		})
+	}
+}

@@ -466,8 +466,8 @@ func cloneCallEdits(fi *FuncInfo, clones map[string]bool, suffix, lead string) [
 	var edits []emit.Edit
 	toks := tokensOf(fi.File, fi.Func.BodySpan)
 	for _, c := range fi.Calls {
-		if !clones[c.Name] {
-			continue
+		if !clones[c.Name] || c.Macro != "" {
+			continue // a call made by a macro's expansion has no text here (refused)
 		}
 		// The call's "(" after the name, past any template arguments.
 		i := sort.Search(len(toks), func(i int) bool { return int(toks[i].Off) >= c.Span.Start })
