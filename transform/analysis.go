@@ -166,6 +166,10 @@ type Analysis struct {
 	Funcs    map[*parser.Func]*FuncInfo
 	Kernels  []*KernelInfo
 	Launches []*LaunchSite
+	// DeviceLaunches are launches inside __global__ or __device__ code
+	// (dynamic parallelism): never rewritten into host launcher calls; the
+	// kernel that makes one is refused.
+	DeviceLaunches []*LaunchSite
 	// FileShared are __shared__ variables declared at namespace scope.
 	FileShared []SharedDecl
 	// IndexMacros maps macro names to the builtins their expansion reads.
@@ -226,7 +230,7 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 			}
 		}
 	}
-	a.Launches = findLaunches(f, a.Lines)
+	a.Launches, a.DeviceLaunches = splitDeviceLaunches(f, findLaunches(f, a.Lines))
 	a.macroLaunches()
 	return a
 }
@@ -1249,6 +1253,25 @@ func containsIndex(bs []string) bool {
 		}
 	}
 	return false
+}
+
+// splitDeviceLaunches separates the launches made from device code (in
+// the body of a __global__ or __device__ function) from host launches.
+func splitDeviceLaunches(f *parser.File, all []*LaunchSite) (host, device []*LaunchSite) {
+	for _, ls := range all {
+		dev := false
+		for _, fn := range f.Funcs {
+			if (fn.Global || fn.Device) && fn.BodySpan.Contains(ls.Span) {
+				dev = true
+			}
+		}
+		if dev {
+			device = append(device, ls)
+		} else {
+			host = append(host, ls)
+		}
+	}
+	return host, device
 }
 
 // macroLaunches warns about launches inside #define bodies: they are not

@@ -131,3 +131,42 @@ func TestFunctionLikeMacros(t *testing.T) {
 		})
 	}
 }
+
+// Launches inside device code (dynamic parallelism) are never rewritten
+// into host launcher calls, also when the launching kernel is left out.
+func TestDeviceLaunchesAreNotRewritten(t *testing.T) {
+	src := `__global__ void child(int* out, int n) { out[blockIdx.x] = n; }
+__device__ void spawn(int* out) { child<<<2, 32>>>(out, 2); }
+__global__ void parent(int* out) {
+  if (threadIdx.x == 0) child<<<1, 32>>>(out, 1);
+  spawn(out);
+}
+int main() { int* o = 0; child<<<4, 32>>>(o, 4); parent<<<1, 1>>>(o); }
+`
+	tests := []struct {
+		name    string
+		kernels []string
+	}{
+		{"parent left out", []string{"child"}},
+		{"child only, parent named too", []string{"child", "parent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := load(t, "t.cu", src)
+			assert.Len(t, a.Launches, 2, "host launches")
+			assert.Len(t, a.DeviceLaunches, 2, "device launches")
+			res, err := Persistent(a, Options{Version: "test", Kernels: tt.kernels})
+			require.NoError(t, err)
+			if len(tt.kernels) == 2 {
+				require.True(t, res.Diags.HasErrors(), "parent launches from the device: refused")
+				return
+			}
+			require.False(t, res.Diags.HasErrors())
+			out := string(res.Output)
+			has(t, out, "child<<<1, 32>>>(out, 1);")
+			has(t, out, "child<<<2, 32>>>(out, 2);")
+			has(t, out, "child__slate_launch(4, 32, 0, 0, o, 4)")
+			has(t, out, "parent<<<1, 1>>>(o)")
+		})
+	}
+}
