@@ -511,13 +511,12 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 				}
 			case cgCollectives[name] && isCall && !member && (qual == "cg" || qual == "cooperative_groups"):
 				fi.addSync(a, SyncWarp, qual+"::"+name, span(t))
-			case (name == "this_grid" || name == "grid_group") && !member:
-				fi.refuse(a, span(t), "uses the grid group (%s): grid-wide synchronisation needs every block resident at once, which a persistent worker pool cannot promise", name)
 			case (name == "this_cluster" || name == "cluster_group" || strings.HasPrefix(name, "__cluster_") || name == "cluster_sync") && !member:
 				fi.refuse(a, span(t), "uses thread block clusters (%s), which the persistent form does not support", name)
 			case member && isCall && (name == "group_index" || name == "block_index" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks"):
+				// On the grid group: virtualised (scanGridGroup).
 				recv := receiverName(toks, i-1)
-				if groupKinds[recv] == "grid" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks" {
+				if groupKinds[recv] != "grid" && (name == "block_rank" || name == "num_blocks" || name == "dim_blocks") {
 					fi.refuse(a, span(t), "calls %s.%s(), which reads the physical block index", recv, name)
 				}
 			case (name == "cudaLaunchKernel" || name == "cudaLaunchDevice" || name == "cudaGetParameterBuffer" || name == "cudaLaunchCooperativeKernel") && isCall:
@@ -550,6 +549,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			}
 		}
 	}
+	a.scanGridGroup(fi, toks, groupKinds)
 	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
 	return fi
 }
@@ -730,13 +730,38 @@ func (a *Analysis) groupVarKinds(toks []tok) map[string]string {
 		if toks[i].Kind == parser.Ident && i+2 < len(toks) && toks[i+1].text == "=" {
 			for j := i + 2; j < len(toks) && j < i+8 && toks[j].text != ";"; j++ {
 				if k := typeKind(toks[j].text); k != "" && j+1 < len(toks) && (toks[j+1].text == "(" || toks[j+1].text == "<") {
-					kinds[toks[i].text] = k
+					// Not `x = this_grid().size()`: a member of the group.
+					if !memberAfterCall(toks, j+1) {
+						kinds[toks[i].text] = k
+					}
 					break
 				}
 			}
 		}
 	}
 	return kinds
+}
+
+// memberAfterCall reports whether the call whose template arguments or
+// parentheses start at toks[i] is followed by a member access.
+func memberAfterCall(toks []tok, i int) bool {
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch toks[j].text {
+		case "(", "[", "{", "<":
+			depth++
+		case ")", "]", "}", ">":
+			depth--
+		case ">>":
+			depth -= 2
+		case ";":
+			return false
+		}
+		if depth <= 0 && toks[j].text == ")" {
+			return j+1 < len(toks) && (toks[j+1].text == "." || toks[j+1].text == "->")
+		}
+	}
+	return false
 }
 
 // callAfterAngles reports whether the `<` at index i opens template

@@ -523,7 +523,7 @@ func (t *transformer) groupIndexEdits(fi *FuncInfo) []emit.Edit {
 		}
 		return true
 	})
-	return edits
+	return append(edits, gridGroupEdits(t.a, fi)...)
 }
 
 // kernelView is the data of templates/kernel.cu.tmpl.

@@ -1,5 +1,5 @@
 // slatec-test: refuse grid_rank_fill
-// Uses a cg::grid_group (thread_rank over the whole grid, no sync): grid groups are refused by the transform.
+// Passes a cg::grid_group to a helper (thread_rank over the whole grid, no sync): slatec virtualises grid queries only where they are called directly, so this kernel is refused.
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
