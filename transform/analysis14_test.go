@@ -170,3 +170,45 @@ int main() { int* o = 0; child<<<4, 32>>>(o, 4); parent<<<1, 1>>>(o); }
 		})
 	}
 }
+
+// extern "C" kernels: the body function and worker share the kernel's
+// linkage (so extern __shared__ arrays link alike), the host launcher does
+// not; a helper defined after a kernel that calls it has its copy declared
+// after the helper's prototype.
+func TestExternCAndLateHelpers(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string // in this order in the output
+	}{
+		{"extern C specifier", `extern "C" __global__ void k(float* a) { extern __shared__ float s[]; s[0] = a[blockIdx.x]; __syncthreads(); a[0] = s[0]; }
+int main() { k<<<1, 32, 4>>>(0); }`, []string{"extern \"C\" {\n#line 1", "static __device__ __forceinline__ void k__slate_body(", "\n__global__ void k__slate(", "}\n#ifndef __CUDACC_RTC__\nstatic void k__slate_launch("}},
+		{"helper after its kernel", `__device__ int base(int k);
+__global__ void k(int* a) { a[base(1)] = 1; }
+__device__ int base(int k) { return blockIdx.x * k; }`, []string{"__device__ int base(int k);\n__device__ int base__slate(const uint3 blockIdx, const dim3 gridDim, int k);\n#line 1 \"t.cu\"\n\n",
+			"a[base__slate(blockIdx, gridDim, 1)] = 1;", "__device__ int base__slate(const uint3 blockIdx, const dim3 gridDim, int k) { return"}},
+		{"prototype without parameters, in a namespace", `namespace ns { __device__ int bid(); }
+namespace ns { __global__ void k(int* a) { a[bid()] = 1; } }
+namespace ns { __device__ int bid() { return blockIdx.x; } }`, []string{"namespace ns { __device__ int bid();\n__device__ int bid__slate(const uint3 blockIdx, const dim3 gridDim);\n#line 1 \"t.cu\"\n }\n", "a[bid__slate(blockIdx, gridDim)] = 1;"}},
+		{"(void) prototype", `__device__ int bid(void);
+__global__ void k(int* a) { a[bid()] = 1; }
+__device__ int bid(void) { return blockIdx.x; }`, []string{"__device__ int bid__slate(const uint3 blockIdx, const dim3 gridDim);"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := load(t, "t.cu", tt.src+"\n")
+			res, err := Persistent(a, Options{Version: "test"})
+			require.NoError(t, err)
+			var b strings.Builder
+			diag.Write(&b, res.Diags)
+			require.False(t, res.Diags.HasErrors(), b.String())
+			out := string(res.Output)
+			at := 0
+			for _, w := range tt.want {
+				i := strings.Index(out[at:], w)
+				require.GreaterOrEqual(t, i, 0, "missing (in order) %q", w)
+				at += i + len(w)
+			}
+		})
+	}
+}
