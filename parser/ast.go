@@ -40,8 +40,11 @@ type File struct {
 	Items []TopItem
 	// Funcs lists every function definition found, in source order,
 	// including those inside namespaces and extern "C" blocks.
-	Funcs  []*Func
-	Macros []*Macro
+	Funcs []*Func
+	// Members are the member functions defined inside class bodies (which
+	// the top level keeps opaque), in source order; see collectMembers.
+	Members []*Func
+	Macros  []*Macro
 	// TypeNames are identifiers taken as type names when parsing bodies.
 	TypeNames map[string]bool
 	// Includes are the file's #include directives in order.

@@ -131,3 +131,39 @@ func TestStringMacros(t *testing.T) {
 		})
 	}
 }
+
+// Member functions defined in class bodies are found and summarised, with
+// their class; __device__ bodies are parsed.
+func TestClassMembers(t *testing.T) {
+	src := `template <typename T>
+struct Tile {
+  static __device__ void run(T* a, int n) { a[blockIdx.x] = n; }
+  __device__ int row() const { return blockIdx.y; }
+  __host__ int host_only() { return 1; }
+  template <int N> __device__ int unrolled() { return N; }
+  __device__ int operator[](int k) const { return k; }
+  struct Inner { __device__ static int plane() { return blockIdx.z; } };
+ private:
+  int w_;
+ public:
+  __device__ Tile(int w) : w_(w) {}
+};
+namespace ns { class C { public: __device__ void f() {} }; }
+struct Decl;
+enum class E { A, B };
+`
+	f := parse(t, src)
+	var got []string
+	for _, m := range f.Members {
+		got = append(got, m.Class+"::"+m.Name)
+		if m.Device {
+			assert.Nil(t, m.Def.BodyErr, m.Name)
+			assert.NotNil(t, m.Def.Body, m.Name)
+		}
+	}
+	// The constructor with an initialiser list stays opaque.
+	assert.Equal(t, []string{"Tile::run", "Tile::row", "Tile::host_only", "Tile::unrolled", "Tile::operator[]",
+		"Tile::Inner::plane", "C::f"}, got)
+	assert.Equal(t, []string{"ns"}, f.Members[6].Namespace)
+	assert.Empty(t, f.Funcs, "members are not top-level functions")
+}

@@ -11,6 +11,7 @@ type Func struct {
 	Def       *FuncDef
 	Name      string
 	Namespace []string // enclosing namespaces, outermost first
+	Class     string   // the enclosing class of a member function ("A::B" when nested), "" otherwise
 	ExternC   bool     // extern "C" on the definition or an enclosing block
 	Global    bool     // __global__
 	Device    bool     // __device__

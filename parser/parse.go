@@ -286,6 +286,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 		f.Items = append(f.Items, it.(TopItem))
 	}
 	f.collectFuncs(text, lines)
+	f.collectMembers(text, lines)
 	return f, nil
 }
 

@@ -94,6 +94,9 @@ type FuncInfo struct {
 	Calls []Call
 	// MemberCalls are calls obj.f(...) / p->f(...), by method name.
 	MemberCalls []Call
+	// FuncRefs are functions named but not called (taken by address,
+	// passed as callbacks).
+	FuncRefs []Call
 	Shared      []SharedDecl
 	Refusal     []diag.Diagnostic
 	// Misc features, for the report.
@@ -199,14 +202,14 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	all := append([]*parser.File{f}, deps...)
 	a.indexMacros(all)
 	for _, file := range all {
-		for _, fn := range file.Funcs {
+		for _, fn := range a.funcsOf(file) {
 			a.byName[fn.Name] = append(a.byName[fn.Name], fn)
 		}
 	}
 	a.macroCallTargets()
 	a.fileShared()
 	for _, file := range all {
-		for _, fn := range file.Funcs {
+		for _, fn := range a.funcsOf(file) {
 			if fn.Global || fn.Device {
 				a.Funcs[fn] = a.analyzeFunc(fn, file)
 			}
@@ -233,6 +236,25 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	a.Launches, a.DeviceLaunches = splitDeviceLaunches(f, findLaunches(f, a.Lines))
 	a.macroLaunches()
 	return a
+}
+
+// funcsOf returns the functions of a file that the analysis follows: its
+// function definitions and, in the main file, the __device__ member
+// functions of its classes (their persistent copies go into the class,
+// next to them), in source order. Members of classes in included headers
+// stay opaque: a copy could not be placed inside them.
+func (a *Analysis) funcsOf(file *parser.File) []*parser.Func {
+	if file != a.File || len(file.Members) == 0 {
+		return file.Funcs
+	}
+	out := append([]*parser.Func(nil), file.Funcs...)
+	for _, m := range file.Members {
+		if m.Device && !m.Global && m.Def.Body != nil {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].NameSpan.Start < out[j].NameSpan.Start })
+	return out
 }
 
 func (a *Analysis) at(off int, sev diag.Severity, format string, args ...any) diag.Diagnostic {
@@ -424,6 +446,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
 	// call's arguments, not a call of a function v.
 	ctorParens := ctorInitParens(fn)
+	locals := localNames(fn, file)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -536,8 +559,17 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			} else if isCall && !member && !isBuiltin(name) {
 				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name], Qual: qualRoot(toks, i)})
 			}
+			// A function named without being called (&leaf, a callback):
+			// calls through the pointer cannot be redirected to a copy.
+			if !isCall && !member && prev(1) != "::" && a.byName[name] != nil && a.macros[name] == nil && next(1) != "::" && next(1) != "<<<" && !locals[name] {
+				fi.FuncRefs = append(fi.FuncRefs, Call{Name: name, Span: span(t), Targets: a.byName[name]})
+			}
 			if isCall && member {
 				fi.MemberCalls = append(fi.MemberCalls, Call{Name: name, Span: span(t)})
+				// obj.f(...) of a member function slatec parsed: a call of it.
+				if ms := membersNamed(a.byName[name]); len(ms) > 0 {
+					fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: ms})
+				}
 			}
 		case parser.Punct:
 			if t.text == "<<<" {
@@ -552,6 +584,76 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	a.scanGridGroup(fi, toks, groupKinds)
 	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
 	return fi
+}
+
+// implicitIndexMember returns a member function of the class named cls
+// (its last name segment) that is called implicitly (an operator, a
+// constructor or a destructor) and reads the block index, or nil.
+func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
+	for _, fn := range a.funcsOf(a.File) {
+		if fi := a.Funcs[fn]; fn.Class == "" || fi == nil || !fi.IndexUser {
+			continue
+		}
+		simple := fn.Class
+		if i := strings.LastIndex(simple, "::"); i >= 0 {
+			simple = simple[i+2:]
+		}
+		if simple != cls {
+			continue
+		}
+		if strings.HasPrefix(fn.Name, "operator") || fn.Name == simple || strings.HasPrefix(fn.Name, "~") {
+			return fn
+		}
+	}
+	return nil
+}
+
+// membersNamed returns the member functions among fns.
+func membersNamed(fns []*parser.Func) []*parser.Func {
+	var out []*parser.Func
+	for _, fn := range fns {
+		if fn.Class != "" {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
+// localNames returns the names a function declares: its parameters, the
+// variables its body declares and the parameters of its lambdas (a use of
+// one is not a reference to a function of that name).
+func localNames(fn *parser.Func, file *parser.File) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range fn.Params {
+		if p.Name != "" {
+			out[p.Name] = true
+		}
+	}
+	if fn.Def == nil || fn.Def.Body == nil {
+		return out
+	}
+	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.Declarator:
+			if n.Name != "" {
+				out[n.Name] = true
+			}
+			for _, b := range n.Bindings {
+				out[b] = true
+			}
+		case *parser.Lambda:
+			if n.Params != nil {
+				toks := tokensOf(file, n.Params.Span())
+				for i := 1; i < len(toks); i++ {
+					if (toks[i].text == "," || toks[i].text == ")") && toks[i-1].Kind == parser.Ident {
+						out[toks[i-1].text] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // ctorInitParens returns the offsets of the "(" of constructor-style
@@ -936,7 +1038,7 @@ func (a *Analysis) reachable(fn *parser.Func) []*FuncInfo {
 	// order in which C++ sees the definitions.
 	var out []*FuncInfo
 	for _, file := range append(append([]*parser.File(nil), a.Deps...), a.File) {
-		for _, f := range file.Funcs {
+		for _, f := range a.funcsOf(file) {
 			if f != fn && seen[f] && a.Funcs[f] != nil {
 				out = append(out, a.Funcs[f])
 			}
@@ -990,6 +1092,35 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 		for _, c := range h.Calls {
 			if len(c.Targets) == 0 && !systemCall(c) {
 				unresolved[c.Name] = true
+			}
+		}
+	}
+	// A helper that reads the block index, named without a call (its
+	// address taken): calls through the pointer reach the original.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, c := range f.FuncRefs {
+			for _, t := range c.Targets {
+				if ti := a.Funcs[t]; ti != nil && ti.IndexUser && !t.Global {
+					k.Refusals = append(k.Refusals, a.atIn(f.File, c.Span.Start, diag.Error,
+						"takes %s without calling it, and %s reads blockIdx or gridDim: a call through a pointer to it cannot be made to use the virtual block index", c.Name, c.Name))
+					break
+				}
+			}
+		}
+	}
+	// A class whose operators, constructors or destructor read the block
+	// index: their calls are implicit, so they cannot be redirected to
+	// persistent copies.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+			if t.Kind != parser.Ident {
+				continue
+			}
+			if m := a.implicitIndexMember(t.text); m != nil {
+				d := a.atIn(f.File, int(t.Off), diag.Error,
+					"uses %s, whose %s reads blockIdx or gridDim: slatec cannot make implicit calls (operators, constructors, destructors) use the virtual block index", t.text, m.Name)
+				d.Notes = append(d.Notes, a.atIn(a.File, m.NameSpan.Start, diag.Note, "%s::%s is here", m.Class, m.Name))
+				k.Refusals = append(k.Refusals, d)
 			}
 		}
 	}
@@ -1170,7 +1301,26 @@ func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
 			}
 		}
 	}
+	var parsed []parser.Span // bodies of member functions analysed as functions
+	if f == a.File {
+		for _, m := range a.funcsOf(f) {
+			if m.Class != "" {
+				parsed = append(parsed, m.BodySpan)
+			}
+		}
+	}
+	inParsed := func(t tok) bool {
+		for _, s := range parsed {
+			if s.Contains(span(t)) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, t := range toks {
+		if len(parsed) > 0 && inParsed(t) {
+			continue // its own facts apply, through calls of it
+		}
 		switch {
 		case t.text == "struct" || t.text == "class" || t.text == "union":
 			// Not a template parameter: template <class T> ...

@@ -212,3 +212,58 @@ __device__ int bid(void) { return blockIdx.x; }`, []string{"__device__ int bid__
 		})
 	}
 }
+
+// Member functions that read the block index are cloned like helpers
+// (inside their class); implicit calls (operators, constructors) and
+// functions taken by address are refused.
+func TestClassMethodsAndReferences(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		refused string   // substring of a refusal, "" for none
+		want    []string // in the output when transformed
+	}{
+		{"static method of a class template", `template <typename T> struct Tile { static __device__ void run(T* a) { a[blockIdx.x] = 1; } };
+__global__ void k(float* a) { Tile<float>::run(a); }`, "",
+			[]string{"static __device__ void run__slate(const uint3 blockIdx, const dim3 gridDim, T* a) {", "Tile<float>::run__slate(blockIdx, gridDim, a);"}},
+		{"member call on an object", `struct G { int w; __device__ int row() const { return blockIdx.y * w; } };
+__global__ void k(int* a) { G g{4}; a[g.row()] = 1; }`, "",
+			[]string{"__device__ int row__slate(const uint3 blockIdx, const dim3 gridDim) const {", "a[g.row__slate(blockIdx, gridDim)] = 1;"}},
+		{"method without index reads is not cloned", `struct G { int w; __device__ int width() const { return w; } };
+__global__ void k(int* a) { G g{4}; a[g.width() + blockIdx.x] = 1; }`, "",
+			[]string{"a[g.width() + blockIdx.x] = 1;"}},
+		{"operator reading the index", `struct G { __device__ int operator()(int k) const { return blockIdx.x + k; } };
+__global__ void k(int* a) { G g; a[g(1)] = 1; }`, "whose operator() reads blockIdx or gridDim", nil},
+		{"constructor reading the index", `struct G { int b; __device__ G() { b = blockIdx.x; } };
+__global__ void k(int* a) { G g; a[g.b] = 1; }`, "uses G, whose G reads blockIdx or gridDim", nil},
+		{"function taken by address", `__device__ int leaf() { return blockIdx.z; }
+__device__ int apply(int (*f)()) { return f(); }
+__global__ void k(int* a) { a[apply(&leaf)] = 1; }`, "takes leaf without calling it", nil},
+		{"parameter named like a function", `__device__ int n() { return blockIdx.x; }
+__global__ void k(int* a, int m) { int n = m; a[n] = 1; }`, "", []string{"int n = m; a[n] = 1;"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := load(t, "t.cu", tt.src+"\n")
+			var k *KernelInfo
+			for _, x := range a.Kernels {
+				if x.Func.Name == "k" {
+					k = x
+				}
+			}
+			require.NotNil(t, k)
+			got := refusalText(k)
+			if tt.refused != "" {
+				assert.Contains(t, got, tt.refused)
+				return
+			}
+			require.Empty(t, got)
+			res, err := Persistent(a, Options{Version: "test"})
+			require.NoError(t, err)
+			require.False(t, res.Diags.HasErrors())
+			for _, w := range tt.want {
+				has(t, string(res.Output), w)
+			}
+		})
+	}
+}
