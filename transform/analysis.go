@@ -97,8 +97,8 @@ type FuncInfo struct {
 	// FuncRefs are functions named but not called (taken by address,
 	// passed as callbacks).
 	FuncRefs []Call
-	Shared      []SharedDecl
-	Refusal     []diag.Diagnostic
+	Shared   []SharedDecl
+	Refusal  []diag.Diagnostic
 	// Misc features, for the report.
 	Printf, Atomics, WarpIntrinsics bool
 	// IndexUser is true when this function or anything it calls reads
