@@ -477,7 +477,7 @@ static void run(const plan& p, Launch launch)
 // ---- end of slatec support --------------------------------------------------
 #line 1 "testdata/kernels/class_methods.cu"
 // slatec-test: harness
-// Member functions that read blockIdx/gridDim: a class template's static run() called as Tile<T>::run(...), const member functions called on an object, a method calling another method, a nested struct, private state; methods without index reads stay as they are.
+// Member functions that read blockIdx/gridDim: a class template's static run() called as Tile<T>::run(...), const member functions called on an object, a method calling another method, a nested struct, members defined outside their class, private state; methods without index reads stay as they are.
 #include "harness.h"
 
 #include <vector>
@@ -551,12 +551,41 @@ __device__ static int plane__slate(const uint3 blockIdx, const dim3 gridDim) { r
     int w_;
 };
 
+// Members declared in the class and defined outside it.
+struct Strided {
+    int stride;
+    __device__ int start() const;
+__device__ int start__slate(const uint3 blockIdx, const dim3 gridDim) const;
+#line 34 "testdata/kernels/class_methods.cu"
+
+    static __device__ unsigned blocks();
+static __device__ unsigned blocks__slate(const uint3 blockIdx, const dim3 gridDim);
+#line 35 "testdata/kernels/class_methods.cu"
+
+};
+__device__ int Strided::start() const { return (int)(blockIdx.x * blockDim.x + threadIdx.x) * stride; }
+#ifndef SLATE_CLONE_start_0
+#define SLATE_CLONE_start_0
+#line 37 "testdata/kernels/class_methods.cu"
+__device__ int Strided::start__slate(const uint3 blockIdx, const dim3 gridDim) const { return (int)(blockIdx.x * blockDim.x + threadIdx.x) * stride; }
+#endif
+#line 37 "testdata/kernels/class_methods.cu"
+
+__device__ unsigned Strided::blocks() { return gridDim.x; }
+#ifndef SLATE_CLONE_blocks_0
+#define SLATE_CLONE_blocks_0
+#line 38 "testdata/kernels/class_methods.cu"
+__device__ unsigned Strided::blocks__slate(const uint3 blockIdx, const dim3 gridDim) { return gridDim.x; }
+#endif
+#line 38 "testdata/kernels/class_methods.cu"
+
+
 __global__ void run_tile(const float* in, float* out, int n) { Tile<float>::run(in, out, n); }
-#line 31 "testdata/kernels/class_methods.cu"
+#line 40 "testdata/kernels/class_methods.cu"
 static __device__ __forceinline__ void run_tile__slate_body(const uint3 blockIdx, const dim3 gridDim, const float* in, float* out, int n)
-#line 31 "testdata/kernels/class_methods.cu"
+#line 40 "testdata/kernels/class_methods.cu"
 { Tile<float>::run__slate(blockIdx, gridDim, in, out, n); }
-#line 31 "testdata/kernels/class_methods.cu"
+#line 40 "testdata/kernels/class_methods.cu"
 __global__ void run_tile__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
     slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
@@ -577,21 +606,56 @@ static void run_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
     });
 }
 #endif
-#line 31 "testdata/kernels/class_methods.cu"
+#line 40 "testdata/kernels/class_methods.cu"
+
+
+__global__ void strided_ids(int* out, int n) {
+    Strided s{2};
+    if (s.start() < n) out[s.start()] = (int)Strided::blocks();
+}
+#line 42 "testdata/kernels/class_methods.cu"
+static __device__ __forceinline__ void strided_ids__slate_body(const uint3 blockIdx, const dim3 gridDim, int* out, int n)
+#line 42 "testdata/kernels/class_methods.cu"
+{
+    Strided s{2};
+    if (s.start__slate(blockIdx, gridDim) < n) out[s.start__slate(blockIdx, gridDim)] = (int)Strided::blocks__slate(blockIdx, gridDim);
+}
+#line 42 "testdata/kernels/class_methods.cu"
+__global__ void strided_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
+{
+    slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+        strided_ids__slate_body(slate_b, slate_g, out, n);
+    });
+}
+#ifndef __CUDACC_RTC__
+static void strided_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int n)
+{
+    slate::plan slate_p;
+    if (!slate::make_plan(&slate_p, (const void*)&strided_ids__slate, (const void*)&strided_ids,
+                          slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
+        strided_ids<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(out, n);
+        return;
+    }
+    slate::run(slate_p, [&](slate_ctl* slate_c, const slate_cfg& slate_f, unsigned int slate_w) {
+        strided_ids__slate<<<slate_w, slate_block, slate_shmem, slate_stream>>>(slate_c, slate_f, out, n);
+    });
+}
+#endif
+#line 45 "testdata/kernels/class_methods.cu"
 
 
 __global__ void fill_grid(int* out, int w, int h) {
     Grid2 g(w);
     if (g.col() < g.width() && g.row() < h) out[g.at()] = g.row() * 1000 + g.col() + Grid2::Inner::plane();
 }
-#line 33 "testdata/kernels/class_methods.cu"
+#line 47 "testdata/kernels/class_methods.cu"
 static __device__ __forceinline__ void fill_grid__slate_body(const uint3 blockIdx, const dim3 gridDim, int* out, int w, int h)
-#line 33 "testdata/kernels/class_methods.cu"
+#line 47 "testdata/kernels/class_methods.cu"
 {
     Grid2 g(w);
     if (g.col__slate(blockIdx, gridDim) < g.width() && g.row__slate(blockIdx, gridDim) < h) out[g.at__slate(blockIdx, gridDim)] = g.row__slate(blockIdx, gridDim) * 1000 + g.col__slate(blockIdx, gridDim) + Grid2::Inner::plane__slate(blockIdx, gridDim);
 }
-#line 33 "testdata/kernels/class_methods.cu"
+#line 47 "testdata/kernels/class_methods.cu"
 __global__ void fill_grid__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
     slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
@@ -612,7 +676,7 @@ static void fill_grid__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
     });
 }
 #endif
-#line 36 "testdata/kernels/class_methods.cu"
+#line 50 "testdata/kernels/class_methods.cu"
 
 
 int main() {
@@ -620,12 +684,14 @@ int main() {
     std::vector<float> in(n), out(n);
     harness_fill_float(in.data(), n, -1.0f, 1.0f);
     const int w = 300, h = 200;
-    std::vector<int> grid(w * h);
+    std::vector<int> grid(w * h), ids(2 * 4096, -1);
     float *d_in, *d_out;
-    int* d_grid;
+    int *d_grid, *d_ids;
     CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_grid, grid.size() * sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&d_ids, ids.size() * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_ids, ids.data(), ids.size() * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     const int blocks = (n + 255) / 256;
     const dim3 gb((w + 15) / 16, (h + 15) / 16), bb(16, 16);
@@ -637,7 +703,12 @@ int main() {
         fill_grid__slate_launch(gb, bb, 0, 0, d_grid, w, h);
         CUDA_CHECK(cudaGetLastError());
     });
+    harness_timed("strided_ids", [&] {
+        strided_ids__slate_launch(32, 128, 0, 0, d_ids, (int)ids.size());
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(ids.data(), d_ids, ids.size() * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(grid.data(), d_grid, grid.size() * sizeof(int), cudaMemcpyDeviceToHost));
     std::vector<float> want(n);
@@ -645,12 +716,17 @@ int main() {
     std::vector<int> want_grid(w * h);
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) want_grid[y * w + x] = y * 1000 + x;
+    std::vector<int> want_ids(ids.size(), -1);
+    for (int t = 0; t < 4096; ++t) want_ids[2 * t] = 32;
+    if (!harness_equal("ids", ids.data(), want_ids.data(), ids.size())) return harness_fail("strided_ids");
     if (!harness_close("out", out.data(), want.data(), n, 0.0, 0.0)) return harness_fail("run_tile");
     if (!harness_equal("grid", grid.data(), want_grid.data(), grid.size())) return harness_fail("fill_grid");
     harness_dump("out", out.data(), n);
     harness_dump("grid", grid.data(), grid.size());
+    harness_dump("ids", ids.data(), ids.size());
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(d_grid));
+    CUDA_CHECK(cudaFree(d_ids));
     return harness_pass();
 }

@@ -591,10 +591,14 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 // constructor or a destructor) and reads the block index, or nil.
 func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
 	for _, fn := range a.funcsOf(a.File) {
-		if fi := a.Funcs[fn]; fn.Class == "" || fi == nil || !fi.IndexUser {
+		owner := fn.Class
+		if owner == "" {
+			owner = fn.Scope // defined outside its class: A::operator[]
+		}
+		if fi := a.Funcs[fn]; owner == "" || fi == nil || !fi.IndexUser {
 			continue
 		}
-		simple := fn.Class
+		simple := owner
 		if i := strings.LastIndex(simple, "::"); i >= 0 {
 			simple = simple[i+2:]
 		}
@@ -612,7 +616,7 @@ func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
 func membersNamed(fns []*parser.Func) []*parser.Func {
 	var out []*parser.Func
 	for _, fn := range fns {
-		if fn.Class != "" {
+		if fn.Class != "" || fn.Scope != "" {
 			out = append(out, fn)
 		}
 	}
@@ -1119,7 +1123,11 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			if m := a.implicitIndexMember(t.text); m != nil {
 				d := a.atIn(f.File, int(t.Off), diag.Error,
 					"uses %s, whose %s reads blockIdx or gridDim: slatec cannot make implicit calls (operators, constructors, destructors) use the virtual block index", t.text, m.Name)
-				d.Notes = append(d.Notes, a.atIn(a.File, m.NameSpan.Start, diag.Note, "%s::%s is here", m.Class, m.Name))
+				owner := m.Class
+				if owner == "" {
+					owner = m.Scope
+				}
+				d.Notes = append(d.Notes, a.atIn(a.File, m.NameSpan.Start, diag.Note, "%s::%s is here", owner, m.Name))
 				k.Refusals = append(k.Refusals, d)
 			}
 		}

@@ -239,6 +239,16 @@ __global__ void k(int* a) { G g; a[g.b] = 1; }`, "uses G, whose G reads blockIdx
 		{"function taken by address", `__device__ int leaf() { return blockIdx.z; }
 __device__ int apply(int (*f)()) { return f(); }
 __global__ void k(int* a) { a[apply(&leaf)] = 1; }`, "takes leaf without calling it", nil},
+		{"members defined outside their class", `struct A { int w; __device__ int f() const; static __device__ int g(); };
+__device__ int A::f() const { return blockIdx.x * w; }
+__device__ int A::g() { return gridDim.x; }
+__global__ void k(int* out) { A a{2}; out[a.f() + A::g()] = 1; }`, "",
+			[]string{"__device__ int f__slate(const uint3 blockIdx, const dim3 gridDim) const;", "static __device__ int g__slate(const uint3 blockIdx, const dim3 gridDim);",
+				"__device__ int A::f__slate(const uint3 blockIdx, const dim3 gridDim) const {", "__device__ int A::g__slate(const uint3 blockIdx, const dim3 gridDim) {",
+				"out[a.f__slate(blockIdx, gridDim) + A::g__slate(blockIdx, gridDim)] = 1;"}},
+		{"operator defined outside its class", `struct A { __device__ int operator[](int k) const; };
+__device__ int A::operator[](int k) const { return blockIdx.x + k; }
+__global__ void k(int* out) { A a; out[a[1]] = 1; }`, "uses A, whose operator[] reads blockIdx", nil},
 		{"parameter named like a function", `__device__ int n() { return blockIdx.x; }
 __global__ void k(int* a, int m) { int n = m; a[n] = 1; }`, "", []string{"int n = m; a[n] = 1;"}},
 	}

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/slatec/slatec/emit"
@@ -9,46 +10,99 @@ import (
 )
 
 // cloneProtos declares the persistent copy of a helper next to each of the
-// helper's prototypes that come before its definition in the main file, so
-// a kernel defined between the prototype and the definition can call the
-// copy (the copy itself is emitted after the definition). The declaration
-// is the prototype with the copy's name and leading parameters; default
-// arguments stay with it.
+// helper's prototypes that come before its definition in the main file:
+// at namespace scope, so a kernel defined between the prototype and the
+// definition can call the copy (emitted after the definition); and inside
+// a class or namespace whose member is defined outside it (`int A::f()
+// {...}`), where the copy's qualified definition needs a declaration. The
+// declaration is the prototype with the copy's name and leading
+// parameters; default arguments stay with it.
 func (t *transformer) cloneProtos() {
 	f := t.a.File
-	for name := range t.clones {
+	var sig []tok
+	for _, tk := range tokensOf(f, parser.Span{Start: 0, End: len(f.Src)}) {
+		sig = append(sig, tk)
+	}
+	names := make([]string, 0, len(t.clones))
+	for n := range t.clones {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		first := -1 // the first definition of name in the main file
 		for _, fn := range t.a.byName[name] {
-			if t.a.Funcs[fn] != nil && t.a.Funcs[fn].File == f && (first < 0 || fn.Def.Span().Start < first) {
+			if fi := t.a.Funcs[fn]; fi != nil && fi.File == f && fn.Class == "" && (first < 0 || fn.Def.Span().Start < first) {
 				first = fn.Def.Span().Start
 			}
 		}
 		if first < 0 {
 			continue
 		}
-		var visit func(items []parser.TopItem)
-		visit = func(items []parser.TopItem) {
-			for _, it := range items {
-				switch it := it.(type) {
-				case *parser.Namespace:
-					visit(it.Items)
-				case *parser.LinkageBlock:
-					visit(it.Items)
-				case *parser.Opaque:
-					if it.Span().End > first {
-						continue
-					}
-					if text, ok := t.cloneProto(it.Span(), name); ok {
-						// The rest of the prototype's line keeps its number.
-						line, _ := t.a.Lines.Position(it.Span().End)
-						text += fmt.Sprintf("\n#line %d \"%s\"\n", line, t.lineFile)
-						t.edits = append(t.edits, emit.Insert(it.Span().End, text, "clone prototype "+name))
-					}
-				}
+		for i, tk := range sig {
+			if int(tk.Off) >= first {
+				break
+			}
+			if tk.text != name || tk.Kind != parser.Ident || i+1 >= len(sig) || sig[i+1].text != "(" {
+				continue
+			}
+			if i > 0 && (sig[i-1].text == "." || sig[i-1].text == "->" || sig[i-1].text == "::") {
+				continue
+			}
+			s, ok := declSpan(sig, i)
+			if !ok {
+				continue
+			}
+			if text, ok := t.cloneProto(s, name); ok {
+				// The rest of the prototype's line keeps its number.
+				line, _ := t.a.Lines.Position(s.End)
+				text += fmt.Sprintf("\n#line %d \"%s\"\n", line, t.lineFile)
+				t.edits = append(t.edits, emit.Insert(s.End, text, "clone prototype "+name))
 			}
 		}
-		visit(f.Items)
 	}
+}
+
+// declSpan returns the span of the declaration around the name at
+// sig[i]: from after the previous `;`, `{`, `}` or access specifier's `:`
+// to its `;`, when it is a declaration of one function (nothing nested).
+func declSpan(sig []tok, i int) (parser.Span, bool) {
+	b := i
+	for b > 0 {
+		p := sig[b-1].text
+		if p == ";" || p == "{" || p == "}" || (p == ":" && b >= 2 && (sig[b-2].text == "public" || sig[b-2].text == "private" || sig[b-2].text == "protected")) {
+			break
+		}
+		b--
+	}
+	// Only declaration words before the name: a macro invocation in front
+	// (FOO(x) without a semicolon) would be copied with the prototype.
+	for j := b; j < i; j++ {
+		if sig[j].text == "(" {
+			if j == b || !(sig[j-1].text == "__launch_bounds__" || sig[j-1].text == "__attribute__" ||
+				sig[j-1].text == "alignas" || sig[j-1].text == "__align__" || sig[j-1].text == "__declspec") {
+				return parser.Span{}, false
+			}
+		}
+	}
+	depth := 0
+	for e := i + 1; e < len(sig); e++ {
+		switch sig[e].text {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+			if depth < 0 {
+				return parser.Span{}, false
+			}
+		case "{", "}":
+			return parser.Span{}, false
+		case ";":
+			if depth == 0 {
+				return parser.Span{Start: int(sig[b].Off), End: int(sig[e].End)}, true
+			}
+		}
+	}
+	return parser.Span{}, false
 }
 
 // cloneProto returns the copy's declaration for a prototype of a device
@@ -114,4 +168,19 @@ func wrapExternC(text string) string {
 		return "extern \"C\" {\n" + text + "\n}\n"
 	}
 	return "extern \"C\" {\n" + text[:i] + "}\n" + text[i:]
+}
+
+// cloneName is the name of a helper's copy as its definition spells it:
+// f -> f__slate, and A::f -> A::f__slate for a member defined outside its
+// class.
+func cloneName(f *parser.File, fn *parser.Func, suffix string) string {
+	if fn.Scope == "" {
+		return fn.Name + suffix
+	}
+	text := f.Text(fn.NameSpan)
+	i := strings.LastIndex(text, fn.Name)
+	if i < 0 || i+len(fn.Name) != len(text) {
+		return fn.Name + suffix
+	}
+	return text + suffix
 }

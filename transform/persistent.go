@@ -408,7 +408,7 @@ func (t *transformer) cloneText(fi *FuncInfo, overload int) (string, error) {
 	f := fi.File
 	def := fn.Def.Span()
 	var edits []emit.Edit
-	edits = append(edits, emit.Replace(fn.NameSpan.Start, fn.NameSpan.End, fn.Name+"__slate", "clone name"))
+	edits = append(edits, emit.Replace(fn.NameSpan.Start, fn.NameSpan.End, cloneName(f, fn, "__slate"), "clone name"))
 	lead := "const uint3 blockIdx, const dim3 gridDim"
 	ps := fn.ParamsSpan
 	if len(fn.Params) == 0 {

@@ -1,5 +1,5 @@
 // slatec-test: harness
-// Member functions that read blockIdx/gridDim: a class template's static run() called as Tile<T>::run(...), const member functions called on an object, a method calling another method, a nested struct, private state; methods without index reads stay as they are.
+// Member functions that read blockIdx/gridDim: a class template's static run() called as Tile<T>::run(...), const member functions called on an object, a method calling another method, a nested struct, members defined outside their class, private state; methods without index reads stay as they are.
 #include "harness.h"
 
 #include <vector>
@@ -28,7 +28,21 @@ class Grid2 {
     int w_;
 };
 
+// Members declared in the class and defined outside it.
+struct Strided {
+    int stride;
+    __device__ int start() const;
+    static __device__ unsigned blocks();
+};
+__device__ int Strided::start() const { return (int)(blockIdx.x * blockDim.x + threadIdx.x) * stride; }
+__device__ unsigned Strided::blocks() { return gridDim.x; }
+
 __global__ void run_tile(const float* in, float* out, int n) { Tile<float>::run(in, out, n); }
+
+__global__ void strided_ids(int* out, int n) {
+    Strided s{2};
+    if (s.start() < n) out[s.start()] = (int)Strided::blocks();
+}
 
 __global__ void fill_grid(int* out, int w, int h) {
     Grid2 g(w);
@@ -40,12 +54,14 @@ int main() {
     std::vector<float> in(n), out(n);
     harness_fill_float(in.data(), n, -1.0f, 1.0f);
     const int w = 300, h = 200;
-    std::vector<int> grid(w * h);
+    std::vector<int> grid(w * h), ids(2 * 4096, -1);
     float *d_in, *d_out;
-    int* d_grid;
+    int *d_grid, *d_ids;
     CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_grid, grid.size() * sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&d_ids, ids.size() * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_ids, ids.data(), ids.size() * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     const int blocks = (n + 255) / 256;
     const dim3 gb((w + 15) / 16, (h + 15) / 16), bb(16, 16);
@@ -57,7 +73,12 @@ int main() {
         fill_grid<<<gb, bb>>>(d_grid, w, h);
         CUDA_CHECK(cudaGetLastError());
     });
+    harness_timed("strided_ids", [&] {
+        strided_ids<<<32, 128>>>(d_ids, (int)ids.size());
+        CUDA_CHECK(cudaGetLastError());
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(ids.data(), d_ids, ids.size() * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(grid.data(), d_grid, grid.size() * sizeof(int), cudaMemcpyDeviceToHost));
     std::vector<float> want(n);
@@ -65,12 +86,17 @@ int main() {
     std::vector<int> want_grid(w * h);
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) want_grid[y * w + x] = y * 1000 + x;
+    std::vector<int> want_ids(ids.size(), -1);
+    for (int t = 0; t < 4096; ++t) want_ids[2 * t] = 32;
+    if (!harness_equal("ids", ids.data(), want_ids.data(), ids.size())) return harness_fail("strided_ids");
     if (!harness_close("out", out.data(), want.data(), n, 0.0, 0.0)) return harness_fail("run_tile");
     if (!harness_equal("grid", grid.data(), want_grid.data(), grid.size())) return harness_fail("fill_grid");
     harness_dump("out", out.data(), n);
     harness_dump("grid", grid.data(), grid.size());
+    harness_dump("ids", ids.data(), ids.size());
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(d_grid));
+    CUDA_CHECK(cudaFree(d_ids));
     return harness_pass();
 }
