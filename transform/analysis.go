@@ -1237,6 +1237,7 @@ var knownDeviceFuncs = func() map[string]bool {
 		tiled_partition coalesced_threads labeled_partition binary_partition sync reduce
 		inclusive_scan exclusive_scan this_grid this_cluster plus less greater
 		memcpy_async wait wait_prior invoke_one invoke_one_broadcast
+		load_matrix_sync store_matrix_sync mma_sync bmma_sync fill_fragment
 		clock clock64 nan nanf scalbn scalbnf ilogb ilogbf logb logbf fdim fdimf rhypot rhypotf
 		norm rnorm norm4d rnorm4d rcbrt rcbrtf sincospi sincospif j0 j0f j1 j1f y0 y0f y1 y1f
 		erfcx erfcxf labs llabs rnorm3df norm3df normf rnormf cyl_bessel_i0 cyl_bessel_i0f

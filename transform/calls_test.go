@@ -36,6 +36,7 @@ func TestUnresolvedCalls(t *testing.T) {
 		{"vector type casts and half math", "a[0] = float2(b, c).x + __half2float(hsqrt(__float2half(b)));", nil, ""},
 		{"system namespaces", "a[0] = std::min(b, c) + cuda::std::max(b, c); auto s = cub::ThreadLoad<cub::LOAD_LDG>(a);", nil, ""},
 		{"cooperative groups", "auto cta = cg::this_thread_block(); auto w = cg::tiled_partition<32>(cta); a[0] = cg::reduce(w, b, cg::plus<float>());", nil, ""},
+		{"wmma after using namespace", "using namespace nvcuda; wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc; wmma::fill_fragment(acc, 0.0f); fill_fragment(acc, 1.0f); a[0] = b;", nil, ""},
 		{"unknown project function", "a[0] = project_scale(b);", []string{"project_scale"}, "calls project_scale, which is not defined in this file"},
 		{"unknown qualified project function", "a[0] = mylib::scale(b);", []string{"scale"}, "calls scale"},
 		{"a call that is a call", "float3 v = make_float3(b, c, b); a[0] = lerp3(v);", []string{"lerp3"}, "calls lerp3"},
