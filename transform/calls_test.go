@@ -278,3 +278,22 @@ __global__ void k(int* a, int m) { int n = m; a[n] = 1; }`, "", []string{"int n 
 		})
 	}
 }
+
+// A helper prototyped in a header and defined in the main file after a
+// kernel that calls it: its copy is declared before that kernel.
+func TestLateHelperWithHeaderPrototype(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "h.cuh"), []byte("#pragma once\n__device__ int base_of(int k);\n"), 0o644))
+	main := filepath.Join(dir, "m.cu")
+	src := "#include \"h.cuh\"\n__global__ void k(int* a) { a[base_of(1)] = 1; }\n__device__ int base_of(int k) { return blockIdx.x * k; }\n"
+	a, err := Load(main, []byte(src), nil)
+	require.NoError(t, err)
+	res, err := Persistent(a, Options{Version: "test"})
+	require.NoError(t, err)
+	require.False(t, res.Diags.HasErrors())
+	out := string(res.Output)
+	proto := strings.Index(out, "__device__ int base_of__slate(const uint3 blockIdx, const dim3 gridDim, int k);\n#line 2 ")
+	use := strings.Index(out, "a[base_of__slate(blockIdx, gridDim, 1)]")
+	require.GreaterOrEqual(t, proto, 0, "prototype of the copy")
+	require.Greater(t, use, proto, "declared before its first use")
+}

@@ -38,6 +38,7 @@ func (t *transformer) cloneProtos() {
 		if first < 0 {
 			continue
 		}
+		declared := false
 		for i, tk := range sig {
 			if int(tk.Off) >= first {
 				break
@@ -57,9 +58,76 @@ func (t *transformer) cloneProtos() {
 				line, _ := t.a.Lines.Position(s.End)
 				text += fmt.Sprintf("\n#line %d \"%s\"\n", line, t.lineFile)
 				t.edits = append(t.edits, emit.Insert(s.End, text, "clone prototype "+name))
+				declared = true
+			}
+		}
+		if !declared {
+			t.protoBeforeCallers(name, first)
+		}
+	}
+}
+
+// protoBeforeCallers declares the copy of a helper whose prototype slatec
+// did not find in the main file (it is in a header) before the first
+// function of the main file that calls the helper ahead of its definition,
+// from the definition's head, when both are at the same namespace scope.
+func (t *transformer) protoBeforeCallers(name string, first int) {
+	f := t.a.File
+	var def *parser.Func
+	for _, fn := range t.a.byName[name] {
+		if fi := t.a.Funcs[fn]; fi != nil && fi.File == f && fn.Def.Span().Start == first {
+			def = fn
+		}
+	}
+	if def == nil || def.Class != "" || def.Scope != "" {
+		return
+	}
+	var caller *parser.Func
+	for _, fn := range t.a.funcsOf(f) {
+		fi := t.a.Funcs[fn]
+		if fi == nil || fn.Class != "" || fn.Def.Span().Start >= first || !sameNamespace(fn, def) {
+			continue
+		}
+		for _, c := range fi.Calls {
+			if c.Name == name && c.Macro == "" {
+				if caller == nil || fn.Def.Span().Start < caller.Def.Span().Start {
+					caller = fn
+				}
 			}
 		}
 	}
+	if caller == nil {
+		return
+	}
+	lead := "const uint3 blockIdx, const dim3 gridDim"
+	var edits []emit.Edit
+	edits = append(edits, emit.Replace(def.NameSpan.Start, def.NameSpan.End, name+"__slate", "clone name"))
+	ps := def.ParamsSpan
+	if len(def.Params) == 0 {
+		edits = append(edits, emit.Replace(ps.Start, ps.End, "("+lead+")", "clone params"))
+	} else {
+		edits = append(edits, emit.Insert(ps.Start+1, lead+", ", "clone params"))
+	}
+	head, err := emit.ApplyRange(f.Src, def.Def.Span().Start, def.BodySpan.Start, edits)
+	if err != nil {
+		return
+	}
+	at := caller.Def.Span().Start
+	line, _ := t.a.Lines.Position(at)
+	text := strings.TrimRight(head, " \t\r\n") + ";\n" + fmt.Sprintf("#line %d \"%s\"\n", line, t.lineFile)
+	t.edits = append(t.edits, emit.Insert(at, text, "clone prototype "+name))
+}
+
+func sameNamespace(a, b *parser.Func) bool {
+	if len(a.Namespace) != len(b.Namespace) {
+		return false
+	}
+	for i := range a.Namespace {
+		if a.Namespace[i] != b.Namespace[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // declSpan returns the span of the declaration around the name at
