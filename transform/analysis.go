@@ -439,6 +439,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	toks := tokensOf(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
+	paramGroupKinds(fn, groupKinds)
 	// Masks that name the lanes present (from __activemask, a ballot, a
 	// match): collectives over them adapt to whichever lanes arrive, so they
 	// are not sync points that returned threads must reach.

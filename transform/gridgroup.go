@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"strings"
+
 	"github.com/slatec/slatec/emit"
 	"github.com/slatec/slatec/parser"
 )
@@ -88,10 +90,12 @@ func (a *Analysis) scanGridGroup(fi *FuncInfo, toks []tok, kinds map[string]stri
 			switch {
 			case text(i+3) == ".":
 				member(i+3, "this_grid()")
-			case text(i-1) == "=" || (text(i-1) == "::" && text(i-3) == "="):
+			case plainInit(toks, i-qualLen(toks, i)):
 				// The initialiser of a grid variable: checked at its uses.
 			case isSyncArg(toks, i):
 				// cg::sync(this_grid()): refused by the sync analysis.
+			case a.isParsedCallArg(toks, i-qualLen(toks, i), i+3):
+				// Passed to a function slatec analyses.
 			default:
 				fi.refuse(a, span(t), "passes this_grid() on: slatec virtualises the grid group only where its queries are called directly")
 			}
@@ -110,8 +114,11 @@ func (a *Analysis) scanGridGroup(fi *FuncInfo, toks []tok, kinds map[string]stri
 			case isGroupDecl(toks, i):
 				// Its declaration (or assignment from this_grid()).
 			case isSyncArg(toks, i):
+			case a.isParsedCallArg(toks, i, i+1):
+				// Passed to a function slatec analyses: its parameter is a
+				// grid group there, checked and virtualised in its copy.
 			default:
-				fi.refuse(a, span(t), "passes or copies the grid group %s: slatec virtualises the grid group only where its queries are called directly", name)
+				fi.refuse(a, span(t), "passes or copies the grid group %s: slatec virtualises the grid group only where its queries are called directly or in functions it can see", name)
 			}
 		}
 	}
@@ -146,6 +153,71 @@ func isGroupDecl(toks []tok, i int) bool {
 	return text(i+1) == "=" && (p == ";" || p == "{" || p == "}" || p == "")
 }
 
+// plainInit reports whether toks[i] starts the initialiser of a plain
+// variable: `g = ...` or `T g = ...`, not `obj.g = ...` or `a[0] = ...`.
+func plainInit(toks []tok, i int) bool {
+	if i < 2 || toks[i-1].text != "=" || toks[i-2].Kind != parser.Ident {
+		return false
+	}
+	return i < 3 || (toks[i-3].text != "." && toks[i-3].text != "->")
+}
+
+// qualLen is the number of tokens of the qualifier before toks[i]
+// (2 for cg::this_grid).
+func qualLen(toks []tok, i int) int {
+	n := 0
+	for i-n >= 2 && toks[i-n-1].text == "::" && toks[i-n-2].Kind == parser.Ident {
+		n += 2
+	}
+	return n
+}
+
+// isParsedCallArg reports whether toks[from:to] is a whole argument of a
+// call to a function slatec analyses (defined in the file or a header).
+func (a *Analysis) isParsedCallArg(toks []tok, from, to int) bool {
+	if from < 1 || to >= len(toks) || (toks[from-1].text != "(" && toks[from-1].text != ",") || (toks[to].text != "," && toks[to].text != ")") {
+		return false
+	}
+	depth := 0
+	for j := from - 1; j >= 0; j-- {
+		switch toks[j].text {
+		case ")", "]", "}":
+			depth++
+		case "[", "{":
+			depth--
+		case "(":
+			if depth == 0 {
+				if j == 0 || toks[j-1].Kind != parser.Ident {
+					return false
+				}
+				for _, fn := range a.byName[toks[j-1].text] {
+					if fn.Device || fn.Global {
+						return true
+					}
+				}
+				return false
+			}
+			depth--
+		}
+		if depth < 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// paramGroupKinds marks a function's grid-group parameters
+// (`const cg::grid_group& g`) in kinds, so their queries are virtualised
+// and their sync refused like a local grid group's. (Other group kinds of
+// parameters stay unknown, as the sync analysis has always read them.)
+func paramGroupKinds(fn *parser.Func, kinds map[string]string) {
+	for _, p := range fn.Params {
+		if p.Name != "" && strings.Contains(p.Type, "grid_group") && !strings.Contains(p.Type, "multi_grid_group") {
+			kinds[p.Name] = "grid"
+		}
+	}
+}
+
 // isSyncArg reports whether toks[i] starts the only argument of a
 // (cg::)sync( ... ) call.
 func isSyncArg(toks []tok, i int) bool {
@@ -160,6 +232,7 @@ func gridGroupEdits(a *Analysis, fi *FuncInfo) []emit.Edit {
 		return nil
 	}
 	kinds := a.groupVarKinds(tokensOf(fi.File, fi.Func.BodySpan))
+	paramGroupKinds(fi.Func, kinds)
 	var edits []emit.Edit
 	parser.Walk(fi.Func.Def.Body, func(n parser.Node) bool {
 		p, ok := n.(*parser.PostfixExpr)

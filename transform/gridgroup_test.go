@@ -38,6 +38,12 @@ func TestGridGroup(t *testing.T) {
 			[]string{"o[0] = (((unsigned long long)gridDim.x * (gridDim.y * gridDim.z)));"}},
 		{"helper is cloned", `__device__ unsigned long long rank() { return cg::this_grid().thread_rank(); }
 __global__ void k(unsigned long long* o) { o[rank()] = 1; }`, "", []string{"o[rank__slate(blockIdx, gridDim)] = 1;"}},
+		{"passed to a helper", `__device__ unsigned long long r(const cg::grid_group& g) { return g.thread_rank(); }
+__global__ void k(unsigned long long* o) { cg::grid_group g = cg::this_grid(); o[r(g)] = 1; }`, "",
+			[]string{"o[r__slate(blockIdx, gridDim, g)] = 1;"}},
+		{"this_grid() passed to a helper", `__device__ unsigned long long r(int x, cg::grid_group g) { return g.block_rank() + x; }
+__global__ void k(unsigned long long* o) { o[r(1, cg::this_grid())] = 1; }`, "",
+			[]string{"o[r__slate(blockIdx, gridDim, 1, cg::this_grid())] = 1;"}},
 		{"member value of the group is not the group", `__global__ void k(unsigned* o) {
   unsigned w = cg::this_grid().dim_threads().x;
   o[w] = w;
@@ -48,10 +54,12 @@ __global__ void k(unsigned long long* o) { o[rank()] = 1; }`, "", []string{"o[ra
 		{"this_grid().sync", `__global__ void k(int* o) { o[0] = 1; cg::this_grid().sync(); }`, "synchronises the whole grid (this_grid().sync())", nil},
 		{"barrier_arrive", `__global__ void k(int* o) { auto g = cg::this_grid(); auto t = g.barrier_arrive(); g.barrier_wait(std::move(t)); }`, "synchronises the whole grid (g.barrier_arrive())", nil},
 		{"multi-grid", `__global__ void k(int* o) { auto m = cg::this_multi_grid(); o[m.thread_rank()] = 1; }`, "multi-device grid group (this_multi_grid)", nil},
-		{"passed to a helper", `__device__ unsigned long long r(const cg::grid_group& g) { return g.thread_rank(); }
-__global__ void k(unsigned long long* o) { cg::grid_group g = cg::this_grid(); o[r(g)] = 1; }`, "passes or copies the grid group g", nil},
-		{"this_grid() passed on", `__device__ unsigned long long r(cg::grid_group g) { return g.thread_rank(); }
-__global__ void k(unsigned long long* o) { o[r(cg::this_grid())] = 1; }`, "passes this_grid() on", nil},
+		{"passed to an unknown function", `__global__ void k(unsigned long long* o) { cg::grid_group g = cg::this_grid(); o[rank_of(g)] = 1; }`, "passes or copies the grid group g", nil},
+		{"this_grid() passed to an unknown function", `__global__ void k(unsigned long long* o) { o[rank_of(cg::this_grid())] = 1; }`, "passes this_grid() on", nil},
+		{"helper syncing its grid parameter", `__device__ void bar(const cg::grid_group& g) { g.sync(); }
+__global__ void k(int* o) { o[0] = 1; bar(cg::this_grid()); }`, "synchronises the whole grid (g.sync())", nil},
+		{"stored in a struct member", `struct H { cg::grid_group g; __device__ unsigned long long r() const { return g.thread_rank(); } };
+__global__ void k(unsigned long long* o) { H h{cg::this_grid()}; h.g = cg::this_grid(); o[h.r()] = 1; }`, "passes this_grid() on", nil},
 		{"copied", `__global__ void k(unsigned long long* o) { auto g = cg::this_grid(); auto h = g; o[h.thread_rank()] = 1; }`, "passes or copies the grid group g", nil},
 		{"cluster query on the grid", `__global__ void k(unsigned long long* o) { auto g = cg::this_grid(); o[0] = g.cluster_rank(); }`, "calls g.cluster_rank() on the grid group", nil},
 	}
