@@ -173,29 +173,41 @@ func qualLen(toks []tok, i int) int {
 }
 
 // isParsedCallArg reports whether toks[from:to] is a whole argument of a
-// call to a function slatec analyses (defined in the file or a header).
+// call to a function slatec analyses (defined in the file or a header)
+// whose parameter in that position is declared a grid_group: there the
+// helper's own analysis follows the group. A template or `auto` parameter
+// would not be known as a grid group, so it does not count.
 func (a *Analysis) isParsedCallArg(toks []tok, from, to int) bool {
 	if from < 1 || to >= len(toks) || (toks[from-1].text != "(" && toks[from-1].text != ",") || (toks[to].text != "," && toks[to].text != ")") {
 		return false
 	}
-	depth := 0
+	depth, arg := 0, 0
 	for j := from - 1; j >= 0; j-- {
 		switch toks[j].text {
 		case ")", "]", "}":
 			depth++
 		case "[", "{":
 			depth--
+		case ",":
+			if depth == 0 {
+				arg++
+			}
 		case "(":
 			if depth == 0 {
 				if j == 0 || toks[j-1].Kind != parser.Ident {
 					return false
 				}
+				ok := false
 				for _, fn := range a.byName[toks[j-1].text] {
-					if fn.Device || fn.Global {
-						return true
+					if !(fn.Device || fn.Global) {
+						continue
 					}
+					if arg >= len(fn.Params) || !strings.Contains(fn.Params[arg].Type, "grid_group") || strings.Contains(fn.Params[arg].Type, "multi_grid_group") {
+						return false
+					}
+					ok = true
 				}
-				return false
+				return ok
 			}
 			depth--
 		}

@@ -60,6 +60,8 @@ __global__ void k(unsigned long long* o) { o[r(1, cg::this_grid())] = 1; }`, "",
 __global__ void k(int* o) { o[0] = 1; bar(cg::this_grid()); }`, "synchronises the whole grid (g.sync())", nil},
 		{"stored in a struct member", `struct H { cg::grid_group g; __device__ unsigned long long r() const { return g.thread_rank(); } };
 __global__ void k(unsigned long long* o) { H h{cg::this_grid()}; h.g = cg::this_grid(); o[h.r()] = 1; }`, "passes this_grid() on", nil},
+		{"passed to a template helper", `template <class G> __device__ unsigned long long r(G g) { return g.thread_rank(); }
+__global__ void k(unsigned long long* o) { auto g = cg::this_grid(); o[r(g)] = 1; }`, "passes or copies the grid group g", nil},
 		{"copied", `__global__ void k(unsigned long long* o) { auto g = cg::this_grid(); auto h = g; o[h.thread_rank()] = 1; }`, "passes or copies the grid group g", nil},
 		{"cluster query on the grid", `__global__ void k(unsigned long long* o) { auto g = cg::this_grid(); o[0] = g.cluster_rank(); }`, "calls g.cluster_rank() on the grid group", nil},
 	}
