@@ -477,7 +477,7 @@ static void run(const plan& p, Launch launch)
 // ---- end of slatec support --------------------------------------------------
 #line 1 "testdata/kernels/parse_new_delete.cu"
 // slatec-test: no-harness
-// Device new/delete: new T, new T(args), new T[n], ::new, placement new, delete, delete[], ::delete, an explicit destructor call.
+// Device new/delete: new T, new T(args), new T[n], ::new, placement new, delete, delete[], ::delete, ::operator new/delete, an explicit destructor call.
 #include <new>
 
 struct Node {
@@ -494,6 +494,8 @@ __global__ void heap_nodes(int* out, int n) {
   alignas(Node) unsigned char buf[sizeof(Node)];
   Node* s = new (buf) Node(i + 1);
   int* one = new int;
+  void* raw = ::operator new(16);
+  ::operator delete(raw);
   *one = n;
   for (int k = 0; k < n; ++k) scratch[k] = k;
   out[i] = q->v + r->v + s->v + *one + scratch[n - 1];
@@ -514,6 +516,8 @@ static __device__ __forceinline__ void heap_nodes__slate_body(const uint3 blockI
   alignas(Node) unsigned char buf[sizeof(Node)];
   Node* s = new (buf) Node(i + 1);
   int* one = new int;
+  void* raw = ::operator new(16);
+  ::operator delete(raw);
   *one = n;
   for (int k = 0; k < n; ++k) scratch[k] = k;
   out[i] = q->v + r->v + s->v + *one + scratch[n - 1];
@@ -544,7 +548,7 @@ static void heap_nodes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
     });
 }
 #endif
-#line 27 "testdata/kernels/parse_new_delete.cu"
+#line 29 "testdata/kernels/parse_new_delete.cu"
 
 
 int main() {

@@ -31,6 +31,11 @@ func TestNewDelete(t *testing.T) {
 		{"::delete[] a[blockIdx.x];", "*parser.ExprStmt", 0, 1},
 		{"if (p) delete (Node*)p;", "*parser.IfStmt", 0, 1},
 		{"s->~Node();", "*parser.ExprStmt", 0, 0},
+		{"void* raw = ::operator new(16);", "*parser.DeclStmt", 0, 0},
+		{"void* arr = operator new[](n * sizeof(float));", "*parser.DeclStmt", 0, 0},
+		{"::operator delete(raw);", "*parser.ExprStmt", 0, 0},
+		{"operator delete[](arr);", "*parser.ExprStmt", 0, 0},
+		{"x = A::operator+(a, b) + operator()(c);", "*parser.ExprStmt", 0, 0},
 		{"alignas(Node) unsigned char buf[sizeof(Node)];", "*parser.DeclStmt", 0, 0},
 		{"__align__(16) float v[4];", "*parser.DeclStmt", 0, 0},
 	}

@@ -64,7 +64,7 @@ func canStartExpr(t *lexer.Token) bool {
 		return true
 	case ttKeyword:
 		switch t.Value {
-		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof", "new", "delete",
+		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof", "new", "delete", "operator",
 			"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast",
 			"int", "float", "double", "unsigned", "char", "bool", "short", "long", "signed", "void":
 			return true
@@ -531,6 +531,11 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 		switch v := first.Value; {
 		case v == "true" || v == "false" || v == "nullptr" || v == "this":
 			p.Keyword = lex.Next().Value
+		case v == "operator":
+			p.Name = &QualName{}
+			if err := p.Name.parse(lex); err != nil {
+				return err
+			}
 		case v == "static_cast" || v == "reinterpret_cast" || v == "const_cast" || v == "dynamic_cast":
 			p.CppCast = &CppCast{}
 			if err := p.CppCast.parse(lex); err != nil {
@@ -635,6 +640,17 @@ func (q *QualName) parse(lex *lexer.PeekingLexer) error {
 	}
 	for {
 		t := lex.Peek()
+		if isKw(t, "operator") {
+			// ::operator new(n), operator delete[](p), A::operator+(a, b)
+			name, err := parseOperatorName(lex)
+			if err != nil {
+				return err
+			}
+			seg := &ExprNameSeg{Name: name}
+			finish(&seg.node, t, lex)
+			q.Segs = append(q.Segs, seg)
+			break
+		}
 		if !isName(t) {
 			return unexpected(t, "a name")
 		}
@@ -657,6 +673,29 @@ func (q *QualName) parse(lex *lexer.PeekingLexer) error {
 	}
 	finish(&q.node, first, lex)
 	return nil
+}
+
+// parseOperatorName parses `operator` and the operator it names, as a
+// name in an expression: "operator new", "operator delete[]", "operator()".
+func parseOperatorName(lex *lexer.PeekingLexer) (string, error) {
+	lex.Next() // operator
+	t := lex.Peek()
+	switch {
+	case isKw(t, "new") || isKw(t, "delete"):
+		name := "operator " + lex.Next().Value
+		if is(lex.Peek(), "[") && is(peekAt(lex, 1), "]") {
+			lex.Next()
+			lex.Next()
+			name += "[]"
+		}
+		return name, nil
+	case (is(t, "(") && is(peekAt(lex, 1), ")")) || (is(t, "[") && is(peekAt(lex, 1), "]")):
+		a := lex.Next().Value
+		return "operator" + a + lex.Next().Value, nil
+	case t.Type == ttPunct && !is(t, "(") && !is(t, "["):
+		return "operator" + lex.Next().Value, nil
+	}
+	return "", unexpected(t, "an operator")
 }
 
 func (c *CppCast) parse(lex *lexer.PeekingLexer) error {

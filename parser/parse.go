@@ -175,7 +175,7 @@ func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
 		if parse := keywordStmts[t.Value]; parse != nil {
 			return parse(lex)
 		}
-		if t.Value == "new" || t.Value == "delete" {
+		if t.Value == "new" || t.Value == "delete" || t.Value == "operator" {
 			return parseExprStmt(lex)
 		}
 		if !declKeywords[t.Value] {

@@ -1,5 +1,5 @@
 // slatec-test: no-harness
-// Device new/delete: new T, new T(args), new T[n], ::new, placement new, delete, delete[], ::delete, an explicit destructor call.
+// Device new/delete: new T, new T(args), new T[n], ::new, placement new, delete, delete[], ::delete, ::operator new/delete, an explicit destructor call.
 #include <new>
 
 struct Node {
@@ -16,6 +16,8 @@ __global__ void heap_nodes(int* out, int n) {
   alignas(Node) unsigned char buf[sizeof(Node)];
   Node* s = new (buf) Node(i + 1);
   int* one = new int;
+  void* raw = ::operator new(16);
+  ::operator delete(raw);
   *one = n;
   for (int k = 0; k < n; ++k) scratch[k] = k;
   out[i] = q->v + r->v + s->v + *one + scratch[n - 1];
