@@ -1411,6 +1411,9 @@ func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
 					use := of.indexUse[n]
 					d := a.atIn(fi.File, int(t.Off), diag.Error,
 						"uses %s, which reads blockIdx or gridDim inside a class or initialiser that slatec cannot rewrite", n)
+					if f := of.indexFile[n]; f != nil && f != a.File {
+						d.Message += " (it is in an included header: slatec copies member functions only of classes defined in the file it transforms)"
+					}
 					d.Notes = append(d.Notes, a.atIn(of.indexFile[n], use.Start, diag.Note, "the read is here"))
 					k.Refusals = append(k.Refusals, d)
 				}
