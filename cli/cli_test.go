@@ -111,8 +111,9 @@ func TestRefusalDiagnosticAndNoPartialOutput(t *testing.T) {
 	code, _, errs := slatec(t, "", "transform", "-o", outPath, in)
 	assert.Equal(t, 1, code)
 	// file:line:col: error: ..., then the source line and a caret.
-	assert.Regexp(t, `k\.cu:4:\d+: error: kernel gridwide: .*grid`, errs)
-	assert.Contains(t, errs, "    cg::grid_group g = cg::this_grid();\n")
+	// The grid group's queries are virtualised; its sync is what is refused.
+	assert.Regexp(t, `k\.cu:6:\d+: error: kernel gridwide: synchronises the whole grid \(g\.sync\(\)\)`, errs)
+	assert.Contains(t, errs, "    g.sync();\n")
 	assert.Regexp(t, `\n\s+\^\n`, errs)
 	_, err := os.Stat(outPath)
 	assert.True(t, os.IsNotExist(err), "no output file may be written on failure")

@@ -240,7 +240,7 @@ func TestTransformOutputs(t *testing.T) {
 			tree:     fsTree{"a.cu": goodKernel, "b.cu": refusedKernel},
 			args:     []string{"-i", "a.cu", "b.cu"},
 			wantCode: 1,
-			wantErr:  "b.cu:4:",
+			wantErr:  "b.cu:6:",
 			after:    fsTree{"a.cu": "<slatec output>", "b.cu": refusedKernel},
 		},
 		{

@@ -907,6 +907,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) lb_extern_c(unsigned* out, 
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = (unsigned)i * 2654435761u;
 }
+extern "C" {
 #line 20 "testdata/kernels/launch_bounds.cu"
 static __device__ __forceinline__ void lb_extern_c__slate_body(const uint3 blockIdx, const dim3 gridDim, unsigned* out, int n)
 #line 20 "testdata/kernels/launch_bounds.cu"
@@ -915,11 +916,12 @@ static __device__ __forceinline__ void lb_extern_c__slate_body(const uint3 block
     if (i < n) out[i] = (unsigned)i * 2654435761u;
 }
 #line 20 "testdata/kernels/launch_bounds.cu"
-extern "C" __global__ void __launch_bounds__(512, 2) lb_extern_c__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
+__global__ void __launch_bounds__(512, 2) lb_extern_c__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
 {
     slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         lb_extern_c__slate_body(slate_b, slate_g, out, n);
     });
+}
 }
 #ifndef __CUDACC_RTC__
 static void lb_extern_c__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out, int n)

@@ -856,7 +856,7 @@ static __device__ __forceinline__ void macro_stride__slate_body(const uint3 bloc
 #line 19 "testdata/kernels/macro_gtid.cu"
 __global__ void macro_stride__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         macro_stride__slate_body(slate_b, slate_g, in, out, n);
     });
 }

@@ -870,6 +870,7 @@ extern "C" __global__ void triad(float* __restrict__ a, const float* __restrict_
     if (i >= n) return;
     a[i] = b[i] + s * c[i];
 }
+extern "C" {
 #line 15 "testdata/kernels/vector_add.cu"
 static __device__ __forceinline__ void triad__slate_body(const uint3 blockIdx, const dim3 gridDim, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 #line 16 "testdata/kernels/vector_add.cu"
@@ -879,11 +880,12 @@ static __device__ __forceinline__ void triad__slate_body(const uint3 blockIdx, c
     a[i] = b[i] + s * c[i];
 }
 #line 15 "testdata/kernels/vector_add.cu"
-extern "C" __global__ void triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
+__global__ void triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 {
     slate_worker_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         triad__slate_body(slate_b, slate_g, a, b, c, s, n);
     });
+}
 }
 #ifndef __CUDACC_RTC__
 static void triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)

@@ -40,8 +40,11 @@ type File struct {
 	Items []TopItem
 	// Funcs lists every function definition found, in source order,
 	// including those inside namespaces and extern "C" blocks.
-	Funcs  []*Func
-	Macros []*Macro
+	Funcs []*Func
+	// Members are the member functions defined inside class bodies (which
+	// the top level keeps opaque), in source order; see collectMembers.
+	Members []*Func
+	Macros  []*Macro
 	// TypeNames are identifiers taken as type names when parsing bodies.
 	TypeNames map[string]bool
 	// Includes are the file's #include directives in order.
@@ -633,7 +636,31 @@ type UnaryExpr struct {
 	Op      string
 	Operand *CastExpr
 	Sizeof  *SizeofExpr
+	New     *NewExpr
+	Delete  *DeleteExpr
 	Postfix *PostfixExpr
+}
+
+// NewExpr is `::`? `new` (placement)? type ([n])* (init)?: device-side
+// allocation, placement new, `new T[n]`.
+type NewExpr struct {
+	node
+	Global    bool
+	Placement *CallArgs    // new (buf) T
+	TypeParen *ParenTokens // new (T)
+	Type      *DeclSpecs   // new T
+	Ptrs      []*PtrOp
+	Arrays    []*ArraySuffix
+	Init      *CallArgs // T(args)
+	Brace     *BraceInit
+}
+
+// DeleteExpr is `::`? `delete` `[]`? operand.
+type DeleteExpr struct {
+	node
+	Global  bool
+	Array   bool
+	Operand *CastExpr
 }
 
 // SizeofExpr is sizeof/alignof of a type or an expression; the operand is
@@ -686,15 +713,18 @@ type Primary struct {
 	node
 	Number  string
 	Strings []string
-	Char    string
-	Keyword string
-	Paren   *Expr
-	CppCast *CppCast
-	Lambda  *Lambda
-	Brace   *BraceInit
-	Name    *QualName
-	Basic   string
-	Constr  *BraceInit
+	// StringMacros are the macro names between adjacent string literals
+	// ("%d" PRId64 "\n", FMT "x"): they expand to strings.
+	StringMacros []string
+	Char         string
+	Keyword      string
+	Paren        *Expr
+	CppCast      *CppCast
+	Lambda       *Lambda
+	Brace        *BraceInit
+	Name         *QualName
+	Basic        string
+	Constr       *BraceInit
 	// Ellipsis is `...` standing for the pack in a fold expression (a + ... + xs).
 	Ellipsis bool
 }

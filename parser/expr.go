@@ -13,7 +13,8 @@ package parser
 //	CondExpr    = BinaryExpr ( "?" Expr ":" AssignExpr )?
 //	BinaryExpr  = CastExpr ( BinOp CastExpr )*            (flat; see Tree)
 //	CastExpr    = CastType CastExpr | UnaryExpr
-//	UnaryExpr   = PrefixOp CastExpr | SizeofExpr | PostfixExpr
+//	UnaryExpr   = PrefixOp CastExpr | SizeofExpr | NewExpr | DeleteExpr | PostfixExpr
+//	DeleteExpr  = "::"? "delete" ( "[" "]" )? CastExpr
 //	SizeofExpr  = ( "sizeof" | "alignof" ) "..."? ( ParenTokens | UnaryExpr )
 //	PostfixExpr = Primary ( "[" Expr "]" | CallArgs | MemberAccess | "++" | "--" )*
 //	CallArgs    = "(" ( InitValue ( "," InitValue )* )? ")"
@@ -63,7 +64,7 @@ func canStartExpr(t *lexer.Token) bool {
 		return true
 	case ttKeyword:
 		switch t.Value {
-		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof",
+		case "true", "false", "nullptr", "this", "sizeof", "alignof", "_Alignof", "new", "delete", "operator",
 			"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast",
 			"int", "float", "double", "unsigned", "char", "bool", "short", "long", "signed", "void":
 			return true
@@ -234,6 +235,16 @@ func (u *UnaryExpr) parse(lex *lexer.PeekingLexer) error {
 		if err := u.Sizeof.parse(lex); err != nil {
 			return err
 		}
+	case isKw(first, "new") || (is(first, "::") && isKw(peekAt(lex, 1), "new")):
+		u.New = &NewExpr{}
+		if err := u.New.parse(lex); err != nil {
+			return err
+		}
+	case isKw(first, "delete") || (is(first, "::") && isKw(peekAt(lex, 1), "delete")):
+		u.Delete = &DeleteExpr{}
+		if err := u.Delete.parse(lex); err != nil {
+			return err
+		}
 	default:
 		u.Postfix = &PostfixExpr{}
 		if err := u.Postfix.parse(lex); err != nil {
@@ -241,6 +252,113 @@ func (u *UnaryExpr) parse(lex *lexer.PeekingLexer) error {
 		}
 	}
 	finish(&u.node, first, lex)
+	return nil
+}
+
+// peekAt returns the token n ahead (0 = next) without consuming.
+func peekAt(lex *lexer.PeekingLexer, n int) *lexer.Token {
+	c := newCursor(lex)
+	return c.peekN(n)
+}
+
+// parse parses a new-expression:
+//
+//	NewExpr = "::"? "new" CallArgs? ( ParenTokens | DeclSpecs PtrOp* ) ( "[" Expr "]" )* ( CallArgs | BraceInit )?
+//
+// The first parenthesised group after `new` is a placement when a type
+// follows it (`new (buf) T`), else the parenthesised type (`new (T)`).
+func (n *NewExpr) parse(lex *lexer.PeekingLexer) error {
+	first := lex.Peek()
+	if is(first, "::") {
+		lex.Next()
+		n.Global = true
+	}
+	lex.Next() // new
+	if is(lex.Peek(), "(") {
+		c := newCursor(lex)
+		c.skipGroup()
+		after := c.peek()
+		c.rewind()
+		if isName(after) || is(after, "::") || (after.Type == ttKeyword && (basicWords[after.Value] || qualWords[after.Value] || castTypeWords[after.Value])) {
+			n.Placement = &CallArgs{}
+			if err := n.Placement.parse(lex); err != nil {
+				return err
+			}
+		}
+	}
+	if is(lex.Peek(), "(") {
+		n.TypeParen = &ParenTokens{}
+		if err := n.TypeParen.Parse(lex); err != nil {
+			return unexpected(lex.Peek(), "a balanced ( ) type")
+		}
+	} else {
+		n.Type = &DeclSpecs{}
+		if err := n.Type.Parse(lex); err != nil {
+			if err == participle.NextMatch {
+				return unexpected(lex.Peek(), "a type after new")
+			}
+			return err
+		}
+		for t := lex.Peek(); is(t, "*") || is(t, "&") || is(t, "&&"); t = lex.Peek() {
+			p := &PtrOp{Op: lex.Next().Value}
+			for q := lex.Peek(); q.Type == ttKeyword && (q.Value == "const" || q.Value == "volatile" || q.Value == "__restrict__" || q.Value == "__restrict"); q = lex.Peek() {
+				p.Quals = append(p.Quals, lex.Next().Value)
+			}
+			finish(&p.node, t, lex)
+			n.Ptrs = append(n.Ptrs, p)
+		}
+		for t := lex.Peek(); is(t, "["); t = lex.Peek() {
+			lex.Next()
+			a := &ArraySuffix{Size: &Expr{}}
+			if err := a.Size.Parse(lex); err != nil {
+				if err == participle.NextMatch {
+					return unexpected(lex.Peek(), "an array size")
+				}
+				return err
+			}
+			if _, err := expect(lex, "]"); err != nil {
+				return err
+			}
+			finish(&a.node, t, lex)
+			n.Arrays = append(n.Arrays, a)
+		}
+	}
+	switch {
+	case is(lex.Peek(), "("):
+		n.Init = &CallArgs{}
+		if err := n.Init.parse(lex); err != nil {
+			return err
+		}
+	case is(lex.Peek(), "{"):
+		n.Brace = &BraceInit{}
+		if err := n.Brace.parse(lex); err != nil {
+			return err
+		}
+	}
+	finish(&n.node, first, lex)
+	return nil
+}
+
+// parse parses `::`? `delete` `[]`? operand.
+func (d *DeleteExpr) parse(lex *lexer.PeekingLexer) error {
+	first := lex.Peek()
+	if is(first, "::") {
+		lex.Next()
+		d.Global = true
+	}
+	lex.Next() // delete
+	if is(lex.Peek(), "[") {
+		lex.Next()
+		if _, err := expect(lex, "]"); err != nil {
+			return err
+		}
+		d.Array = true
+	}
+	d.Operand = &CastExpr{}
+	if err := d.Operand.parse(lex); err != nil {
+		return err
+	}
+	finish(&d.node, first, lex)
 	return nil
 }
 
@@ -396,12 +514,15 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 	case ttNumber:
 		p.Number = lex.Next().Value
 	case ttString:
-		for lex.Peek().Type == ttString {
-			p.Strings = append(p.Strings, lex.Next().Value)
-		}
+		p.parseStrings(lex)
 	case ttChar:
 		p.Char = lex.Next().Value
 	case ttIdent, ttTypeName:
+		if namesThenString(lex) {
+			// FMT "\n": a macro that expands to a string, concatenated.
+			p.parseStrings(lex)
+			break
+		}
 		p.Name = &QualName{}
 		if err := p.Name.parse(lex); err != nil {
 			return err
@@ -410,6 +531,11 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 		switch v := first.Value; {
 		case v == "true" || v == "false" || v == "nullptr" || v == "this":
 			p.Keyword = lex.Next().Value
+		case v == "operator":
+			p.Name = &QualName{}
+			if err := p.Name.parse(lex); err != nil {
+				return err
+			}
 		case v == "static_cast" || v == "reinterpret_cast" || v == "const_cast" || v == "dynamic_cast":
 			p.CppCast = &CppCast{}
 			if err := p.CppCast.parse(lex); err != nil {
@@ -472,6 +598,40 @@ func (p *Primary) parse(lex *lexer.PeekingLexer) error {
 	return nil
 }
 
+// namesThenString reports whether the next tokens are one or more
+// identifiers and then a string literal: FMT SEP "x".
+func namesThenString(lex *lexer.PeekingLexer) bool {
+	c := newCursor(lex)
+	defer c.rewind()
+	n := 0
+	for c.peek().Type == ttIdent {
+		c.next()
+		n++
+	}
+	return n > 0 && c.peek().Type == ttString
+}
+
+// parseStrings parses adjacent string literals and the macros between
+// them: "%d\t" FMT "\t%d", "a"FMT"b", "x" PRId64, FMT "y". A name counts
+// as a string macro when a string literal is next to it.
+func (p *Primary) parseStrings(lex *lexer.PeekingLexer) {
+	prevString := false
+	for {
+		t := lex.Peek()
+		switch {
+		case t.Type == ttString:
+			p.Strings = append(p.Strings, lex.Next().Value)
+			prevString = true
+			continue
+		case t.Type == ttIdent && (prevString || namesThenString(lex)) && !is(peekAt(lex, 1), "(") && !is(peekAt(lex, 1), "::"):
+			p.StringMacros = append(p.StringMacros, lex.Next().Value)
+			prevString = false
+			continue
+		}
+		return
+	}
+}
+
 func (q *QualName) parse(lex *lexer.PeekingLexer) error {
 	first := lex.Peek()
 	if is(first, "::") {
@@ -480,6 +640,17 @@ func (q *QualName) parse(lex *lexer.PeekingLexer) error {
 	}
 	for {
 		t := lex.Peek()
+		if isKw(t, "operator") {
+			// ::operator new(n), operator delete[](p), A::operator+(a, b)
+			name, err := parseOperatorName(lex)
+			if err != nil {
+				return err
+			}
+			seg := &ExprNameSeg{Name: name}
+			finish(&seg.node, t, lex)
+			q.Segs = append(q.Segs, seg)
+			break
+		}
 		if !isName(t) {
 			return unexpected(t, "a name")
 		}
@@ -502,6 +673,29 @@ func (q *QualName) parse(lex *lexer.PeekingLexer) error {
 	}
 	finish(&q.node, first, lex)
 	return nil
+}
+
+// parseOperatorName parses `operator` and the operator it names, as a
+// name in an expression: "operator new", "operator delete[]", "operator()".
+func parseOperatorName(lex *lexer.PeekingLexer) (string, error) {
+	lex.Next() // operator
+	t := lex.Peek()
+	switch {
+	case isKw(t, "new") || isKw(t, "delete"):
+		name := "operator " + lex.Next().Value
+		if is(lex.Peek(), "[") && is(peekAt(lex, 1), "]") {
+			lex.Next()
+			lex.Next()
+			name += "[]"
+		}
+		return name, nil
+	case (is(t, "(") && is(peekAt(lex, 1), ")")) || (is(t, "[") && is(peekAt(lex, 1), "]")):
+		a := lex.Next().Value
+		return "operator" + a + lex.Next().Value, nil
+	case t.Type == ttPunct && !is(t, "(") && !is(t, "["):
+		return "operator" + lex.Next().Value, nil
+	}
+	return "", unexpected(t, "an operator")
 }
 
 func (c *CppCast) parse(lex *lexer.PeekingLexer) error {

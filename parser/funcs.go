@@ -11,13 +11,17 @@ type Func struct {
 	Def       *FuncDef
 	Name      string
 	Namespace []string // enclosing namespaces, outermost first
-	ExternC   bool     // extern "C" on the definition or an enclosing block
-	Global    bool     // __global__
-	Device    bool     // __device__
-	Host      bool     // __host__
-	Static    bool
-	Inline    bool // inline, __inline__, __forceinline__
-	Template  []*TemplateParam
+	Class     string   // the enclosing class of a member function ("A::B" when nested), "" otherwise
+	// Scope is the qualifier written before the name of a definition made
+	// outside its class or namespace (A in `int A::f() {...}`), "" otherwise.
+	Scope    string
+	ExternC  bool // extern "C" on the definition or an enclosing block
+	Global   bool // __global__
+	Device   bool // __device__
+	Host     bool // __host__
+	Static   bool
+	Inline   bool // inline, __inline__, __forceinline__
+	Template []*TemplateParam
 	// TemplateSpan is the span of all template headers, empty if none.
 	TemplateSpan Span
 	Params       []*ParamInfo
@@ -89,6 +93,10 @@ func (f *File) summarise(def *FuncDef, ns []string, externC bool) *Func {
 		fn.Name = "operator" + fn.Name
 	} else {
 		fn.Name = h.Name.Name
+	}
+	fn.Scope = strings.Join(h.Name.Scope, "::")
+	if fn.Scope == "" {
+		fn.Scope = f.scopeBefore(fn.NameSpan.Start) // A::operator[]: the head's words took A::
 	}
 	for _, sp := range h.Specs {
 		switch sp := sp.(type) {
@@ -303,4 +311,29 @@ func normalizeSpace(s string) string {
 		prevWord = word
 	}
 	return b.String()
+}
+
+// scopeBefore returns the qualifier written right before the name starting
+// at off: "A" for `A::operator[]`, "" when none.
+func (f *File) scopeBefore(off int) string {
+	i := f.tokenIndex(off) - 1
+	prev := func() int {
+		for i >= 0 && f.Toks[i].Kind.IsTrivia() {
+			i--
+		}
+		return i
+	}
+	var segs []string
+	for {
+		if prev() < 0 || f.TokenText(f.Toks[i]) != "::" {
+			break
+		}
+		i--
+		if prev() < 0 || f.Toks[i].Kind != Ident {
+			break
+		}
+		segs = append([]string{f.TokenText(f.Toks[i])}, segs...)
+		i--
+	}
+	return strings.Join(segs, "::")
 }

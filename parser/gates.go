@@ -689,7 +689,7 @@ func (ct *CastType) Parse(lex *lexer.PeekingLexer) error {
 		return participle.NextMatch
 	}
 	c.next()
-	hasType, idents, ptrs, n := false, 0, 0, 0
+	hasType, idents, ptrs, n, colons := false, 0, 0, 0, 0
 	for {
 		t := c.peek()
 		switch {
@@ -724,6 +724,9 @@ func (ct *CastType) Parse(lex *lexer.PeekingLexer) error {
 			continue
 		case is(t, "::"):
 			c.next()
+			if idents > 0 {
+				colons++
+			}
 			continue
 		case is(t, "*") || is(t, "&") || is(t, "&&"):
 			ptrs++
@@ -736,12 +739,29 @@ func (ct *CastType) Parse(lex *lexer.PeekingLexer) error {
 		}
 		break
 	}
-	if n == 0 || (!hasType && (ptrs == 0 || idents == 0)) {
+	if n == 0 || (!hasType && ptrs == 0 && idents != colons+1) || (!hasType && ptrs > 0 && idents == 0) {
 		c.rewind()
 		return participle.NextMatch
 	}
-	// The cast must be followed by an operand.
 	t := c.peek()
+	if !hasType && ptrs == 0 {
+		// `(T)x` with a type slatec cannot see (from a header it does not
+		// open): a parenthesised name followed by a name, a literal, `!` or
+		// `~` can only be a cast. Before `(`, `-`, `*`, `&` it stays an
+		// expression: `(f)(x)`, `(a) - b`.
+		switch {
+		case t.Type == ttIdent || t.Type == ttTypeName || t.Type == ttNumber || t.Type == ttString || t.Type == ttChar:
+		case t.Type == ttKeyword && (t.Value == "true" || t.Value == "false" || t.Value == "nullptr" || t.Value == "this" ||
+			t.Value == "sizeof" || t.Value == "static_cast" || t.Value == "reinterpret_cast" || t.Value == "const_cast"):
+		case is(t, "!") || is(t, "~"):
+		default:
+			c.rewind()
+			return participle.NextMatch
+		}
+		setSpan(&ct.node, first, t)
+		return nil
+	}
+	// The cast must be followed by an operand.
 	ok := false
 	switch t.Type {
 	case ttIdent, ttTypeName, ttNumber, ttString, ttChar:

@@ -11,7 +11,7 @@ func Lex(src []byte) []Token {
 	for lx.pos < len(src) {
 		lx.next()
 	}
-	return lx.toks
+	return mergeChevrons(src, lx.toks)
 }
 
 type scanner struct {

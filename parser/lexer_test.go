@@ -35,6 +35,12 @@ func TestLex(t *testing.T) {
 		{"cuda keywords", "__global__ __shared__ __launch_bounds__", []string{"Keyword:__global__", "Keyword:__shared__", "Keyword:__launch_bounds__"}},
 		{"invalid byte", "a @ b", []string{"Ident:a", "Invalid:@", "Ident:b"}},
 		{"unterminated string", "\"abc\nint", []string{"String:\"abc", "Keyword:int"}},
+		{"spaced launch", "k << < g, b >> > (x);", []string{"Ident:k", "Punct:<< <", "Ident:g", "Punct:,", "Ident:b", "Punct:>> >", "Punct:(", "Ident:x", "Punct:)", "Punct:;"}},
+		{"spaced launch tight", "k<< <g, f(b)>> >(x);", []string{"Ident:k", "Punct:<< <", "Ident:g", "Punct:,", "Ident:f", "Punct:(", "Ident:b", "Punct:)", "Punct:>> >", "Punct:(", "Ident:x", "Punct:)", "Punct:;"}},
+		{"spaced close of a plain launch", "k<<<g, b>> > (x);", []string{"Ident:k", "Punct:<<<", "Ident:g", "Punct:,", "Ident:b", "Punct:>> >", "Punct:(", "Ident:x", "Punct:)", "Punct:;"}},
+		{"template closers are not a launch", "A<B<C<int>> > x;", []string{"Ident:A", "Punct:<", "Ident:B", "Punct:<", "Ident:C", "Punct:<", "Keyword:int", "Punct:>>", "Punct:>", "Ident:x", "Punct:;"}},
+		{"friend operator<< <T>", "friend S& operator<< <T>(S&);", []string{"Keyword:friend", "Ident:S", "Punct:&", "Keyword:operator", "Punct:<<", "Punct:<", "Ident:T", "Punct:>", "Punct:(", "Ident:S", "Punct:&", "Punct:)", "Punct:;"}},
+		{"<< < is only ever a launch opener", "a << <b", []string{"Ident:a", "Punct:<< <", "Ident:b"}},
 		{"scope and arrow", "a::b->c.*d", []string{"Ident:a", "Punct:::", "Ident:b", "Punct:->", "Ident:c", "Punct:.*", "Ident:d"}},
 	}
 	for _, tt := range tests {
@@ -46,7 +52,7 @@ func TestLex(t *testing.T) {
 
 // The lexer covers every byte exactly once, in order.
 func TestLexCoversInput(t *testing.T) {
-	for _, src := range []string{"", " ", "a", "#", "/*", "\"", "'", "R\"(", "\\\n", "x<<<<y>>>>z", "\xff\xfe"} {
+	for _, src := range []string{"", " ", "a", "#", "/*", "\"", "'", "R\"(", "\\\n", "x<<<<y>>>>z", "\xff\xfe", "k << < g >> > (x)", "k<< <"} {
 		var b strings.Builder
 		at := 0
 		for _, tok := range Lex([]byte(src)) {

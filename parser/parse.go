@@ -59,6 +59,9 @@ func bridge(filename, text string, toks []Token, from, to int, typeNames map[str
 			continue
 		}
 		value := text[t.Off:t.End]
+		if t.Kind == Punct && len(value) > 3 {
+			value = chevronText(value) // `<< <` written with spaces
+		}
 		typ := kindToType[t.Kind]
 		if typ == ttIdent && typeNames[value] {
 			typ = ttTypeName
@@ -172,6 +175,9 @@ func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
 		if parse := keywordStmts[t.Value]; parse != nil {
 			return parse(lex)
 		}
+		if t.Value == "new" || t.Value == "delete" || t.Value == "operator" {
+			return parseExprStmt(lex)
+		}
 		if !declKeywords[t.Value] {
 			box, err := stmtParser.ParseFromLexer(lex, participle.AllowTrailing(true))
 			if err != nil {
@@ -262,6 +268,9 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	lines := diag.NewLines(src)
 	f.lines = nil
 	f.scanDirectives(text)
+	if err := f.checkBalance(text, lines); err != nil {
+		return nil, err
+	}
 	f.TypeNames = collectTypeNames(text, f.Toks)
 
 	ptoks := bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)
@@ -277,6 +286,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 		f.Items = append(f.Items, it.(TopItem))
 	}
 	f.collectFuncs(text, lines)
+	f.collectMembers(text, lines)
 	return f, nil
 }
 
@@ -328,7 +338,12 @@ func (f *File) SignificantTokens(s Span) []Token {
 
 // TokenText returns a token's text (a slice of one copy of the source:
 // no allocation per token).
-func (f *File) TokenText(t Token) string { return f.text[t.Off:t.End] }
+func (f *File) TokenText(t Token) string {
+	if t.Kind == Punct && t.End-t.Off > 3 {
+		return chevronText(f.text[t.Off:t.End])
+	}
+	return f.text[t.Off:t.End]
+}
 
 // parseBody parses a function body with the body grammar.
 func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *diag.Diagnostic) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/slatec/slatec/diag"
 )
 
 func parse(t *testing.T, src string) *File {
@@ -118,16 +120,23 @@ func TestSyntaxErrorsAreDiagnosed(t *testing.T) {
 		message string
 	}{
 		{"int x = ;", 2, "unexpected"},
-		{"a[i = 1;", 2, "expected"},
-		{"if (x) { y = 1;", 2, ""},
+		{"a[i = 1;", 2, `unbalanced "[": closed by "}"`},
+		{"if (x) { y = 1;", 1, `unbalanced "{": it is never closed`},
 		{"x = 1 @ 2;", 2, "unexpected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
-			f := parse(t, "__global__ void k(int x, int* a) {\n"+tt.body+"\n}\n")
-			if len(f.Funcs) == 0 {
-				return // unbalanced braces: not a function definition at all, kept opaque
+			f, err := ParseFile("t.cu", []byte("__global__ void k(int x, int* a) {\n"+tt.body+"\n}\n"))
+			if err != nil {
+				// Unbalanced brackets: the file as a whole cannot be read.
+				d, ok := err.(diag.Diagnostic)
+				require.True(t, ok, "%T", err)
+				assert.Equal(t, tt.line, d.Line)
+				assert.Contains(t, d.Message, tt.message)
+				assert.NotEmpty(t, d.Source)
+				return
 			}
+			require.Len(t, f.Funcs, 1)
 			d := f.Funcs[0].Def.BodyErr
 			require.NotNil(t, d, "expected a body error")
 			assert.Equal(t, tt.line, d.Line)

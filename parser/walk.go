@@ -191,6 +191,8 @@ func fastChildren(n Node) ([]Node, bool) {
 	case *UnaryExpr:
 		add(n.Operand, n.Operand != nil)
 		add(n.Sizeof, n.Sizeof != nil)
+		add(n.New, n.New != nil)
+		add(n.Delete, n.Delete != nil)
 		add(n.Postfix, n.Postfix != nil)
 	case *PostfixExpr:
 		out = make([]Node, 0, 1+len(n.Ops))

@@ -94,8 +94,11 @@ type FuncInfo struct {
 	Calls []Call
 	// MemberCalls are calls obj.f(...) / p->f(...), by method name.
 	MemberCalls []Call
-	Shared      []SharedDecl
-	Refusal     []diag.Diagnostic
+	// FuncRefs are functions named but not called (taken by address,
+	// passed as callbacks).
+	FuncRefs []Call
+	Shared   []SharedDecl
+	Refusal  []diag.Diagnostic
 	// Misc features, for the report.
 	Printf, Atomics, WarpIntrinsics bool
 	// IndexUser is true when this function or anything it calls reads
@@ -107,6 +110,12 @@ type FuncInfo struct {
 type Call struct {
 	Name string
 	Span parser.Span
+	// Qual is the outermost namespace or class the name is qualified with
+	// (cg in cg::sync(g)), "" for an unqualified call.
+	Qual string
+	// Macro names the macro whose expansion makes this call (Span is then
+	// the macro's use): such a call cannot be redirected by an edit.
+	Macro string
 	// Targets are the definitions in the file with that name (overloads).
 	Targets []*parser.Func
 }
@@ -160,10 +169,18 @@ type Analysis struct {
 	Funcs    map[*parser.Func]*FuncInfo
 	Kernels  []*KernelInfo
 	Launches []*LaunchSite
+	// DeviceLaunches are launches inside __global__ or __device__ code
+	// (dynamic parallelism): never rewritten into host launcher calls; the
+	// kernel that makes one is refused.
+	DeviceLaunches []*LaunchSite
 	// FileShared are __shared__ variables declared at namespace scope.
 	FileShared []SharedDecl
 	// IndexMacros maps macro names to the builtins their expansion reads.
 	IndexMacros map[string][]string
+	// macroCalls maps each macro to the functions defined in the analysed
+	// files that its expansion (transitively) names.
+	macroCalls map[string][]string
+	macros     map[string]*parser.Macro
 	// SyncMacros are macros whose expansion (transitively) synchronises:
 	// a use is a sync point like the barrier it hides.
 	SyncMacros map[string]bool
@@ -185,13 +202,14 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	all := append([]*parser.File{f}, deps...)
 	a.indexMacros(all)
 	for _, file := range all {
-		for _, fn := range file.Funcs {
+		for _, fn := range a.funcsOf(file) {
 			a.byName[fn.Name] = append(a.byName[fn.Name], fn)
 		}
 	}
+	a.macroCallTargets()
 	a.fileShared()
 	for _, file := range all {
-		for _, fn := range file.Funcs {
+		for _, fn := range a.funcsOf(file) {
 			if fn.Global || fn.Device {
 				a.Funcs[fn] = a.analyzeFunc(fn, file)
 			}
@@ -215,9 +233,28 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 			}
 		}
 	}
-	a.Launches = findLaunches(f, a.Lines)
+	a.Launches, a.DeviceLaunches = splitDeviceLaunches(f, findLaunches(f, a.Lines))
 	a.macroLaunches()
 	return a
+}
+
+// funcsOf returns the functions of a file that the analysis follows: its
+// function definitions and, in the main file, the __device__ member
+// functions of its classes (their persistent copies go into the class,
+// next to them), in source order. Members of classes in included headers
+// stay opaque: a copy could not be placed inside them.
+func (a *Analysis) funcsOf(file *parser.File) []*parser.Func {
+	if file != a.File || len(file.Members) == 0 {
+		return file.Funcs
+	}
+	out := append([]*parser.Func(nil), file.Funcs...)
+	for _, m := range file.Members {
+		if m.Device && !m.Global && m.Def.Body != nil {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].NameSpan.Start < out[j].NameSpan.Start })
+	return out
 }
 
 func (a *Analysis) at(off int, sev diag.Severity, format string, args ...any) diag.Diagnostic {
@@ -284,6 +321,7 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 		memo[name] = r
 		return r
 	}
+	a.macros = byName
 	a.IndexMacros = map[string][]string{}
 	for _, m := range macros {
 		if r := visit(m.Name, map[string]bool{}); len(r) > 0 {
@@ -320,6 +358,35 @@ func (a *Analysis) indexMacros(files []*parser.File) {
 				a.Diags = append(a.Diags, a.at(m.Span.Start, diag.Warning,
 					"macro %s defines a kernel; slatec does not expand macros, so kernels it defines are neither inspected nor transformed (their launches run natively)", m.Name))
 			}
+		}
+	}
+}
+
+// macroCallTargets finds, for each macro, the functions defined in the
+// analysed files whose names its expansion contains (through other macros
+// too), so that a helper called only from a macro is still reached.
+func (a *Analysis) macroCallTargets() {
+	a.macroCalls = map[string][]string{}
+	for name := range a.macros {
+		set := map[string]bool{}
+		seen := map[string]bool{}
+		var visit func(n string)
+		visit = func(n string) {
+			m := a.macros[n]
+			if m == nil || seen[n] {
+				return
+			}
+			seen[n] = true
+			for _, id := range m.BodyIdents {
+				if a.byName[id] != nil && !contains(m.Params, id) {
+					set[id] = true
+				}
+				visit(id)
+			}
+		}
+		visit(name)
+		if len(set) > 0 {
+			a.macroCalls[name] = sortedKeys(set)
 		}
 	}
 }
@@ -372,10 +439,15 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	toks := tokensOf(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
+	paramGroupKinds(fn, groupKinds)
 	// Masks that name the lanes present (from __activemask, a ballot, a
 	// match): collectives over them adapt to whichever lanes arrive, so they
 	// are not sync points that returned threads must reach.
 	dynMask := dynamicMaskVars(toks)
+	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
+	// call's arguments, not a call of a function v.
+	ctorParens := ctorInitParens(fn)
+	locals := localNames(fn, file)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -410,7 +482,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			if prev(1) == "::" {
 				qual = prev(2)
 			}
-			isCall := next(1) == "(" || (next(1) == "<" && a.callAfterAngles(toks, i+1))
+			isCall := (next(1) == "(" && !ctorParens[int(toks[i+1].Off)]) || (next(1) == "<" && a.callAfterAngles(toks, i+1))
 			switch {
 			case blockBarrierFuncs[name] && isCall && !member:
 				fi.addSync(a, SyncBlock, name, span(t))
@@ -463,13 +535,12 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 				}
 			case cgCollectives[name] && isCall && !member && (qual == "cg" || qual == "cooperative_groups"):
 				fi.addSync(a, SyncWarp, qual+"::"+name, span(t))
-			case (name == "this_grid" || name == "grid_group") && !member:
-				fi.refuse(a, span(t), "uses the grid group (%s): grid-wide synchronisation needs every block resident at once, which a persistent worker pool cannot promise", name)
 			case (name == "this_cluster" || name == "cluster_group" || strings.HasPrefix(name, "__cluster_") || name == "cluster_sync") && !member:
 				fi.refuse(a, span(t), "uses thread block clusters (%s), which the persistent form does not support", name)
 			case member && isCall && (name == "group_index" || name == "block_index" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks"):
+				// On the grid group: virtualised (scanGridGroup).
 				recv := receiverName(toks, i-1)
-				if groupKinds[recv] == "grid" || name == "block_rank" || name == "num_blocks" || name == "dim_blocks" {
+				if groupKinds[recv] != "grid" && (name == "block_rank" || name == "num_blocks" || name == "dim_blocks") {
 					fi.refuse(a, span(t), "calls %s.%s(), which reads the physical block index", recv, name)
 				}
 			case (name == "cudaLaunchKernel" || name == "cudaLaunchDevice" || name == "cudaGetParameterBuffer" || name == "cudaLaunchCooperativeKernel") && isCall:
@@ -481,11 +552,25 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			case warpIntrinsicNames[name]:
 				fi.WarpIntrinsics = true
 			}
-			if isCall && !member && !isBuiltin(name) {
-				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name]})
+			if a.macros[name] != nil && !member && prev(1) != "::" {
+				// A macro, not a function: what its expansion calls.
+				for _, callee := range a.macroCalls[name] {
+					fi.Calls = append(fi.Calls, Call{Name: callee, Span: span(t), Targets: a.byName[callee], Macro: name})
+				}
+			} else if isCall && !member && !isBuiltin(name) {
+				fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: a.byName[name], Qual: qualRoot(toks, i)})
+			}
+			// A function named without being called (&leaf, a callback):
+			// calls through the pointer cannot be redirected to a copy.
+			if !isCall && !member && prev(1) != "::" && a.byName[name] != nil && a.macros[name] == nil && next(1) != "::" && next(1) != "<<<" && !locals[name] {
+				fi.FuncRefs = append(fi.FuncRefs, Call{Name: name, Span: span(t), Targets: a.byName[name]})
 			}
 			if isCall && member {
 				fi.MemberCalls = append(fi.MemberCalls, Call{Name: name, Span: span(t)})
+				// obj.f(...) of a member function slatec parsed: a call of it.
+				if ms := membersNamed(a.byName[name]); len(ms) > 0 {
+					fi.Calls = append(fi.Calls, Call{Name: name, Span: span(t), Targets: ms})
+				}
 			}
 		case parser.Punct:
 			if t.text == "<<<" {
@@ -497,8 +582,109 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			}
 		}
 	}
+	a.scanGridGroup(fi, toks, groupKinds)
 	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
 	return fi
+}
+
+// implicitIndexMember returns a member function of the class named cls
+// (its last name segment) that is called implicitly (an operator, a
+// constructor or a destructor) and reads the block index, or nil.
+func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
+	for _, fn := range a.funcsOf(a.File) {
+		owner := fn.Class
+		if owner == "" {
+			owner = fn.Scope // defined outside its class: A::operator[]
+		}
+		if fi := a.Funcs[fn]; owner == "" || fi == nil || !fi.IndexUser {
+			continue
+		}
+		simple := owner
+		if i := strings.LastIndex(simple, "::"); i >= 0 {
+			simple = simple[i+2:]
+		}
+		if simple != cls {
+			continue
+		}
+		if strings.HasPrefix(fn.Name, "operator") || fn.Name == simple || strings.HasPrefix(fn.Name, "~") {
+			return fn
+		}
+	}
+	return nil
+}
+
+// membersNamed returns the member functions among fns.
+func membersNamed(fns []*parser.Func) []*parser.Func {
+	var out []*parser.Func
+	for _, fn := range fns {
+		if fn.Class != "" || fn.Scope != "" {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
+// localNames returns the names a function declares: its parameters, the
+// variables its body declares and the parameters of its lambdas (a use of
+// one is not a reference to a function of that name).
+func localNames(fn *parser.Func, file *parser.File) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range fn.Params {
+		if p.Name != "" {
+			out[p.Name] = true
+		}
+	}
+	if fn.Def == nil || fn.Def.Body == nil {
+		return out
+	}
+	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.Declarator:
+			if n.Name != "" {
+				out[n.Name] = true
+			}
+			for _, b := range n.Bindings {
+				out[b] = true
+			}
+		case *parser.Lambda:
+			if n.Params != nil {
+				toks := tokensOf(file, n.Params.Span())
+				for i := 1; i < len(toks); i++ {
+					if (toks[i].text == "," || toks[i].text == ")") && toks[i-1].Kind == parser.Ident {
+						out[toks[i-1].text] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// ctorInitParens returns the offsets of the "(" of constructor-style
+// initialisers in fn's parsed body (`float3 v(a, b, c);`).
+func ctorInitParens(fn *parser.Func) map[int]bool {
+	out := map[int]bool{}
+	if fn.Def == nil || fn.Def.Body == nil {
+		return out
+	}
+	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+		if id, ok := n.(*parser.InitDeclarator); ok && id.Init != nil && id.Init.Assign == nil && id.Init.Brace == nil {
+			out[id.Init.Span().Start] = true
+		}
+		return true
+	})
+	return out
+}
+
+// qualRoot returns the first segment of the qualified name that ends at
+// toks[i] (A in A::B::f), or "".
+func qualRoot(toks []tok, i int) string {
+	root := ""
+	for j := i; j >= 2 && toks[j-1].text == "::" && toks[j-2].Kind == parser.Ident; j -= 2 {
+		root = toks[j-2].text
+	}
+	return root
 }
 
 func (fi *FuncInfo) addSync(a *Analysis, k SyncKind, form string, s parser.Span) {
@@ -651,13 +837,38 @@ func (a *Analysis) groupVarKinds(toks []tok) map[string]string {
 		if toks[i].Kind == parser.Ident && i+2 < len(toks) && toks[i+1].text == "=" {
 			for j := i + 2; j < len(toks) && j < i+8 && toks[j].text != ";"; j++ {
 				if k := typeKind(toks[j].text); k != "" && j+1 < len(toks) && (toks[j+1].text == "(" || toks[j+1].text == "<") {
-					kinds[toks[i].text] = k
+					// Not `x = this_grid().size()`: a member of the group.
+					if !memberAfterCall(toks, j+1) {
+						kinds[toks[i].text] = k
+					}
 					break
 				}
 			}
 		}
 	}
 	return kinds
+}
+
+// memberAfterCall reports whether the call whose template arguments or
+// parentheses start at toks[i] is followed by a member access.
+func memberAfterCall(toks []tok, i int) bool {
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch toks[j].text {
+		case "(", "[", "{", "<":
+			depth++
+		case ")", "]", "}", ">":
+			depth--
+		case ">>":
+			depth -= 2
+		case ";":
+			return false
+		}
+		if depth <= 0 && toks[j].text == ")" {
+			return j+1 < len(toks) && (toks[j+1].text == "." || toks[j+1].text == "->")
+		}
+	}
+	return false
 }
 
 // callAfterAngles reports whether the `<` at index i opens template
@@ -832,7 +1043,7 @@ func (a *Analysis) reachable(fn *parser.Func) []*FuncInfo {
 	// order in which C++ sees the definitions.
 	var out []*FuncInfo
 	for _, file := range append(append([]*parser.File(nil), a.Deps...), a.File) {
-		for _, f := range file.Funcs {
+		for _, f := range a.funcsOf(file) {
 			if f != fn && seen[f] && a.Funcs[f] != nil {
 				out = append(out, a.Funcs[f])
 			}
@@ -856,7 +1067,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	k.Helpers = a.reachable(fn)
 	unresolved := map[string]bool{}
 	for _, c := range fi.Calls {
-		if len(c.Targets) == 0 {
+		if len(c.Targets) == 0 && !systemCall(c) {
 			unresolved[c.Name] = true
 		}
 	}
@@ -884,8 +1095,58 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			k.IndexHelpers = append(k.IndexHelpers, h)
 		}
 		for _, c := range h.Calls {
-			if len(c.Targets) == 0 {
+			if len(c.Targets) == 0 && !systemCall(c) {
 				unresolved[c.Name] = true
+			}
+		}
+	}
+	// A helper that reads the block index, named without a call (its
+	// address taken): calls through the pointer reach the original.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, c := range f.FuncRefs {
+			for _, t := range c.Targets {
+				if ti := a.Funcs[t]; ti != nil && ti.IndexUser && !t.Global {
+					k.Refusals = append(k.Refusals, a.atIn(f.File, c.Span.Start, diag.Error,
+						"takes %s without calling it, and %s reads blockIdx or gridDim: a call through a pointer to it cannot be made to use the virtual block index", c.Name, c.Name))
+					break
+				}
+			}
+		}
+	}
+	// A class whose operators, constructors or destructor read the block
+	// index: their calls are implicit, so they cannot be redirected to
+	// persistent copies.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+			if t.Kind != parser.Ident {
+				continue
+			}
+			if m := a.implicitIndexMember(t.text); m != nil {
+				d := a.atIn(f.File, int(t.Off), diag.Error,
+					"uses %s, whose %s reads blockIdx or gridDim: slatec cannot make implicit calls (operators, constructors, destructors) use the virtual block index", t.text, m.Name)
+				owner := m.Class
+				if owner == "" {
+					owner = m.Scope
+				}
+				d.Notes = append(d.Notes, a.atIn(a.File, m.NameSpan.Start, diag.Note, "%s::%s is here", owner, m.Name))
+				k.Refusals = append(k.Refusals, d)
+			}
+		}
+	}
+	// A helper that reads the block index, called from inside a macro
+	// expansion: the call cannot be redirected to the helper's persistent
+	// copy, so the physical index would be read.
+	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
+		for _, c := range f.Calls {
+			if c.Macro == "" {
+				continue
+			}
+			for _, t := range c.Targets {
+				if ti := a.Funcs[t]; ti != nil && ti.IndexUser {
+					k.Refusals = append(k.Refusals, a.atIn(f.File, c.Span.Start, diag.Error,
+						"macro %s expands to a call of %s, which reads blockIdx or gridDim: slatec does not expand macros, so it cannot make that call use the virtual block index", c.Macro, c.Name))
+					break
+				}
 			}
 		}
 	}
@@ -924,6 +1185,33 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	return k
 }
 
+// systemNamespaces are the namespaces of CUDA's and the C++ library's
+// headers, which slatec does not open: their functions do not read a user
+// kernel's block index, except the CUDA APIs in cudaIndexAPIs, which slatec
+// recognises by name (and virtualises or refuses).
+var systemNamespaces = map[string]bool{
+	"cg": true, "cooperative_groups": true, "std": true, "cuda": true, "cub": true,
+	"thrust": true, "nvcuda": true, "wmma": true, "__gnu_cxx": true, "cutlass": true, "cute": true,
+}
+
+// cudaIndexAPIs are the CUDA APIs that read the physical block index or
+// grid (or need every block resident). They are never assumed harmless:
+// the analysis rewrites or refuses each of them where it is used.
+var cudaIndexAPIs = map[string]bool{
+	"this_grid": true, "grid_group": true, "this_multi_grid": true, "multi_grid_group": true,
+	"group_index": true, "block_index": true, "block_rank": true, "num_blocks": true,
+	"dim_blocks": true, "this_cluster": true, "cluster_group": true, "block_dim": true,
+	"grid_dim": true, "dim_clusters": true, "cluster_index": true, "cluster_rank": true,
+}
+
+// systemCall reports whether a call that slatec cannot see the definition
+// of is to a function of CUDA's or the C++ library's headers, qualified
+// with their namespace (cg::, std::, cub::...): it does not read the
+// kernel's block index, unless it is one of the APIs that do.
+func systemCall(c Call) bool {
+	return c.Qual != "" && systemNamespaces[c.Qual] && !cudaIndexAPIs[c.Name]
+}
+
 func isKnownExternal(name string) bool {
 	for _, p := range knownExternalPrefixes {
 		if strings.HasPrefix(name, p) {
@@ -948,8 +1236,25 @@ var knownDeviceFuncs = func() map[string]bool {
 		static_cast reinterpret_cast const_cast dynamic_cast tex1D tex2D tex3D tex1Dfetch surf2Dread surf2Dwrite
 		dim3 float2 float3 float4 int2 int3 int4 uint2 uint3 uint4 double2 double4 this_thread_block
 		tiled_partition coalesced_threads labeled_partition binary_partition sync reduce
-		inclusive_scan exclusive_scan this_grid this_cluster plus less greater`) {
+		inclusive_scan exclusive_scan this_grid this_cluster plus less greater
+		memcpy_async wait wait_prior invoke_one invoke_one_broadcast
+		load_matrix_sync store_matrix_sync mma_sync bmma_sync fill_fragment
+		clock clock64 nan nanf scalbn scalbnf ilogb ilogbf logb logbf fdim fdimf rhypot rhypotf
+		norm rnorm norm4d rnorm4d rcbrt rcbrtf sincospi sincospif j0 j0f j1 j1f y0 y0f y1 y1f
+		erfcx erfcxf labs llabs rnorm3df norm3df normf rnormf cyl_bessel_i0 cyl_bessel_i0f
+		cyl_bessel_i1 cyl_bessel_i1f fmodf remquo remquof nextafter nextafterf
+		hsqrt hrsqrt hrcp hlog hlog2 hlog10 hexp hexp2 hexp10 hcos hsin hceil hfloor hrint htrunc htanh
+		h2sqrt h2rsqrt h2rcp h2log h2log2 h2log10 h2exp h2exp2 h2exp10 h2cos h2sin h2ceil h2floor
+		h2rint h2trunc h2tanh half half2 nv_bfloat16 nv_bfloat162 size_t
+		tex1DLod tex2DLod tex3DLod tex1DLayered tex2DLayered texCubemap tex2Dgather tex1DGrad tex2DGrad
+		surf1Dread surf1Dwrite surf3Dread surf3Dwrite surf2DLayeredread surf2DLayeredwrite`) {
 		m[n] = true
+	}
+	// CUDA's vector types, used as function-style casts: float2(x, y).
+	for _, b := range strings.Fields("char uchar short ushort int uint long ulong longlong ulonglong float double") {
+		for _, n := range []string{"1", "2", "3", "4"} {
+			m[b+n] = true
+		}
 	}
 	return m
 }()
@@ -1006,7 +1311,26 @@ func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
 			}
 		}
 	}
+	var parsed []parser.Span // bodies of member functions analysed as functions
+	if f == a.File {
+		for _, m := range a.funcsOf(f) {
+			if m.Class != "" {
+				parsed = append(parsed, m.BodySpan)
+			}
+		}
+	}
+	inParsed := func(t tok) bool {
+		for _, s := range parsed {
+			if s.Contains(span(t)) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, t := range toks {
+		if len(parsed) > 0 && inParsed(t) {
+			continue // its own facts apply, through calls of it
+		}
 		switch {
 		case t.text == "struct" || t.text == "class" || t.text == "union":
 			// Not a template parameter: template <class T> ...
@@ -1087,6 +1411,9 @@ func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
 					use := of.indexUse[n]
 					d := a.atIn(fi.File, int(t.Off), diag.Error,
 						"uses %s, which reads blockIdx or gridDim inside a class or initialiser that slatec cannot rewrite", n)
+					if f := of.indexFile[n]; f != nil && f != a.File {
+						d.Message += " (it is in an included header: slatec copies member functions only of classes defined in the file it transforms)"
+					}
 					d.Notes = append(d.Notes, a.atIn(of.indexFile[n], use.Start, diag.Note, "the read is here"))
 					k.Refusals = append(k.Refusals, d)
 				}
@@ -1114,6 +1441,25 @@ func containsIndex(bs []string) bool {
 		}
 	}
 	return false
+}
+
+// splitDeviceLaunches separates the launches made from device code (in
+// the body of a __global__ or __device__ function) from host launches.
+func splitDeviceLaunches(f *parser.File, all []*LaunchSite) (host, device []*LaunchSite) {
+	for _, ls := range all {
+		dev := false
+		for _, fn := range f.Funcs {
+			if (fn.Global || fn.Device) && fn.BodySpan.Contains(ls.Span) {
+				dev = true
+			}
+		}
+		if dev {
+			device = append(device, ls)
+		} else {
+			host = append(host, ls)
+		}
+	}
+	return host, device
 }
 
 // macroLaunches warns about launches inside #define bodies: they are not

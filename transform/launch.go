@@ -96,7 +96,9 @@ func findLaunches(f *parser.File, lines *diag.Lines) []*LaunchSite {
 				depth--
 			case ",":
 				if depth == 0 {
-					ls.Config = append(ls.Config, parser.Span{Start: int(sig[argStart].Off), End: int(sig[k-1].End)})
+					if argStart < k {
+						ls.Config = append(ls.Config, parser.Span{Start: int(sig[argStart].Off), End: int(sig[k-1].End)})
+					}
 					argStart = k + 1
 				}
 			case ">>>":
@@ -133,7 +135,9 @@ func findLaunches(f *parser.File, lines *diag.Lines) []*LaunchSite {
 				}
 			case ",":
 				if depth == 1 {
-					ls.Args = append(ls.Args, parser.Span{Start: int(sig[argStart].Off), End: int(sig[k-1].End)})
+					if argStart < k { // an empty argument is not valid C++; never a negative span
+						ls.Args = append(ls.Args, parser.Span{Start: int(sig[argStart].Off), End: int(sig[k-1].End)})
+					}
 					argStart = k + 1
 				}
 			}

@@ -16,7 +16,7 @@ const maxIncludeDepth = 16
 // #include "...", found next to the including file or in includeDirs, and
 // analyses them together: helpers defined in project headers are seen.
 // System includes (<...>) are not followed. A parse failure of the main
-// file is returned as a diag.Diagnostic error.
+// file or of a header it includes is returned as a diag.Diagnostic error.
 func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 	f, err := parser.ParseFile(name, src)
 	if err != nil {
@@ -29,6 +29,9 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 		seen[abs] = true
 	}
 	via := map[*parser.File]*parser.Include{}
+	// A header slatec cannot read as a whole is an error, like the main
+	// file: skipping it would hide the helpers and macros it defines.
+	var headerErr error
 	var follow func(f *parser.File, depth int)
 	follow = func(f *parser.File, depth int) {
 		if depth > maxIncludeDepth {
@@ -60,6 +63,9 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 			}
 			df, err := parser.ParseFile(path, dsrc)
 			if err != nil {
+				if headerErr == nil {
+					headerErr = err
+				}
 				continue
 			}
 			deps = append(deps, df)
@@ -72,6 +78,9 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 		}
 	}
 	follow(f, 0)
+	if headerErr != nil {
+		return nil, headerErr
+	}
 	a := Analyze(f, deps...)
 	a.Missing = missing
 	a.Via = via

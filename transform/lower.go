@@ -1169,6 +1169,8 @@ func (l *lowerer) safeOpsExcept(x parser.Node, header bool, skip map[parser.Node
 			return false // creating a lambda touches no memory
 		case *parser.SizeofExpr:
 			return false
+		case *parser.NewExpr, *parser.DeleteExpr:
+			ok = false // allocates, constructs or frees: never for inactive threads
 		case *parser.AssignExpr:
 			if n.Op != "" && !header {
 				ok = false

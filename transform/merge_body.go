@@ -102,7 +102,7 @@ func (m *merger) cloneText(a *Analysis, fi *FuncInfo, clones map[string]bool) (s
 	f := fi.File
 	def := fn.Def.Span()
 	var edits []emit.Edit
-	edits = append(edits, emit.Replace(fn.NameSpan.Start, fn.NameSpan.End, fn.Name+"__merged", "clone name"))
+	edits = append(edits, emit.Replace(fn.NameSpan.Start, fn.NameSpan.End, cloneName(f, fn, "__merged"), "clone name"))
 	ps := fn.ParamsSpan
 	if len(fn.Params) == 0 {
 		edits = append(edits, emit.Replace(ps.Start, ps.End, "("+mergedLead+")", "clone params"))

@@ -1,20 +1,23 @@
-// slatec-test: refuse grid_rank_fill
-// Uses a cg::grid_group (thread_rank over the whole grid, no sync): grid groups are refused by the transform.
+// slatec-test: refuse grid_in_struct
+// A cg::grid_group stored in a struct and queried through it: slatec follows a grid group only where it is queried directly or passed to a function it can see, so this kernel is refused.
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
 
-__device__ unsigned long long grid_rank(const cg::grid_group& g) { return g.thread_rank(); }
+struct Ranker {
+    cg::grid_group g;
+    __device__ unsigned long long rank() const { return g.thread_rank(); }
+};
 
-__global__ void grid_rank_fill(unsigned long long* out, unsigned long long n) {
+__global__ void grid_in_struct(unsigned long long* out, unsigned long long n) {
     cg::grid_group grid = cg::this_grid();
-    unsigned long long r = grid_rank(grid);
-    if (r < n) out[r] = r * 3 + grid.size();
+    Ranker r{grid};
+    unsigned long long i = r.rank();
+    if (i < n) out[i] = i;
 }
 
-// Acceptable neighbour: block-level cooperative groups only.
-__global__ void block_rank_fill(unsigned* out, int n) {
-    cg::thread_block cta = cg::this_thread_block();
-    int i = blockIdx.x * blockDim.x + cta.thread_rank();
-    if (i < n) out[i] = cta.thread_rank();
+int main() {
+    unsigned long long* out = nullptr;
+    grid_in_struct<<<4, 64>>>(out, 256);
+    return 0;
 }
