@@ -14,6 +14,7 @@ import (
 
 	"github.com/slatec/slatec/diag"
 	"github.com/slatec/slatec/emit"
+	"github.com/slatec/slatec/occupancy"
 	"github.com/slatec/slatec/plan"
 	"github.com/slatec/slatec/transform"
 )
@@ -31,6 +32,15 @@ type mergeFlags struct {
 	report        bool
 	blocks        string
 	shmem         string
+	grids         string
+	soloMs        string
+	sms           int
+	dispatchUs    float64
+	check         bool
+	asJSON        bool
+	maxnreg       string
+	// maxnregResolved is the cap --maxnreg resolved to (0: none).
+	maxnregResolved int
 }
 
 func newMergeCmd() *cobra.Command {
@@ -68,7 +78,18 @@ a.cu:scale<float>.
 prefix, or PATH) and prints each kernel's and the merged kernel's registers,
 static shared memory and theoretical occupancy on sm_90, with and without the
 shared-memory union; --block A=16x16,B=256 and --shmem B=4096 give the block
-shapes and dynamic shared memory it assumes.`,
+shapes and dynamic shared memory it assumes. The report ends with the merge
+model's verdict (docs/MERGE.md, "The merge model"): each kernel's blocks run
+at the merged kernel's occupancy instead of their own, the merged kernel fills
+the kernels' tails, and each logical block pays a dispatch cost; --grid
+A=96x96,B=262144 (blocks), --solo-ms A=0.9,B=0.4 (each kernel alone) and
+--sms make it quantitative, and it says "merging is predicted to lose because
+..." when it does.
+
+--check compares with the existing output file and prints a unified diff on
+drift (exit 1; exit 2 when it cannot check). --json prints the diagnostics,
+the merged kernels and the report (with --report) as JSON on stdout (format
+slatec-merge/1; needs -o FILE).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, fl) },
 	}
@@ -83,6 +104,13 @@ shapes and dynamic shared memory it assumes.`,
 	f.BoolVar(&fl.report, "report", false, "print registers, shared memory and occupancy of the kernels and the merged kernel (needs nvcc)")
 	f.StringVar(&fl.blocks, "block", "", "for --report: block shapes, NAME=X[xY[xZ]],... (default: __launch_bounds__, else 256)")
 	f.StringVar(&fl.shmem, "shmem", "", "for --report: dynamic shared memory in bytes, NAME=N,...")
+	f.StringVar(&fl.grids, "grid", "", "for --report's model: blocks per kernel, NAME=N or NAME=XxY[xZ],...")
+	f.StringVar(&fl.soloMs, "solo-ms", "", "for --report's model: each kernel's time alone in ms, NAME=MS,...")
+	f.IntVar(&fl.sms, "sms", 132, "for --report's model: SMs of the device (H100 SXM and H200: 132)")
+	f.Float64Var(&fl.dispatchUs, "dispatch-us", occupancy.DefaultDispatchUs, "for --report's model: dispatch cost per logical block in microseconds")
+	f.BoolVar(&fl.check, "check", false, "compare with the existing output and print a diff on drift (exit 1)")
+	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics, the merged kernels and the report as JSON on stdout (needs -o FILE)")
+	f.StringVar(&fl.maxnreg, "maxnreg", "", "cap the merged kernel's registers per thread with __maxnreg__(N): a number, or \"auto\" (with nvcc: the register count of the kernel with the most blocks per SM alone, see docs/MERGE.md)")
 	return cmd
 }
 
@@ -102,6 +130,9 @@ func mergeCommandLine(fl mergeFlags, mode transform.MergeMode, alloc []int, refs
 	if fl.noShareShared {
 		parts = append(parts, "--no-share-shared")
 	}
+	if fl.maxnreg != "" && fl.maxnregResolved > 0 {
+		parts = append(parts, "--maxnreg", strconv.Itoa(fl.maxnregResolved))
+	}
 	for _, r := range refs {
 		r.File = filepath.ToSlash(r.File)
 		parts = append(parts, r.String())
@@ -116,6 +147,15 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 	}
 	if fl.alloc != "" && fl.planFile != "" {
 		return usagef("give --alloc or --plan, not both")
+	}
+	if fl.check && fl.out == "-" {
+		return usagef("--check compares with an output file: give -o FILE")
+	}
+	if fl.asJSON && fl.out == "-" {
+		return usagef("--json prints to stdout, so the output needs -o FILE")
+	}
+	if fl.sms < 1 || fl.sms > plan.MaxSMs {
+		return usagef("--sms must be between 1 and %d", plan.MaxSMs)
 	}
 	var refs []transform.KernelRef
 	for _, a := range args {
@@ -181,25 +221,97 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 	}
 	opts := transform.MergeOptions{Mode: mode, Name: fl.name, Alloc: alloc, NoShareShared: fl.noShareShared,
 		Version: version, Command: mergeCommandLine(fl, mode, alloc, refs), OutputName: filepath.ToSlash(outName)}
+	if opts.MaxRegs, err = resolveMaxnreg(cmd, fl, inputs, opts, refs); err != nil {
+		return err
+	}
+	fl.maxnregResolved = opts.MaxRegs
+	if opts.MaxRegs > 0 {
+		opts.Command = mergeCommandLine(fl, mode, alloc, refs) // records the resolved cap
+	}
 	res, err := transform.Merge(inputs, opts)
 	if err != nil {
 		return usageError{err}
 	}
-	printDiags(cmd, res.Diags)
-	if res.Diags.HasErrors() {
-		return silentError{exitInput}
+	type jsonDoc struct {
+		Format  string                    `json:"format"`
+		Output  string                    `json:"output"`
+		Kernel  string                    `json:"kernel,omitempty"`
+		Mode    string                    `json:"mode"`
+		Changed bool                      `json:"changed"`
+		Diff    string                    `json:"diff,omitempty"`
+		Kernels []*transform.MergedKernel `json:"kernels"`
+		Diags   []diag.Diagnostic         `json:"diagnostics"`
+		Report  *mergeReportData          `json:"report,omitempty"`
 	}
-	if err := emit.WriteFileAtomic(fl.out, res.Output, cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	if !fl.report {
+	doc := jsonDoc{Format: "slatec-merge/1", Output: fl.out, Kernel: res.Kernel, Mode: string(mode),
+		Kernels: nonNil(res.Kernels), Diags: nonNil([]diag.Diagnostic(res.Diags))}
+	finish := func(code int) error {
+		if fl.asJSON {
+			if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
+				return err
+			}
+		}
+		if code != exitOK {
+			return silentError{code}
+		}
 		return nil
 	}
-	w := cmd.OutOrStdout()
-	if fl.out == "-" {
-		w = cmd.ErrOrStderr()
+	if !fl.asJSON {
+		printDiags(cmd, res.Diags)
 	}
-	return mergeReport(cmd, w, inputs, opts, res, fl, refs)
+	if res.Diags.HasErrors() {
+		return finish(exitInput)
+	}
+	drift := false
+	if fl.check {
+		old, err := os.ReadFile(fl.out)
+		if err != nil && !os.IsNotExist(err) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "slatec: error: --check: %v\n", err)
+			return finish(exitUsage)
+		}
+		if d := emit.UnifiedDiff(fl.out, fl.out+" (regenerated)", string(old), string(res.Output)); d != "" {
+			drift, doc.Changed = true, true
+			if fl.asJSON {
+				doc.Diff = d
+			} else {
+				fmt.Fprint(cmd.OutOrStdout(), d)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "slatec: %s is out of date; regenerate it with: slatec %s -o %s\n", fl.out, opts.Command, fl.out)
+		}
+	} else {
+		if old, err := os.ReadFile(fl.out); err != nil || string(old) != string(res.Output) {
+			doc.Changed = true
+		}
+		if err := emit.WriteFileAtomic(fl.out, res.Output, cmd.OutOrStdout()); err != nil {
+			return err
+		}
+	}
+	if fl.report {
+		data, err := mergeReport(cmd, inputs, opts, res, fl, refs)
+		if err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "slatec: error: %v\n", err)
+			return finish(exitUsage)
+		}
+		if fl.asJSON {
+			doc.Report = data
+		} else {
+			w := cmd.OutOrStdout()
+			if fl.out == "-" || fl.check {
+				w = cmd.ErrOrStderr()
+			}
+			if err := writeMergeReport(w, data); err != nil {
+				return err
+			}
+		}
+	}
+	if drift {
+		return finish(exitInput)
+	}
+	return finish(exitOK)
 }
 
 // allocKey matches NAME in NAME=N against a kernel reference: its name,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,85 @@ func TestMergeReport(t *testing.T) {
 	}
 	// The union of one body's struct equals that body's shared memory.
 	assert.Regexp(t, `tile\s+16x16\s+256\s+\d+\s+1088\s+0`, out)
+}
+
+func TestMergeCheckAndJSON(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	out := filepath.Join(dir, "m.cu")
+	code, _, errs := slatec(t, "", "merge", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	code, stdout, errs := slatec(t, "", "merge", "--check", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 0, code, errs)
+	assert.Empty(t, stdout)
+	// Drift: a diff on stdout, exit 1, the file left alone.
+	require.NoError(t, os.WriteFile(out, []byte("stale\n"), 0o644))
+	code, stdout, errs = slatec(t, "", "merge", "--check", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "--- "+out)
+	assert.Contains(t, stdout, "-stale")
+	assert.Contains(t, errs, "out of date; regenerate it with: slatec merge --mode interleaved")
+	data, _ := os.ReadFile(out)
+	assert.Equal(t, "stale\n", string(data))
+	// --json with --check: the diff goes into the document.
+	code, stdout, _ = slatec(t, "", "merge", "--check", "--json", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	var doc struct {
+		Format  string `json:"format"`
+		Kernel  string `json:"kernel"`
+		Mode    string `json:"mode"`
+		Changed bool   `json:"changed"`
+		Diff    string `json:"diff"`
+		Kernels []struct {
+			Name string `json:"name"`
+		} `json:"kernels"`
+		Diags []struct {
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.Equal(t, "slatec-merge/1", doc.Format)
+	assert.Equal(t, "slate_merged_scale_tile", doc.Kernel)
+	assert.True(t, doc.Changed)
+	assert.Contains(t, doc.Diff, "-stale")
+	require.Len(t, doc.Kernels, 2)
+	assert.Equal(t, "tile", doc.Kernels[1].Name)
+	// --json writes the output and prints only JSON on stdout.
+	code, stdout, _ = slatec(t, "", "merge", "--json", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.Equal(t, "split", doc.Mode)
+	assert.NotNil(t, doc.Diags)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "slate_merged_scale_tile_k1")
+	// Refused kernels: exit 1, the diagnostics in the JSON.
+	bad := write(t, dir, "bad.cu", "__global__ void slate_x(float* a) { a[threadIdx.x] = 0; }\n")
+	code, stdout, _ = slatec(t, "", "merge", "--json", "-o", out, bad+":slate_x", a+":scale")
+	assert.Equal(t, 1, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.NotEmpty(t, doc.Diags)
+	assert.Equal(t, "error", doc.Diags[0].Severity)
+	// Trouble: --check and --json need -o FILE (exit 2); an unreadable output is exit 2.
+	for _, args := range [][]string{
+		{"merge", "--check", a + ":scale"},
+		{"merge", "--json", a + ":scale"},
+		{"merge", "--maxnreg", "7", "-o", out, a + ":scale"},
+		{"merge", "--sms", "0", "-o", out, a + ":scale"},
+		{"merge", "--check", "-o", dir, a + ":scale"},
+	} {
+		code, _, errs := slatec(t, "", args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+	}
+}
+
+func TestMergeMaxnregInHeader(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	out := filepath.Join(dir, "m.cu")
+	code, _, errs := slatec(t, "", "merge", "--maxnreg", "32", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	data, _ := os.ReadFile(out)
+	assert.Contains(t, string(data), "// slatec merge --mode interleaved --maxnreg 32 ")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(32) slate_merged_scale_tile(")
+	code, _, errs = slatec(t, "", "merge", "--maxnreg", "32", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 2, code, errs)
 }

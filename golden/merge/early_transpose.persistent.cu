@@ -1334,6 +1334,126 @@ static cudaError_t finish(const plan<N>& p)
     return launch;
 }
 
+// ---- split: one worker population per kernel --------------------------------
+// Each population is its own __global__ function (its own registers, block
+// size and shared memory) running the smrange loop with a configuration in
+// which only its kernel has blocks, on that kernel's SM range of the whole
+// allocation; population 0 runs on the caller's stream, the others on helper
+// streams forked from it (an event) and joined back into it by finish_split.
+
+struct split_streams {
+    bool ready;
+    cudaStream_t s[SLATE_MERGED_MAX_KERNELS];
+};
+
+static split_streams* split_state()
+{
+    static split_streams st[kMaxDevices];
+    return st;
+}
+
+template <int N>
+static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim3* grids, const dim3* blocks,
+                                 const size_t* shmem, const unsigned int* alloc, cudaStream_t stream,
+                                 cudaStream_t* streams)
+{
+    unsigned long long total[N];
+    int live = 0;
+    for (int i = 0; i < N; ++i) {
+        p[i] = plan<N>();
+        p[i].slot = -1;
+        p[i].empty = true;
+        streams[i] = stream;
+        total[i] = (unsigned long long)grids[i].x * grids[i].y * grids[i].z;
+        live += total[i] != 0;
+    }
+    if (live == 0)
+        return cudaSuccess;
+    int device = 0, sms = 0;
+    cudaError_t r;
+    if ((r = cudaGetDevice(&device)) != cudaSuccess)
+        return r;
+    if (device < 0 || device >= kMaxDevices)
+        return cudaErrorInvalidDevice;
+    if ((r = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return r;
+    unsigned int a[N];
+    if ((r = resolve_alloc(N, alloc, total, sms, SLATE_MERGED_SMRANGE, a)) != cudaSuccess)
+        return r;
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        split_streams& ss = split_state()[device];
+        if (!ss.ready) {
+            for (int i = 0; i < SLATE_MERGED_MAX_KERNELS; ++i)
+                if ((r = cudaStreamCreateWithFlags(&ss.s[i], cudaStreamNonBlocking)) != cudaSuccess)
+                    return r;
+            ss.ready = true;
+        }
+        for (int i = 1; i < N; ++i)
+            streams[i] = ss.s[i];
+    }
+    unsigned int lo = 0u;
+    for (int i = 0; i < N; ++i) {
+        if (total[i] == 0)
+            continue;
+        dim3 g[N];
+        unsigned int one[N];
+        for (int j = 0; j < N; ++j) {
+            g[j] = j == i ? grids[j] : dim3(0u, 1u, 1u);
+            one[j] = j == i ? a[j] : 0u;
+        }
+        if ((r = prepare<N>(&p[i], funcs[i], SLATE_MERGED_SMRANGE, g, blocks, shmem, one, streams[i])) != cudaSuccess) {
+            for (int j = 0; j < i; ++j)
+                if (!p[j].empty)
+                    finish<N>(p[j]); // releases the control blocks taken so far
+            return r;
+        }
+        // The population's range is its kernel's range of the whole allocation.
+        p[i].cfg.sm_low[i] = lo;
+        p[i].cfg.sm_high[i] = lo + a[i] - 1u;
+        lo += a[i];
+    }
+    // Fork: the helper streams wait for the work queued on the caller's stream.
+    cudaEvent_t fork;
+    if ((r = cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)) != cudaSuccess)
+        return r;
+    r = cudaEventRecord(fork, stream);
+    for (int i = 1; i < N && r == cudaSuccess; ++i)
+        if (!p[i].empty)
+            r = cudaStreamWaitEvent(streams[i], fork, 0);
+    cudaEventDestroy(fork);
+    return r;
+}
+
+// finish_split releases each population's control block and joins the
+// helper streams back into the caller's stream.
+template <int N>
+static cudaError_t finish_split(const plan<N>* p, cudaStream_t stream, const cudaStream_t* streams)
+{
+    cudaError_t launch = cudaSuccess;
+    for (int i = 0; i < N; ++i) {
+        if (p[i].empty)
+            continue;
+        const cudaError_t e = finish<N>(p[i]);
+        if (launch == cudaSuccess)
+            launch = e;
+        if (i == 0)
+            continue;
+        cudaEvent_t join;
+        cudaError_t r = cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+        if (r == cudaSuccess) {
+            r = cudaEventRecord(join, streams[i]);
+            if (r == cudaSuccess)
+                r = cudaStreamWaitEvent(stream, join, 0);
+            cudaEventDestroy(join);
+        }
+        if (launch == cudaSuccess)
+            launch = r;
+    }
+    return launch;
+}
+
 } // namespace merged
 } // namespace slate
 #endif // __CUDACC_RTC__
@@ -1637,7 +1757,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 1641 "golden/merge/early_transpose.persistent.cu"
+#line 1761 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
