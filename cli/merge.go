@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -209,7 +210,7 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 			return usagef("--alloc: %v", err)
 		}
 	case fl.planFile != "":
-		if alloc, err = allocFromPlan(fl.planFile, refs); err != nil {
+		if alloc, err = allocFromPlan(fl.planFile, refs, cmd.ErrOrStderr()); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: error: %v\n", fl.planFile, err)
 			return silentError{exitInput}
 		}
@@ -411,7 +412,7 @@ func parseAlloc(s string, refs []transform.KernelRef) ([]int, error) {
 
 // allocFromPlan takes the allocation from the first phase of a plan (the
 // JSON of slatec plan --json) whose kernels are exactly the merged ones.
-func allocFromPlan(path string, refs []transform.KernelRef) ([]int, error) {
+func allocFromPlan(path string, refs []transform.KernelRef, warn io.Writer) ([]int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -446,6 +447,9 @@ func allocFromPlan(path string, refs []transform.KernelRef) ([]int, error) {
 			alloc[i] = pk.SMs
 		}
 		if ok {
+			if ph.Merge != nil && !ph.Merge.Recommended {
+				fmt.Fprintf(warn, "%s: warning: phase %d: %s\n", path, ph.Index+1, ph.Merge.Reason)
+			}
 			return alloc, nil
 		}
 	}
