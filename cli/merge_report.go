@@ -250,7 +250,7 @@ func writeMergeReport(w io.Writer, data *mergeReportData) error {
 			fmt.Fprintf(w, "  %s: %d blocks/SM alone (%s), %d merged: slowdown %.2fx; alone %.4g, merged %.4g\n",
 				pp.Name, pp.AloneBlocksPerSM, pp.AloneLimiter, pp.MergedBlocksPerSM, pp.Slowdown, pp.AloneTime, pp.MergedTime)
 		}
-		fmt.Fprintf(w, "  sequential %.4g, merged %.4g (dispatch %.4g): %s\n", p.Sequential, p.Predicted, p.Dispatch, p.Verdict())
+		fmt.Fprintf(w, "  sequential %.4g, merged %.4g (dispatch %.4g, tail %.4g): %s\n", p.Sequential, p.Predicted, p.Dispatch, p.Tail, p.Verdict())
 	}
 	for _, n := range data.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -156,16 +156,19 @@ static int bench(Case& c, int argc, char** argv) {
     for (auto& e : ev) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     c.reset(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
-    std::printf("BENCH %s %s sms %d\n", Case::name(), MERGE_MODE, sms);
+    // $BENCH_CASE names the case in the output (a variant built from the same driver,
+    // e.g. bs_vecadd_cap, must not mix its rows with the plain case's).
+    const char* cname = std::getenv("BENCH_CASE") && *std::getenv("BENCH_CASE") ? std::getenv("BENCH_CASE") : Case::name();
+    std::printf("BENCH %s %s sms %d\n", cname, MERGE_MODE, sms);
     if (baselines) {
         for (int k = 0; k < n; ++k) {
             const double ms = time_ms(s, [&] { c.launch(k, s); });
-            std::printf("BENCH %s %s solo %s %.4f\n", Case::name(), MERGE_MODE, Case::kernel(k), ms);
+            std::printf("BENCH %s %s solo %s %.4f\n", cname, MERGE_MODE, Case::kernel(k), ms);
         }
         const double seq = time_ms(s, [&] {
             for (int k = 0; k < n; ++k) c.launch(k, s);
         });
-        std::printf("BENCH %s %s sequential - %.4f\n", Case::name(), MERGE_MODE, seq);
+        std::printf("BENCH %s %s sequential - %.4f\n", cname, MERGE_MODE, seq);
         // Concurrent streams: fork from s, one stream per kernel, join back into s.
         const double conc = time_ms(s, [&] {
             CUDA_CHECK(cudaEventRecord(ev[0], s));
@@ -176,10 +179,10 @@ static int bench(Case& c, int argc, char** argv) {
                 CUDA_CHECK(cudaStreamWaitEvent(s, ev[k], 0));
             }
         });
-        std::printf("BENCH %s %s concurrent - %.4f\n", Case::name(), MERGE_MODE, conc);
+        std::printf("BENCH %s %s concurrent - %.4f\n", cname, MERGE_MODE, conc);
     }
     const double eq = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
-    std::printf("BENCH %s %s merged default %.4f\n", Case::name(), MERGE_MODE, eq);
+    std::printf("BENCH %s %s merged default %.4f\n", cname, MERGE_MODE, eq);
     // Fig. 2: every split a : rest of the SMs (the rest shared equally by the other kernels).
     const int step = std::max(1, env_int("SWEEP_STEP", std::max(1, sms / 32)));
     for (int a = 1; a <= sms - (n - 1); a += step) {
@@ -188,7 +191,7 @@ static int bench(Case& c, int argc, char** argv) {
         const int rest = sms - a;
         for (int k = 1; k < n; ++k) alloc[k] = (unsigned)(rest / (n - 1) + (k - 1 < rest % (n - 1) ? 1 : 0));
         const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); });
-        std::printf("BENCH %s %s sweep", Case::name(), MERGE_MODE);
+        std::printf("BENCH %s %s sweep", cname, MERGE_MODE);
         for (int k = 0; k < n; ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
         std::printf(" %.4f\n", ms);
     }
