@@ -42,12 +42,15 @@ type mergeFlags struct {
 	maxnreg       string
 	// maxnregResolved is the cap --maxnreg resolved to (0: none).
 	maxnregResolved int
+	plotSweep       string
+	plotCase        string
+	plotProfile     string
 }
 
 func newMergeCmd() *cobra.Command {
 	var fl mergeFlags
 	cmd := &cobra.Command{
-		Use:   "merge -o OUT [flags] FILE:KERNEL[<ARGS>]...",
+		Use:   "merge -o OUT [flags] FILE:KERNEL[<ARGS>]... | merge --plot-sweep RESULTS.json --case NAME -o SVG",
 		Short: "Merge kernels into one scheduler kernel that interleaves their blocks (Liang et al.)",
 		Long: `merge writes ONE CUDA file holding the given kernels' files (their host code
 fenced off with #if 0), a body function per kernel that sees its own blockIdx,
@@ -90,9 +93,27 @@ A=96x96,B=262144 (blocks), --solo-ms A=0.9,B=0.4 (each kernel alone) and
 --check compares with the existing output file and prints a unified diff on
 drift (exit 1; exit 2 when it cannot check). --json prints the diagnostics,
 the merged kernels and the report (with --report) as JSON on stdout (format
-slatec-merge/1; needs -o FILE).`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, fl) },
+slatec-merge/1; needs -o FILE).
+
+--plot-sweep RESULTS.json --case NAME -o SWEEP.svg (no kernels) draws Liang et
+al.'s Fig. 2 from the benchmark's rows (scripts/merge-gpu.sh writes them to
+$OUT/merge.json): the speedup over sequential execution against the first
+kernel's SMs, one curve per mode, with streams and sequential as references;
+--plot-profile PROFILES.json adds the planner's predicted curve (con_lat over
+seq_lat of slatec plan's model, for the same splits).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if fl.plotSweep != "" {
+				if len(args) > 0 {
+					return usagef("--plot-sweep draws from results: give no kernels")
+				}
+				return runMergePlot(cmd, fl)
+			}
+			if len(args) == 0 {
+				return usagef("give the kernels to merge: FILE:KERNEL[<ARGS>]...")
+			}
+			return runMerge(cmd, args, fl)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.out, "output", "o", "-", "output file, or - for stdout")
@@ -109,6 +130,9 @@ slatec-merge/1; needs -o FILE).`,
 	f.StringVar(&fl.soloMs, "solo-ms", "", "for --report's model: each kernel's time alone in ms, NAME=MS,...")
 	f.IntVar(&fl.sms, "sms", 132, "for --report's model: SMs of the device (H100 SXM and H200: 132)")
 	f.Float64Var(&fl.dispatchUs, "dispatch-us", occupancy.DefaultDispatchUs, "for --report's model: dispatch cost per logical block in microseconds")
+	f.StringVar(&fl.plotSweep, "plot-sweep", "", "draw the allocation sweep (Liang et al., Fig. 2) of --case from merge results (bench/results/merge.json) as SVG to -o; no kernels")
+	f.StringVar(&fl.plotCase, "case", "", "for --plot-sweep: the case to draw")
+	f.StringVar(&fl.plotProfile, "plot-profile", "", "for --plot-sweep: a slatec-profile/1 file of the case's kernels: draw the planner's predicted speedup beside")
 	f.BoolVar(&fl.check, "check", false, "compare with the existing output and print a diff on drift (exit 1)")
 	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics, the merged kernels and the report as JSON on stdout (needs -o FILE)")
 	f.StringVar(&fl.maxnreg, "maxnreg", "", "cap the merged kernel's registers per thread with __maxnreg__(N): a number, or \"auto\" (with nvcc: the register count of the kernel with the most blocks per SM alone, see docs/MERGE.md)")

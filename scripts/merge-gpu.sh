@@ -90,6 +90,8 @@ if has build; then
     variants=""
     { has check || has sanitize; } && variants="check"
     has bench && variants="$variants bench"
+    # PHASES=build alone (e.g. on a machine without a GPU): build every variant.
+    [ -z "$variants" ] && variants="check bench"
     for c in "${cases[@]}"; do
         read -r name driver modes <<<"$c"
         for m in $modes; do
