@@ -8,6 +8,7 @@ Input: the BENCH lines the drivers in bench/merge/ print:
     BENCH CASE MODE concurrent - MS
     BENCH CASE MODE merged default MS
     BENCH CASE MODE sweep A:B[:C] MS
+    BENCH CASE MODE iters N MS
 Output, per case: the baselines, the merged kernel with the default allocation
 per mode, the allocation sweep (Liang et al., Fig. 2) as a table with one
 column per mode, and the best allocation of each mode with its speedup over
@@ -51,6 +52,10 @@ def rows_of(cases, complementary):
         for m in MODES:
             if m in c["default"]:
                 add(m, "default", c["default"][m])
+            for it, ms in c["iters"].get(m, {}).items():
+                row = dict(base, mode=m, split="default", ms=round(ms, 4), planned=False)
+                row["variant"] = (base.get("variant", "") + " iters=" + it).strip()
+                rows.append(row)
         for alloc in sorted(c["sweep"], key=lambda a: [int(x) for x in a.split(":")]):
             for m in MODES:
                 if m in c["sweep"][alloc]:
@@ -67,7 +72,7 @@ def main(path, args=None):
                 continue
             case, mode, what = p[1], p[2], p[3]
             c = cases.setdefault(case, {"sms": None, "solo": OrderedDict(), "seq": None, "conc": None,
-                                        "default": {}, "sweep": defaultdict(dict)})
+                                        "default": {}, "sweep": defaultdict(dict), "iters": defaultdict(dict)})
             try:
                 if what == "sms":
                     c["sms"] = int(p[4])
@@ -81,6 +86,8 @@ def main(path, args=None):
                     c["default"][mode] = float(p[5])
                 elif what == "sweep":
                     c["sweep"][p[4]][mode] = float(p[5])
+                elif what == "iters":
+                    c["iters"][mode][p[4]] = float(p[5])
             except (IndexError, ValueError):
                 print("skipping malformed line: %s" % line.strip(), file=sys.stderr)
     if args is not None and args.json:
@@ -96,6 +103,10 @@ def main(path, args=None):
             fmt(c["seq"]), fmt(c["conc"]), "; solo: " + solo if solo else ""))
         print("  merged, default allocation: " + ", ".join(
             "%s %s" % (m, fmt(c["default"].get(m))) for m in MODES if m in c["default"]))
+        for m in MODES:
+            if c["iters"].get(m):
+                print("  %s task sizes (default allocation): %s" % (m, ", ".join(
+                    "iters=%s %.4f" % kv for kv in sorted(c["iters"][m].items(), key=lambda kv: int(kv[0])))))
         modes = [m for m in MODES if any(m in r for r in c["sweep"].values())]
         if modes:
             print("  %-14s %s" % ("alloc", "".join("%14s" % m for m in modes)))

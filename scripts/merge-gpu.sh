@@ -27,6 +27,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/merge-gpu}
 W=${W:-/tmp/slatec-merge}
 NVCC=${NVCC:-nvcc}
+# Extra nvcc flags, e.g. -L DIR where a pip-installed toolkit keeps libcudart_static.a in lib/.
+NVCC_FLAGS=${NVCC_FLAGS:-}
 ARCH=${ARCH:-sm_90}
 PHASES=${PHASES:-build check sanitize bench}
 JOBS=${JOBS:-$(nproc)}
@@ -77,7 +79,7 @@ build_one() {
     if [ -x "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "bench/merge/$driver.cu" ] && [ "$bin" -nt bench/merge/common.h ]; then
         echo "BUILD-OK $name.$mode $variant (cached)"; return
     fi
-    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags -Itestdata/include -I. -DSLATE_ENV \
+    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags $NVCC_FLAGS -Itestdata/include -I. -DSLATE_ENV \
         -DMERGE_MODE="\"$mode\"" -DMERGED="\"$src\"" -o "$bin" "bench/merge/$driver.cu" >"$bin.log" 2>&1; then
         echo "BUILD-OK $name.$mode $variant"
     else
@@ -85,7 +87,7 @@ build_one() {
     fi
 }
 export -f build_one
-export NVCC ARCH W
+export NVCC NVCC_FLAGS ARCH W
 if has build; then
     variants=""
     { has check || has sanitize; } && variants="check"

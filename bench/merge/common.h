@@ -19,8 +19,9 @@
 //   DRIVER check merged [ALLOC]    run the merged kernel three times (outputs reset before
 //                                  each, so control blocks and maps are reused), dump the last
 //   DRIVER bench [baselines]       time the merged kernel for the allocation sweep of
-//                                  Liang et al.'s Fig. 2; with "baselines" also the kernels
-//                                  run sequentially and on concurrent streams
+//                                  Liang et al.'s Fig. 2 and (worker modes) for the task
+//                                  sizes $BENCH_ITERS; with "baselines" also the kernels
+//                                  run alone, sequentially and on concurrent streams
 // ALLOC: default (the allocation slatec was given), equal (an equal share), min0 (kernel 0
 // gets 1 SM, the others split the rest), max0 (the others get 1 SM each), or a list a,b,...
 // Sizes: $HARNESS_SCALE = small (sanitizers), medium (check; the default) or large (bench's default).
@@ -183,6 +184,25 @@ static int bench(Case& c, int argc, char** argv) {
     }
     const double eq = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
     std::printf("BENCH %s %s merged default %.4f\n", cname, MERGE_MODE, eq);
+    // Task sizes (persistent, smrange, split): logical blocks per queue atomic, at the
+    // default allocation; $BENCH_ITERS lists them (default "1 4 16 64"), "none" skips.
+    if (std::strcmp(MERGE_MODE, "interleaved") != 0) {
+        const char* list = std::getenv("BENCH_ITERS");
+        std::string its = list && *list ? list : "1 4 16 64";
+        if (its != "none") {
+            size_t at = 0;
+            while (at < its.size()) {
+                size_t sp = its.find(' ', at);
+                const std::string it = its.substr(at, sp == std::string::npos ? std::string::npos : sp - at);
+                at = sp == std::string::npos ? its.size() : sp + 1;
+                if (it.empty()) continue;
+                setenv("SLATE_ITERS", it.c_str(), 1);
+                const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
+                std::printf("BENCH %s %s iters %s %.4f\n", cname, MERGE_MODE, it.c_str(), ms);
+            }
+            unsetenv("SLATE_ITERS");
+        }
+    }
     // Fig. 2: every split a : rest of the SMs (the rest shared equally by the other kernels).
     const int step = std::max(1, env_int("SWEEP_STEP", std::max(1, sms / 32)));
     for (int a = 1; a <= sms - (n - 1); a += step) {

@@ -606,10 +606,22 @@ static __device__ __forceinline__ void slate_merged_persistent(slate_mctl* __res
         if (start == SLATE_STOP)
             break;
         const unsigned long long end = start + iters < total ? start + iters : total;
+        // The next logical block's map entries are loaded before this one runs, so
+        // only a task's first lookup is on the critical path.
+        int k = map_kernel[start];
+        unsigned int lb = map_blk[start];
         for (unsigned long long id = start; id < end; ++id) {
-            run(map_kernel[id], (unsigned long long)map_blk[id]);
+            int nk = k;
+            unsigned int nlb = lb;
+            if (id + 1 < end) {
+                nk = map_kernel[id + 1];
+                nlb = map_blk[id + 1];
+            }
+            run(k, (unsigned long long)lb);
             if (kSync)
                 __syncthreads();
+            k = nk;
+            lb = nlb;
         }
     }
     if (leader) {
@@ -1674,7 +1686,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 1678 "golden/merge/bs_vecadd.smrange.cu"
+#line 1690 "golden/merge/bs_vecadd.smrange.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -606,10 +606,22 @@ static __device__ __forceinline__ void slate_merged_persistent(slate_mctl* __res
         if (start == SLATE_STOP)
             break;
         const unsigned long long end = start + iters < total ? start + iters : total;
+        // The next logical block's map entries are loaded before this one runs, so
+        // only a task's first lookup is on the critical path.
+        int k = map_kernel[start];
+        unsigned int lb = map_blk[start];
         for (unsigned long long id = start; id < end; ++id) {
-            run(map_kernel[id], (unsigned long long)map_blk[id]);
+            int nk = k;
+            unsigned int nlb = lb;
+            if (id + 1 < end) {
+                nk = map_kernel[id + 1];
+                nlb = map_blk[id + 1];
+            }
+            run(k, (unsigned long long)lb);
             if (kSync)
                 __syncthreads();
+            k = nk;
+            lb = nlb;
         }
     }
     if (leader) {
@@ -1682,7 +1694,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1686 "golden/merge/sgemm_hist.interleaved.cu"
+#line 1698 "golden/merge/sgemm_hist.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

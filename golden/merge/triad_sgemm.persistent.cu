@@ -606,10 +606,22 @@ static __device__ __forceinline__ void slate_merged_persistent(slate_mctl* __res
         if (start == SLATE_STOP)
             break;
         const unsigned long long end = start + iters < total ? start + iters : total;
+        // The next logical block's map entries are loaded before this one runs, so
+        // only a task's first lookup is on the critical path.
+        int k = map_kernel[start];
+        unsigned int lb = map_blk[start];
         for (unsigned long long id = start; id < end; ++id) {
-            run(map_kernel[id], (unsigned long long)map_blk[id]);
+            int nk = k;
+            unsigned int nlb = lb;
+            if (id + 1 < end) {
+                nk = map_kernel[id + 1];
+                nlb = map_blk[id + 1];
+            }
+            run(k, (unsigned long long)lb);
             if (kSync)
                 __syncthreads();
+            k = nk;
+            lb = nlb;
         }
     }
     if (leader) {
@@ -1618,7 +1630,7 @@ int main() {
 #endif
 #line 68 "testdata/kernels/sgemm_tiled.cu"
 
-#line 1622 "golden/merge/triad_sgemm.persistent.cu"
+#line 1634 "golden/merge/triad_sgemm.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_sgemm_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
