@@ -80,7 +80,9 @@ type mergeReportData struct {
 	// union and without it (when the union holds anything).
 	Merged *reportRow `json:"merged,omitempty"`
 	Apart  *reportRow `json:"apart,omitempty"`
-	SMs    int        `json:"sms,omitempty"`
+	// Populations are mode split's worker kernels, one per input.
+	Populations []reportRow `json:"populations,omitempty"`
+	SMs         int         `json:"sms,omitempty"`
 	// Model is the merge model's prediction (occupancy/merge.go).
 	Model *occupancy.MergePrediction `json:"model,omitempty"`
 	Notes []string                   `json:"notes,omitempty"`
@@ -203,13 +205,28 @@ func mergeReport(cmd *cobra.Command, inputs []transform.MergeInput, opts transfo
 	} else if !res.Split {
 		data.Notes = append(data.Notes, "no ptxas report for the merged kernel")
 	}
+	if res.Split {
+		// One population per kernel: its own block, registers and shared memory.
+		for i, k := range res.Kernels {
+			u, ok := mergedUsage(withUnion, fmt.Sprintf("%s_k%d", res.Kernel, i))
+			if !ok {
+				data.Notes = append(data.Notes, fmt.Sprintf("no ptxas report for population %d", i))
+				continue
+			}
+			threads := blocks[i][0] * blocks[i][1] * blocks[i][2]
+			data.Populations = append(data.Populations, row(fmt.Sprintf("population %d (%s)", i, k.Name+argsOf(k)), shapeText(blocks[i]), threads, u, dyn[i]))
+		}
+		data.Notes = append(data.Notes, "mode split: each population keeps its kernel's block and shared memory and has its own registers, so no kernel loses occupancy to the others; whether splitting the SMs beats running the kernels one after another depends on how each scales with SMs (slatec profile, slatec plan)")
+	}
 	if union {
 		if u, ok := mergedUsage(apart, apartRes.Kernel); ok {
 			r := row("merged, shared apart", strconv.Itoa(maxThreads), maxThreads, u, maxDyn)
 			data.Apart = &r
 		}
 	}
-	data.Notes = append(data.Notes, "a merged block has the largest block's threads and the largest register count of the kernels (Liang et al., section 5), so kernels with smaller needs fit fewer blocks per SM than alone")
+	if !res.Split {
+		data.Notes = append(data.Notes, "a merged block has the largest block's threads and the largest register count of the kernels (Liang et al., section 5), so kernels with smaller needs fit fewer blocks per SM than alone")
+	}
 	return data, nil
 }
 
@@ -228,6 +245,7 @@ func writeMergeReport(w io.Writer, data *mergeReportData) error {
 			rows = append(rows, *r)
 		}
 	}
+	rows = append(rows, data.Populations...)
 	for _, r := range rows {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t-\t-\t%s\t\n", r.Kernel, r.Block, r.Threads, r.Registers, r.StaticShared, r.DynamicShared, r.Error)
