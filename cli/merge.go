@@ -42,9 +42,11 @@ type mergeFlags struct {
 	maxnreg       string
 	// maxnregResolved is the cap --maxnreg resolved to (0: none).
 	maxnregResolved int
-	plotSweep       string
-	plotCase        string
-	plotProfile     string
+	// maxnregPopulations are mode split's caps per population (nil: none).
+	maxnregPopulations []int
+	plotSweep          string
+	plotCase           string
+	plotProfile        string
 }
 
 func newMergeCmd() *cobra.Command {
@@ -135,7 +137,7 @@ seq_lat of slatec plan's model, for the same splits).`,
 	f.StringVar(&fl.plotProfile, "plot-profile", "", "for --plot-sweep: a slatec-profile/1 file of the case's kernels: draw the planner's predicted speedup beside")
 	f.BoolVar(&fl.check, "check", false, "compare with the existing output and print a diff on drift (exit 1)")
 	f.BoolVar(&fl.asJSON, "json", false, "print diagnostics, the merged kernels and the report as JSON on stdout (needs -o FILE)")
-	f.StringVar(&fl.maxnreg, "maxnreg", "", "cap the merged kernel's registers per thread with __maxnreg__(N): a number, or \"auto\" (with nvcc: the register count of the kernel with the most blocks per SM alone, see docs/MERGE.md)")
+	f.StringVar(&fl.maxnreg, "maxnreg", "", "cap the merged kernel's registers per thread with __maxnreg__: N, or \"auto\" (with nvcc: chosen by the merge model, see docs/MERGE.md); in mode split one cap per population: N for all, N,M,... or auto")
 	return cmd
 }
 
@@ -157,6 +159,13 @@ func mergeCommandLine(fl mergeFlags, mode transform.MergeMode, alloc []int, refs
 	}
 	if fl.maxnreg != "" && fl.maxnregResolved > 0 {
 		parts = append(parts, "--maxnreg", strconv.Itoa(fl.maxnregResolved))
+	}
+	if fl.maxnreg != "" && fl.maxnregPopulations != nil {
+		var caps []string
+		for _, n := range fl.maxnregPopulations {
+			caps = append(caps, strconv.Itoa(n))
+		}
+		parts = append(parts, "--maxnreg", strings.Join(caps, ","))
 	}
 	for _, r := range refs {
 		r.File = filepath.ToSlash(r.File)
@@ -246,11 +255,12 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 	}
 	opts := transform.MergeOptions{Mode: mode, Name: fl.name, Alloc: alloc, NoShareShared: fl.noShareShared,
 		Version: version, Command: mergeCommandLine(fl, mode, alloc, refs), OutputName: filepath.ToSlash(outName)}
-	if opts.MaxRegs, err = resolveMaxnreg(cmd, fl, inputs, opts, refs); err != nil {
+	if opts.MaxRegs, opts.PopulationMaxRegs, err = resolveMaxnreg(cmd, fl, inputs, opts, refs); err != nil {
 		return err
 	}
 	fl.maxnregResolved = opts.MaxRegs
-	if opts.MaxRegs > 0 {
+	fl.maxnregPopulations = opts.PopulationMaxRegs
+	if opts.MaxRegs > 0 || opts.PopulationMaxRegs != nil {
 		opts.Command = mergeCommandLine(fl, mode, alloc, refs) // records the resolved cap
 	}
 	res, err := transform.Merge(inputs, opts)

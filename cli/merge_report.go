@@ -503,28 +503,62 @@ func kernelUsage(us []occupancy.Usage, k *transform.MergedKernel) (occupancy.Usa
 	return cands[0], true
 }
 
+// maxnregSpillBytes is the spill (stores + loads, in bytes per thread) a
+// register cap chosen by --maxnreg auto may cost: a few bytes are typically
+// the worker loop's state outside the body, spilled once per task.
+const maxnregSpillBytes = 16
+
 // resolveMaxnreg turns --maxnreg into a register cap for the merged kernel
-// (0: none). "auto" compiles the merge without a cap, takes as candidates
-// the largest register count at which the merged kernel fits as many blocks
-// per SM as each kernel does alone, compiles the merge with each, drops
-// those where ptxas spills, and keeps the one the merge model predicts
-// fastest, if it beats no cap.
+// (0: none), or in mode split one per population. "auto" compiles the merge
+// without a cap; outside split it takes as candidates the largest register
+// count at which the merged kernel fits as many blocks per SM as each kernel
+// does alone, compiles the merge with each, drops those where ptxas spills,
+// and keeps the one the merge model predicts fastest, if it beats no cap; in
+// split, each population whose worker loop costs it blocks per SM is capped
+// at the largest count that gives it its kernel's own blocks per SM, unless
+// ptxas then spills.
 func resolveMaxnreg(cmd *cobra.Command, fl mergeFlags, inputs []transform.MergeInput, opts transform.MergeOptions,
-	refs []transform.KernelRef) (int, error) {
-	switch fl.maxnreg {
-	case "":
-		return 0, nil
-	case "auto":
+	refs []transform.KernelRef) (int, []int, error) {
+	split := opts.Mode == transform.MergeSplit
+	switch {
+	case fl.maxnreg == "":
+		return 0, nil, nil
+	case fl.maxnreg == "auto" && split:
+		pop, err := resolvePopulationCaps(cmd, fl, inputs, opts, refs)
+		return 0, pop, err
+	case fl.maxnreg == "auto":
 	default:
-		n, err := strconv.Atoi(fl.maxnreg)
-		if err != nil || n < 16 || n > 255 {
-			return 0, usagef("--maxnreg must be \"auto\" or a number from 16 to 255, not %q", fl.maxnreg)
+		var caps []int
+		for _, f := range strings.Split(fl.maxnreg, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || (n != 0 && (n < 16 || n > 255)) {
+				return 0, nil, usagef("--maxnreg must be \"auto\", a number from 16 to 255 or (mode split) one per kernel, not %q", fl.maxnreg)
+			}
+			caps = append(caps, n)
 		}
-		return n, nil
+		if !split {
+			if len(caps) != 1 || caps[0] == 0 {
+				return 0, nil, usagef("--maxnreg: one cap from 16 to 255 for the merged kernel (a list needs mode split)")
+			}
+			return caps[0], nil, nil
+		}
+		if len(caps) == 1 {
+			for len(caps) < len(inputs) {
+				caps = append(caps, caps[0])
+			}
+		}
+		if len(caps) != len(inputs) {
+			return 0, nil, usagef("--maxnreg: %d caps for %d kernels", len(caps), len(inputs))
+		}
+		return 0, caps, nil
 	}
-	if opts.Mode == transform.MergeSplit {
-		return 0, usagef("--maxnreg: mode split compiles each kernel with its own registers")
-	}
+	n, err := resolveMergedCap(cmd, fl, inputs, opts, refs)
+	return n, nil, err
+}
+
+// resolveMergedCap is --maxnreg auto outside mode split.
+func resolveMergedCap(cmd *cobra.Command, fl mergeFlags, inputs []transform.MergeInput, opts transform.MergeOptions,
+	refs []transform.KernelRef) (int, error) {
 	nvcc, why := findNVCC()
 	if nvcc == "" {
 		return 0, usagef("--maxnreg auto needs nvcc: %s", why)
@@ -602,7 +636,7 @@ func resolveMaxnreg(cmd *cobra.Command, fl mergeFlags, inputs []transform.MergeI
 		if !ok {
 			continue
 		}
-		if spill := cu.SpillStores + cu.SpillLoads; spill > 0 {
+		if spill := cu.SpillStores + cu.SpillLoads; spill > maxnregSpillBytes {
 			fmt.Fprintf(w, "--maxnreg auto: cap %d: %d registers, %d bytes of spills: rejected\n", r, cu.Registers, spill)
 			continue
 		}
@@ -659,4 +693,97 @@ func maxnregCandidates(dev occupancy.Device, merged occupancy.Kernel, parts []oc
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(out)))
 	return out
+}
+
+// resolvePopulationCaps is --maxnreg auto in mode split.
+func resolvePopulationCaps(cmd *cobra.Command, fl mergeFlags, inputs []transform.MergeInput, opts transform.MergeOptions,
+	refs []transform.KernelRef) ([]int, error) {
+	nvcc, why := findNVCC()
+	if nvcc == "" {
+		return nil, usagef("--maxnreg auto needs nvcc: %s", why)
+	}
+	res, err := transform.Merge(inputs, opts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if res.Diags.HasErrors() {
+		return nil, nil
+	}
+	blocks, _, err := reportBlocks(fl.blocks, refs, res.Kernels)
+	if err != nil {
+		return nil, usagef("--block: %v", err)
+	}
+	dyn, err := reportShmem(fl.shmem, refs)
+	if err != nil {
+		return nil, usagef("--shmem: %v", err)
+	}
+	var dirs []string
+	for _, in := range inputs {
+		dirs = append(dirs, filepath.Dir(in.Analysis.File.Name))
+	}
+	dirs = append(dirs, fl.includes...)
+	us, err := compileUsage(cmd, nvcc, res, dirs)
+	if err != nil {
+		return nil, err
+	}
+	dev := occupancy.SM90
+	w := cmd.ErrOrStderr()
+	caps := make([]int, len(res.Kernels))
+	any := false
+	for i, k := range res.Kernels {
+		threads := blocks[i][0] * blocks[i][1] * blocks[i][2]
+		own, ok1 := kernelUsage(us, k)
+		pop, ok2 := mergedUsage(us, fmt.Sprintf("%s_k%d", res.Kernel, i))
+		if !ok1 || !ok2 {
+			continue
+		}
+		ro, err1 := dev.Compute(occupancy.Kernel{Threads: threads, Registers: own.Registers, StaticShared: own.StaticShared, DynamicShared: dyn[i]})
+		pk := occupancy.Kernel{Threads: threads, Registers: pop.Registers, StaticShared: pop.StaticShared, DynamicShared: dyn[i]}
+		rp, err2 := dev.Compute(pk)
+		if err1 != nil || err2 != nil || rp.BlocksPerSM >= ro.BlocksPerSM {
+			continue
+		}
+		for r := (pop.Registers - 1) / 8 * 8; r >= 16; r -= 8 {
+			pk.Registers = r
+			if c, err := dev.Compute(pk); err == nil && c.BlocksPerSM >= ro.BlocksPerSM {
+				caps[i], any = r, true
+				fmt.Fprintf(w, "--maxnreg auto: population %d (%s): %d registers, %d blocks/SM; %s alone %d: cap %d\n",
+					i, k.Name, pop.Registers, rp.BlocksPerSM, k.Name, ro.BlocksPerSM, r)
+				break
+			}
+		}
+	}
+	if !any {
+		fmt.Fprintln(w, "--maxnreg auto: every population has its kernel's blocks per SM: no caps")
+		return nil, nil
+	}
+	o := opts
+	o.PopulationMaxRegs = caps
+	cres, err := transform.Merge(inputs, o)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	cus, err := compileUsage(cmd, nvcc, cres, dirs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range caps {
+		if caps[i] == 0 {
+			continue
+		}
+		u, ok := mergedUsage(cus, fmt.Sprintf("%s_k%d", cres.Kernel, i))
+		switch {
+		case !ok || u.SpillStores+u.SpillLoads > maxnregSpillBytes:
+			fmt.Fprintf(w, "--maxnreg auto: population %d spills %d bytes under cap %d: no cap\n", i, u.SpillStores+u.SpillLoads, caps[i])
+			caps[i] = 0
+		case u.SpillStores+u.SpillLoads > 0:
+			fmt.Fprintf(w, "--maxnreg auto: population %d spills %d bytes under cap %d (accepted: at most %d)\n", i, u.SpillStores+u.SpillLoads, caps[i], maxnregSpillBytes)
+		}
+	}
+	for _, c := range caps {
+		if c > 0 {
+			return caps, nil
+		}
+	}
+	return nil, nil
 }

@@ -259,6 +259,23 @@ func TestMergeMaxnregInHeader(t *testing.T) {
 	data, _ := os.ReadFile(out)
 	assert.Contains(t, string(data), "// slatec merge --mode interleaved --maxnreg 32 ")
 	assert.Contains(t, string(data), "__global__ void __maxnreg__(32) slate_merged_scale_tile(")
+	// Mode split: a cap per population (one for all, or a list; 0 for none).
 	code, _, errs = slatec(t, "", "merge", "--maxnreg", "32", "--mode", "split", "-o", out, a+":scale", b+":tile")
-	assert.Equal(t, 2, code, errs)
+	require.Equal(t, 0, code, errs)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "--maxnreg 32,32 ")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(32) slate_merged_scale_tile_k0(")
+	code, _, errs = slatec(t, "", "merge", "--maxnreg", "0,24", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "__global__ void slate_merged_scale_tile_k0(")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(24) slate_merged_scale_tile_k1(")
+	for _, args := range [][]string{
+		{"merge", "--maxnreg", "32,16", "-o", out, a + ":scale", b + ":tile"},
+		{"merge", "--maxnreg", "32,16,16", "--mode", "split", "-o", out, a + ":scale", b + ":tile"},
+		{"merge", "--maxnreg", "0", "-o", out, a + ":scale", b + ":tile"},
+	} {
+		code, _, errs := slatec(t, "", args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+	}
 }

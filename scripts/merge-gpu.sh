@@ -48,7 +48,7 @@ all_cases=(
     "sgemm_hist_apart sgemm_hist interleaved"
     "sgemm_vecadd sgemm_vecadd interleaved persistent smrange split"
     "bs_vecadd bs_vecadd interleaved persistent smrange split"
-    "bs_vecadd_cap bs_vecadd persistent smrange"
+    "bs_vecadd_cap bs_vecadd persistent smrange split"
     "transpose_reduce_hist transpose_reduce_hist interleaved persistent smrange split"
     "early_transpose early_transpose interleaved persistent smrange split"
     "templates templates interleaved persistent smrange split"

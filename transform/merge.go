@@ -157,6 +157,11 @@ type MergeOptions struct {
 	// occupancy model's fix for a merge whose largest part sets a
 	// register count that starves the others (docs/MERGE.md).
 	MaxRegs int
+	// PopulationMaxRegs, in mode split, caps each population's registers
+	// per thread with __maxnreg__ (one entry per input; 0: no cap): the
+	// worker loop around a body costs registers the kernel alone does not
+	// need, which can cost it blocks per SM.
+	PopulationMaxRegs []int
 	// Version and Command go into the output's header.
 	Version, Command string
 	// OutputName is the file name that #line directives of the generated
@@ -329,7 +334,20 @@ func (m *merger) validate(inputs []MergeInput) error {
 		return fmt.Errorf("merge: a register cap of %d is outside 16..255", o.MaxRegs)
 	}
 	if o.MaxRegs != 0 && o.Mode == MergeSplit {
-		return fmt.Errorf("merge: mode split compiles each kernel with its own registers: no register cap")
+		return fmt.Errorf("merge: mode split compiles each kernel with its own registers: give a cap per population")
+	}
+	if o.PopulationMaxRegs != nil {
+		if o.Mode != MergeSplit {
+			return fmt.Errorf("merge: register caps per population need mode split")
+		}
+		if len(o.PopulationMaxRegs) != len(inputs) {
+			return fmt.Errorf("merge: %d register caps for %d kernels", len(o.PopulationMaxRegs), len(inputs))
+		}
+		for i, r := range o.PopulationMaxRegs {
+			if r != 0 && (r < 16 || r > 255) {
+				return fmt.Errorf("merge: kernel %d: a register cap of %d is outside 16..255", i+1, r)
+			}
+		}
 	}
 	if o.Name != "" && !identRe.MatchString(o.Name) {
 		return fmt.Errorf("merge: name %q is not a C identifier", o.Name)

@@ -668,6 +668,7 @@ type mergedKernelView struct {
 	// Mode split: the population kernel's own parameters, launch bounds,
 	// shared-memory struct and barrier need.
 	Params, Bounds, SmemType string
+	MaxRegs                  string
 	Sync                     bool
 }
 
@@ -702,6 +703,11 @@ func (m *merger) tail(line int) (string, error) {
 		if k.out.LaunchBounds > 0 {
 			kv.Bounds = fmt.Sprintf("__launch_bounds__(%d) ", k.out.LaunchBounds)
 		}
+		if i := len(v.Kernels); m.opts.PopulationMaxRegs != nil && m.opts.PopulationMaxRegs[i] > 0 {
+			// nvcc refuses __launch_bounds__ beside __maxnreg__; the cap sets the budget.
+			kv.MaxRegs = fmt.Sprintf("__maxnreg__(%d) ", m.opts.PopulationMaxRegs[i])
+			kv.Bounds = ""
+		}
 		kv.Sync = k.k.UsesShared || k.k.HasBlockSync || len(k.k.AllSyncs) > 0 || len(k.k.Unresolved) > 0
 		v.Kernels = append(v.Kernels, kv)
 		alloc = append(alloc, fmt.Sprintf("%du", k.out.Alloc))
@@ -722,7 +728,9 @@ func (m *merger) tail(line int) (string, error) {
 		v.LaunchBounds = fmt.Sprintf("__launch_bounds__(%d) ", bounds)
 	}
 	if m.opts.MaxRegs > 0 {
+		// nvcc refuses __launch_bounds__ beside __maxnreg__; the cap sets the budget.
 		v.MaxRegs = fmt.Sprintf("__maxnreg__(%d) ", m.opts.MaxRegs)
+		v.LaunchBounds = ""
 	}
 	if m.opts.Mode == MergeSplit {
 		v.Union = nil // each population declares its own kernel's struct

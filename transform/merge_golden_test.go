@@ -22,8 +22,9 @@ type mergeGoldenCase struct {
 	alloc []int
 	apart bool // --no-share-shared
 	modes []MergeMode
-	// maxnreg is --maxnreg (0: none).
-	maxnreg int
+	// maxnreg is --maxnreg (0: none); popMaxnreg its per-population form in mode split.
+	maxnreg    int
+	popMaxnreg []int
 }
 
 var mergeGoldenCases = []mergeGoldenCase{
@@ -35,8 +36,10 @@ var mergeGoldenCases = []mergeGoldenCase{
 	// Liang et al.'s Fig. 2 pair: compute-bound Black-Scholes (__launch_bounds__(128, 4)) and memory-bound vector add.
 	{name: "bs_vecadd", alloc: []int{9, 6}, refs: []string{"testdata/kernels/black_scholes.cu:black_scholes", "testdata/kernels/vector_add.cu:vector_add"}},
 	// The same with the merged kernel's registers capped at black_scholes' own 32 (the
-	// worker modes need 34 uncapped: 6 instead of 8 blocks/SM of 256 threads).
-	{name: "bs_vecadd_cap", alloc: []int{9, 6}, maxnreg: 32, modes: []MergeMode{MergePersistent, MergeSMRange},
+	// worker modes may need 34 uncapped: 6 instead of 8 blocks/SM of 256 threads); in
+	// mode split black_scholes' population (38 registers uncapped: 12 instead of 16
+	// blocks/SM of 128 threads).
+	{name: "bs_vecadd_cap", alloc: []int{9, 6}, maxnreg: 32, popMaxnreg: []int{32, 0}, modes: []MergeMode{MergePersistent, MergeSMRange, MergeSplit},
 		refs: []string{"testdata/kernels/black_scholes.cu:black_scholes", "testdata/kernels/vector_add.cu:vector_add"}},
 	// Complementary pairs (bench/merge/kernels/complementary.cu): a float4 STREAM triad that
 	// saturates bandwidth on a fraction of the SMs beside an FMA chain and a tiled SGEMM,
@@ -86,10 +89,18 @@ func runMergeGolden(t *testing.T, c mergeGoldenCase, mode MergeMode) (string, []
 	if c.apart {
 		cmd = append(cmd, "--no-share-shared")
 	}
-	if c.maxnreg > 0 {
-		cmd = append(cmd, "--maxnreg", fmt.Sprint(c.maxnreg))
+	maxRegs, popRegs := c.maxnreg, []int(nil)
+	if mode == MergeSplit {
+		maxRegs, popRegs = 0, c.popMaxnreg
 	}
-	res, err := Merge(inputs, MergeOptions{Mode: mode, Alloc: c.alloc, NoShareShared: c.apart, MaxRegs: c.maxnreg, Version: goldenVersion,
+	if maxRegs > 0 {
+		cmd = append(cmd, "--maxnreg", fmt.Sprint(maxRegs))
+	}
+	if popRegs != nil {
+		cmd = append(cmd, "--maxnreg", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(popRegs)), ","), "[]"))
+	}
+	res, err := Merge(inputs, MergeOptions{Mode: mode, Alloc: c.alloc, NoShareShared: c.apart, MaxRegs: maxRegs,
+		PopulationMaxRegs: popRegs, Version: goldenVersion,
 		Command: strings.Join(append(cmd, c.refs...), " "), OutputName: out})
 	require.NoError(t, err)
 	var errs []string
