@@ -29,7 +29,7 @@ from collections import OrderedDict, defaultdict
 
 MODES = ["interleaved", "persistent", "smrange", "split"]
 # Variants built from another case's driver: the option that distinguishes them.
-VARIANTS = {"bs_vecadd_cap": "maxnreg=32"}
+VARIANTS = {"bs_vecadd_cap": "maxnreg=32 (split: 32,0)"}
 
 
 def rows_of(cases, complementary):

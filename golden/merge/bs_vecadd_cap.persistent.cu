@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1686,7 +1691,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 1690 "golden/merge/bs_vecadd_cap.persistent.cu"
+#line 1695 "golden/merge/bs_vecadd_cap.persistent.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (persistent mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

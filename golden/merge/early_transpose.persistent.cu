@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1769,7 +1774,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 1773 "golden/merge/early_transpose.persistent.cu"
+#line 1778 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

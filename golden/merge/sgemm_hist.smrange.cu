@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1694,7 +1699,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1698 "golden/merge/sgemm_hist.smrange.cu"
+#line 1703 "golden/merge/sgemm_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (smrange mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

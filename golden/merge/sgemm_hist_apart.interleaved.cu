@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1682,7 +1687,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1686 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 1691 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1644,7 +1649,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 1648 "golden/merge/templates.split.cu"
+#line 1653 "golden/merge/templates.split.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (split mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1861,7 +1866,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1865 "golden/merge/transpose_reduce_hist.smrange.cu"
+#line 1870 "golden/merge/transpose_reduce_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (smrange mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1543,7 +1548,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 1547 "golden/merge/triad_fma.split.cu"
+#line 1552 "golden/merge/triad_fma.split.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (split mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu

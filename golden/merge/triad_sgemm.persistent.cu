@@ -1382,7 +1382,12 @@ static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim
     if (live == 0)
         return cudaSuccess;
     int device = 0, sms = 0;
-    cudaError_t r;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
     if ((r = cudaGetDevice(&device)) != cudaSuccess)
         return r;
     if (device < 0 || device >= kMaxDevices)
@@ -1630,7 +1635,7 @@ int main() {
 #endif
 #line 68 "testdata/kernels/sgemm_tiled.cu"
 
-#line 1634 "golden/merge/triad_sgemm.persistent.cu"
+#line 1639 "golden/merge/triad_sgemm.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_sgemm_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
