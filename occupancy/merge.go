@@ -212,7 +212,7 @@ func (d Device) PredictMerge(sms int, parts []MergePart, merged Kernel, dispatch
 			p.Dispatch, 100*p.Dispatch/p.Sequential, blocks, dispatchUs, mr.BlocksPerSM*sms))
 	}
 	if p.Tail > 0 && p.Tail >= 0.02*p.Sequential {
-		p.Reasons = append(p.Reasons, fmt.Sprintf("the merged kernel's tail costs %.4g %s (%.1f%% of sequential): %s's blocks are long (%.2f waves), and its last ones are dispatched near the end of the interleaving",
+		p.Reasons = append(p.Reasons, fmt.Sprintf("the merged kernel's own tail costs %.4g %s (%.1f%% of sequential): after its last dispatch its resident blocks drain, on average half of %s's block time (one of its %.2f waves)",
 			p.Tail, p.Unit, 100*p.Tail/p.Sequential, longest, waveOf(p.Parts, longest)))
 	}
 	if p.Loses && len(p.Reasons) == 0 {

@@ -64,3 +64,20 @@ func TestPredictMergeErrors(t *testing.T) {
 	_, err = SM90.PredictMerge(132, []MergePart{{Alone: Kernel{Threads: 32}}}, Kernel{Threads: 32, StaticShared: 300 << 10}, 0)
 	assert.Error(t, err)
 }
+
+// A grid-stride kernel with one wave of long blocks: its blocks spread over
+// the whole interleaving, so the merged kernel ends half a block after the
+// last dispatch.
+func TestPredictMergeLongBlocksTail(t *testing.T) {
+	k := Kernel{Threads: 256, Registers: 32}
+	parts := []MergePart{
+		{Name: "gemm", Alone: k, Blocks: 132 * 8 * 100, Ms: 1},
+		{Name: "hist", Alone: k, Blocks: 132 * 8, Ms: 0.4},
+	}
+	p, err := SM90.PredictMerge(132, parts, k, 0)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.2, p.Tail, 1e-9)
+	assert.True(t, p.Loses)
+	assert.Contains(t, p.Verdict(), "the merged kernel's own tail costs 0.2 ms")
+	assert.Contains(t, p.Verdict(), "half of hist's block time")
+}
