@@ -209,6 +209,7 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 	loaded := map[string]*transform.Analysis{}
 	var inputs []transform.MergeInput
 	failed := false
+	var loadDiags []diag.Diagnostic
 	for _, r := range refs {
 		a, ok := loaded[r.File]
 		if !ok {
@@ -220,7 +221,10 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 			if err != nil {
 				var d diag.Diagnostic
 				if errors.As(err, &d) {
-					printDiags(cmd, []diag.Diagnostic{d})
+					if !fl.asJSON {
+						printDiags(cmd, []diag.Diagnostic{d})
+					}
+					loadDiags = append(loadDiags, d)
 					failed = true
 					loaded[r.File] = nil
 					continue
@@ -234,6 +238,12 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 		}
 	}
 	if failed {
+		if fl.asJSON {
+			if err := writeJSON(cmd.OutOrStdout(), map[string]any{"format": "slatec-merge/1", "output": fl.out,
+				"mode": string(mode), "kernels": []any{}, "diagnostics": loadDiags}); err != nil {
+				return err
+			}
+		}
 		return silentError{exitInput}
 	}
 	var alloc []int
