@@ -106,7 +106,7 @@ def main(path, args=None):
         for m in MODES:
             if c["iters"].get(m):
                 print("  %s task sizes (default allocation): %s" % (m, ", ".join(
-                    "iters=%s %.4f" % kv for kv in sorted(c["iters"][m].items(), key=lambda kv: int(kv[0])))))
+                    "iters=%s %.4f" % kv for kv in sorted(c["iters"][m].items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 1 << 30))))
         modes = [m for m in MODES if any(m in r for r in c["sweep"].values())]
         if modes:
             print("  %-14s %s" % ("alloc", "".join("%14s" % m for m in modes)))

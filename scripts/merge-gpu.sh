@@ -140,7 +140,7 @@ if has check; then
             [ -x "$W/$name.$m" ] || continue
             envs=("")
             case $m in
-                persistent) envs=("" "SLATE_ITERS=1" "SLATE_ITERS=17") ;;
+                persistent) envs=("" "SLATE_ITERS=1" "SLATE_ITERS=17" "SLATE_ITERS=period") ;;
                 smrange | split) envs=("" "SLATE_ITERS=1" "SLATE_MERGED_STEAL=1" "SLATE_MERGED_STEAL=1 SLATE_ITERS=5") ;;
             esac
             for a in default equal min0 max0 500,500,500; do

@@ -185,10 +185,11 @@ static int bench(Case& c, int argc, char** argv) {
     const double eq = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
     std::printf("BENCH %s %s merged default %.4f\n", cname, MERGE_MODE, eq);
     // Task sizes (persistent, smrange, split): logical blocks per queue atomic, at the
-    // default allocation; $BENCH_ITERS lists them (default "1 4 16 64"), "none" skips.
+    // default allocation; $BENCH_ITERS lists them (default "1 4 16 64", and "period" in
+    // mode persistent: one leaky-bucket period per task), "none" skips.
     if (std::strcmp(MERGE_MODE, "interleaved") != 0) {
         const char* list = std::getenv("BENCH_ITERS");
-        std::string its = list && *list ? list : "1 4 16 64";
+        std::string its = list && *list ? list : std::strcmp(MERGE_MODE, "persistent") == 0 ? "1 4 16 64 period" : "1 4 16 64";
         if (its != "none") {
             size_t at = 0;
             while (at < its.size()) {

@@ -711,6 +711,7 @@ static __device__ __forceinline__ void slate_merged_smrange(slate_mctl* __restri
 // ---- host side: leaky bucket, maps, launch planning -------------------------
 #include <cuda_runtime.h>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 // ---- slatec leaky-bucket interleaving (host C++) ---------------------------
@@ -1253,8 +1254,11 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
         return cudaErrorInvalidConfiguration; // the merged block does not fit an SM
     const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)ds.sms;
     unsigned int iters_env = 0u;
+    bool iters_period = false;
 #ifdef SLATE_ENV
     iters_env = env_uint("SLATE_ITERS");
+    if (const char* v = std::getenv("SLATE_ITERS"))
+        iters_period = std::strcmp(v, "period") == 0;
 #endif
     // A control block (persistent, smrange): the next free slot, once its
     // last launch completed.
@@ -1286,7 +1290,24 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
     if (mode == SLATE_MERGED_INTERLEAVED) {
         p->blocks = (unsigned int)merged;
     } else if (mode == SLATE_MERGED_PERSISTENT) {
-        const unsigned int iters = iters_env ? iters_env : auto_iters(merged, all);
+        unsigned int iters = iters_env ? iters_env : auto_iters(merged, all);
+        if (iters_period) {
+            // One leaky-bucket period per task: the allocation reduced by its
+            // gcd, summed; every task then holds each kernel's share of blocks.
+            unsigned int g = 0u, period = 0u;
+            for (int i = 0; i < N; ++i) {
+                unsigned int x = a[i], y = g; // g = gcd(g, a[i])
+                while (x != 0u) {
+                    const unsigned int t = y % x;
+                    y = x;
+                    x = t;
+                }
+                g = y;
+            }
+            for (int i = 0; i < N; ++i)
+                period += g ? a[i] / g : 0u;
+            iters = period ? period : 1u;
+        }
         p->cfg.iters[0] = iters;
         const unsigned long long tasks = (merged + iters - 1) / iters;
         p->blocks = (unsigned int)(all < tasks ? all : tasks);
@@ -1866,7 +1887,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1870 "golden/merge/transpose_reduce_hist.interleaved.cu"
+#line 1891 "golden/merge/transpose_reduce_hist.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (interleaved mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
