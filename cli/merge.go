@@ -73,6 +73,9 @@ Modes:
                in the same order
   smrange      each kernel's workers run on its own range of SMs and take its
                logical blocks from its own queue
+  split        one worker population per kernel, each its own kernel (its own
+               registers, block size and shared memory) on its own SM range,
+               launched concurrently on streams forked from the caller's
 
 The allocation (SMs per kernel) comes from --alloc A=9,B=6 (kernel names, or
 values in argument order: --alloc 9,6), from --plan PLAN.json (the first phase
@@ -121,7 +124,7 @@ seq_lat of slatec plan's model, for the same splits).`,
 	f.StringVarP(&fl.out, "output", "o", "-", "output file, or - for stdout")
 	f.StringVar(&fl.alloc, "alloc", "", "SMs per kernel: NAME=N,... or N,... in argument order (default: equal share)")
 	f.StringVar(&fl.planFile, "plan", "", "take the allocation from a plan (slatec plan --json output)")
-	f.StringVar(&fl.mode, "mode", "interleaved", "interleaved, persistent or smrange")
+	f.StringVar(&fl.mode, "mode", "interleaved", "interleaved, persistent, smrange or split")
 	f.StringVar(&fl.name, "name", "", "name the merged kernel slate_merged_NAME (default: from the kernels)")
 	f.StringSliceVarP(&fl.includes, "include", "I", nil, "directories to search for #include \"...\" files")
 	f.BoolVar(&fl.noShareShared, "no-share-shared", false, "keep the bodies' static shared memory apart instead of in one union")
