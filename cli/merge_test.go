@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,6 +144,14 @@ func TestMergeAllocFromPlan(t *testing.T) {
 	code, _, errs = slatec(t, "", "merge", "--plan", filepath.Join(dir, "missing.json"), a+":scale", b+":tile")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "missing.json: error:")
+
+	// A phase whose merge the model predicts to lose: the allocation, with a warning.
+	lose := write(t, dir, "lose.json", strings.Replace(planJSON, `"sequential_ms": 3}`,
+		`"sequential_ms": 3, "merge": {"recommended": false, "predicted_ms": 4, "reason": "merging is predicted to lose (4 ms merged vs 3 ms sequential)"}}`, 1))
+	code, out, errs = slatec(t, "", "merge", "--plan", lose, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "--alloc 92,40 ")
+	assert.Contains(t, errs, "warning: phase 2: merging is predicted to lose")
 }
 
 func TestMergeReportWithoutNVCC(t *testing.T) {
@@ -159,12 +168,22 @@ func TestMergeReportWithoutNVCC(t *testing.T) {
 	assert.Contains(t, out, "does not exist")
 }
 
-func TestMergeReport(t *testing.T) {
+// reportNVCC is the nvcc the report tests use: the project-local one, else
+// $SLATEC_NVCC.
+func reportNVCC(t *testing.T) string {
 	nvcc, err := filepath.Abs("../.cuda/nvidia/cu13/bin/nvcc")
 	require.NoError(t, err)
 	if _, err := os.Stat(nvcc); err != nil {
-		t.Skip("no project-local nvcc (./scripts/cuda-tools.sh installs it)")
+		nvcc = os.Getenv("SLATEC_NVCC")
+		if _, err := os.Stat(nvcc); nvcc == "" || err != nil {
+			t.Skip("no project-local nvcc (./scripts/cuda-tools.sh installs it) and no $SLATEC_NVCC")
+		}
 	}
+	return nvcc
+}
+
+func TestMergeReport(t *testing.T) {
+	nvcc := reportNVCC(t)
 	if testing.Short() {
 		t.Skip("compiles with nvcc")
 	}
@@ -179,4 +198,146 @@ func TestMergeReport(t *testing.T) {
 	}
 	// The union of one body's struct equals that body's shared memory.
 	assert.Regexp(t, `tile\s+16x16\s+256\s+\d+\s+1088\s+0`, out)
+	// The merge model: scale's 512-thread blocks make tile's 256-thread ones run
+	// in 512-thread merged blocks, half of each idle.
+	assert.Contains(t, out, "merge model")
+	assert.Contains(t, out, "merging is predicted to lose")
+	assert.Contains(t, out, "tile runs 4 blocks/SM inside the merged kernel instead of 8 alone")
+
+	// --json holds the report; mode split reports each population.
+	code, out, errs = slatec(t, "", "merge", "--json", "--mode", "split", "-o", filepath.Join(dir, "m.cu"), "--report",
+		"--block", "tile=16x16,scale=512", "--grid", "tile=64x64,scale=1000", "--solo-ms", "tile=0.5,scale=0.25",
+		a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	var doc struct {
+		Report struct {
+			Rows        []struct{ Kernel string }
+			Populations []struct {
+				Kernel      string `json:"kernel"`
+				BlocksPerSM int    `json:"blocks_per_sm"`
+			} `json:"populations"`
+			Model *struct{} `json:"model"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	require.Len(t, doc.Report.Populations, 2)
+	assert.Equal(t, "population 1 (tile)", doc.Report.Populations[1].Kernel)
+	assert.Nil(t, doc.Report.Model)
+
+	// The same kernels in ms, interleaved: the model in ms with dispatch.
+	code, out, errs = slatec(t, "", "merge", "--json", "-o", filepath.Join(dir, "m.cu"), "--report",
+		"--block", "tile=16x16,scale=512", "--grid", "tile=64x64,scale=1000", "--solo-ms", "tile=0.5,scale=0.25",
+		a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	var doc2 struct {
+		Report struct {
+			Model struct {
+				Unit     string  `json:"unit"`
+				Dispatch float64 `json:"dispatch"`
+				Loses    bool    `json:"loses"`
+			} `json:"model"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc2), out)
+	assert.Equal(t, "ms", doc2.Report.Model.Unit)
+	assert.Greater(t, doc2.Report.Model.Dispatch, 0.0)
+	assert.True(t, doc2.Report.Model.Loses)
+}
+
+func TestMergeCheckAndJSON(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	out := filepath.Join(dir, "m.cu")
+	code, _, errs := slatec(t, "", "merge", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	code, stdout, errs := slatec(t, "", "merge", "--check", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 0, code, errs)
+	assert.Empty(t, stdout)
+	// Drift: a diff on stdout, exit 1, the file left alone.
+	require.NoError(t, os.WriteFile(out, []byte("stale\n"), 0o644))
+	code, stdout, errs = slatec(t, "", "merge", "--check", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "--- "+out)
+	assert.Contains(t, stdout, "-stale")
+	assert.Contains(t, errs, "out of date; regenerate it with: slatec merge --mode interleaved")
+	data, _ := os.ReadFile(out)
+	assert.Equal(t, "stale\n", string(data))
+	// --json with --check: the diff goes into the document.
+	code, stdout, _ = slatec(t, "", "merge", "--check", "--json", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 1, code)
+	var doc struct {
+		Format  string `json:"format"`
+		Kernel  string `json:"kernel"`
+		Mode    string `json:"mode"`
+		Changed bool   `json:"changed"`
+		Diff    string `json:"diff"`
+		Kernels []struct {
+			Name string `json:"name"`
+		} `json:"kernels"`
+		Diags []struct {
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.Equal(t, "slatec-merge/1", doc.Format)
+	assert.Equal(t, "slate_merged_scale_tile", doc.Kernel)
+	assert.True(t, doc.Changed)
+	assert.Contains(t, doc.Diff, "-stale")
+	require.Len(t, doc.Kernels, 2)
+	assert.Equal(t, "tile", doc.Kernels[1].Name)
+	// --json writes the output and prints only JSON on stdout.
+	code, stdout, _ = slatec(t, "", "merge", "--json", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	assert.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.Equal(t, "split", doc.Mode)
+	assert.NotNil(t, doc.Diags)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "slate_merged_scale_tile_k1")
+	// Refused kernels: exit 1, the diagnostics in the JSON.
+	bad := write(t, dir, "bad.cu", "__global__ void slate_x(float* a) { a[threadIdx.x] = 0; }\n")
+	code, stdout, _ = slatec(t, "", "merge", "--json", "-o", out, bad+":slate_x", a+":scale")
+	assert.Equal(t, 1, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.NotEmpty(t, doc.Diags)
+	assert.Equal(t, "error", doc.Diags[0].Severity)
+	// Trouble: --check and --json need -o FILE (exit 2); an unreadable output is exit 2.
+	for _, args := range [][]string{
+		{"merge", "--check", a + ":scale"},
+		{"merge", "--json", a + ":scale"},
+		{"merge", "--maxnreg", "7", "-o", out, a + ":scale"},
+		{"merge", "--sms", "0", "-o", out, a + ":scale"},
+		{"merge", "--check", "-o", dir, a + ":scale"},
+	} {
+		code, _, errs := slatec(t, "", args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+	}
+}
+
+func TestMergeMaxnregInHeader(t *testing.T) {
+	dir, a, b := mergeFiles(t)
+	out := filepath.Join(dir, "m.cu")
+	code, _, errs := slatec(t, "", "merge", "--maxnreg", "32", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	data, _ := os.ReadFile(out)
+	assert.Contains(t, string(data), "// slatec merge --mode interleaved --maxnreg 32 ")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(32) slate_merged_scale_tile(")
+	// Mode split: a cap per population (one for all, or a list; 0 for none).
+	code, _, errs = slatec(t, "", "merge", "--maxnreg", "32", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "--maxnreg 32,32 ")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(32) slate_merged_scale_tile_k0(")
+	code, _, errs = slatec(t, "", "merge", "--maxnreg", "0,24", "--mode", "split", "-o", out, a+":scale", b+":tile")
+	require.Equal(t, 0, code, errs)
+	data, _ = os.ReadFile(out)
+	assert.Contains(t, string(data), "__global__ void slate_merged_scale_tile_k0(")
+	assert.Contains(t, string(data), "__global__ void __maxnreg__(24) slate_merged_scale_tile_k1(")
+	for _, args := range [][]string{
+		{"merge", "--maxnreg", "32,16", "-o", out, a + ":scale", b + ":tile"},
+		{"merge", "--maxnreg", "32,16,16", "--mode", "split", "-o", out, a + ":scale", b + ":tile"},
+		{"merge", "--maxnreg", "0", "-o", out, a + ":scale", b + ":tile"},
+	} {
+		code, _, errs := slatec(t, "", args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/slatec/slatec/occupancy"
 )
 
 // Model is a ProfileSet prepared for planning: R and B tabulated for every
@@ -273,6 +275,30 @@ type Phase struct {
 	// SequentialMs is the phase's kernels run one after another on all SMs.
 	SequentialMs float64 `json:"sequential_ms"`
 	Note         string  `json:"note,omitempty"`
+	// Merge is the merge model's advice on running this phase as one
+	// merged kernel (slatec merge); absent when the profile lacks the
+	// kernels' threads per block and registers.
+	Merge *MergeAdvice `json:"merge,omitempty"`
+}
+
+// MergeAdvice says whether slatec merge should realise a phase. The phase's
+// concurrent latency (DRR × penalty) assumes every kernel keeps its own
+// occupancy, which SM-range workers (slatec transform) give; a merged kernel
+// has one block size, register count and shared-memory footprint, the
+// largest of its parts. The merged estimate is
+//
+//	merged = latency · Σ R_i[M]·s_i / Σ R_i[M] + dispatch
+//
+// with s_i and dispatch from occupancy.PredictMerge (the DRR latency already
+// holds the merged tail) (docs/MERGE.md,
+// "The merge model"), the merged kernel taken to need the largest threads,
+// registers and shared memory of the phase's kernels. A merge is
+// recommended only when merged < the phase's sequential latency; otherwise
+// the phase has no leaky-bucket summary (Bucket) and its note says why.
+type MergeAdvice struct {
+	Recommended bool    `json:"recommended"`
+	PredictedMs float64 `json:"predicted_ms"`
+	Reason      string  `json:"reason,omitempty"`
 }
 
 // MarshalJSON writes the phase with "phase", its number as the text output
@@ -411,6 +437,46 @@ func (mdl *Model) bucketSummary(c []Alloc) (*BucketSummary, error) {
 	return &s, nil
 }
 
+// mergeAdvice applies the merge model to a phase of latency lat (see
+// MergeAdvice); nil when a kernel's threads or registers are unknown.
+func (b *planBuilder) mergeAdvice(c []Alloc, lat float64) *MergeAdvice {
+	mdl := b.mdl
+	var parts []occupancy.MergePart
+	var merged occupancy.Kernel
+	seq := 0.0
+	for _, a := range c {
+		k := &mdl.PS.Kernels[a.Kernel]
+		if k.ThreadsPerBlock <= 0 || k.Registers <= 0 {
+			return nil
+		}
+		alone := occupancy.Kernel{Threads: k.ThreadsPerBlock, Registers: k.Registers, StaticShared: k.SharedBytes}
+		parts = append(parts, occupancy.MergePart{Name: k.Name, Alone: alone, Blocks: k.Blocks, Ms: b.solo1(a.Kernel)})
+		merged.Threads = max(merged.Threads, alone.Threads)
+		merged.Registers = max(merged.Registers, alone.Registers)
+		merged.StaticShared = max(merged.StaticShared, alone.StaticShared)
+		seq += b.solo1(a.Kernel)
+	}
+	dev := occupancy.SM90
+	dev.Name = mdl.PS.Device.Name
+	pred, err := dev.PredictMerge(mdl.M, parts, merged, 0)
+	if err != nil {
+		return &MergeAdvice{Reason: "merge model: " + err.Error()}
+	}
+	slow := 0.0
+	for _, pp := range pred.Parts {
+		slow += pp.AloneTime * pp.Slowdown
+	}
+	ms := lat*slow/pred.Sequential + pred.Dispatch
+	adv := &MergeAdvice{Recommended: ms < seq, PredictedMs: ms}
+	if !adv.Recommended {
+		adv.Reason = fmt.Sprintf("merging is predicted to lose (%.4f ms merged vs %.4f ms sequential)", ms, seq)
+		if len(pred.Reasons) > 0 {
+			adv.Reason += " because " + strings.Join(pred.Reasons, "; ")
+		}
+	}
+	return adv
+}
+
 // MaxSummaryBlocks bounds the merged phases whose leaky-bucket maps a plan
 // summarises (the summary materialises both maps: 8 bytes per block).
 const MaxSummaryBlocks = 1 << 26
@@ -438,6 +504,13 @@ func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	var blocks int64
 	for _, a := range c {
 		blocks += mdl.tb[a.Kernel]
+	}
+	p.Merge = b.mergeAdvice(c, p.LatencyMs)
+	if p.Merge != nil && !p.Merge.Recommended {
+		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" merge predicted to lose (%.4f ms): run as SM-range workers (slatec transform)", p.Merge.PredictedMs))
+		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phase %d: %s", len(b.plan.Phases)+1, p.Merge.Reason))
+		b.phase(p)
+		return nil
 	}
 	if blocks <= MaxSummaryBlocks {
 		bs, err := mdl.bucketSummary(c)

@@ -8,21 +8,62 @@ Input: the BENCH lines the drivers in bench/merge/ print:
     BENCH CASE MODE concurrent - MS
     BENCH CASE MODE merged default MS
     BENCH CASE MODE sweep A:B[:C] MS
+    BENCH CASE MODE iters N MS
 Output, per case: the baselines, the merged kernel with the default allocation
 per mode, the allocation sweep (Liang et al., Fig. 2) as a table with one
 column per mode, and the best allocation of each mode with its speedup over
 sequential execution and over concurrent streams.
 
-Usage: merge-bench-report.py bench-raw.txt
+Usage: merge-bench-report.py [--json OUT --device NAME --commit C --complementary "case ..."] bench-raw.txt
+
+--json also writes the rows in the shape of bench/results/merge.json (schema:
+bench/results/merge.schema.json): sequential, streams, solo (per kernel) and
+every merged run (split "default" or the sweep's A:B[:C]), per case.
 """
 
+import argparse
+import datetime
+import json
 import sys
 from collections import OrderedDict, defaultdict
 
-MODES = ["interleaved", "persistent", "smrange"]
+MODES = ["interleaved", "persistent", "smrange", "split"]
+# Variants built from another case's driver: the option that distinguishes them.
+VARIANTS = {"bs_vecadd_cap": "maxnreg=32 (split: 32,0)"}
 
 
-def main(path):
+def rows_of(cases, complementary):
+    rows = []
+    for name, c in cases.items():
+        base = {"case": name, "complementary": name in complementary}
+        if name in VARIANTS:
+            base["variant"] = VARIANTS[name]
+
+        def add(mode, split, ms, **extra):
+            r = dict(base, mode=mode, split=split, ms=round(ms, 4), planned=False)
+            r.update(extra)
+            rows.append(r)
+        if c["seq"] is not None:
+            add("sequential", "-", c["seq"])
+        if c["conc"] is not None:
+            add("streams", "-", c["conc"])
+        for k, ms in c["solo"].items():
+            add("solo", "-", ms, kernel=k)
+        for m in MODES:
+            if m in c["default"]:
+                add(m, "default", c["default"][m])
+            for it, ms in c["iters"].get(m, {}).items():
+                row = dict(base, mode=m, split="default", ms=round(ms, 4), planned=False)
+                row["variant"] = (base.get("variant", "") + " iters=" + it).strip()
+                rows.append(row)
+        for alloc in sorted(c["sweep"], key=lambda a: [int(x) for x in a.split(":")]):
+            for m in MODES:
+                if m in c["sweep"][alloc]:
+                    add(m, alloc, c["sweep"][alloc][m])
+    return rows
+
+
+def main(path, args=None):
     cases = OrderedDict()
     with open(path) as f:
         for line in f:
@@ -31,7 +72,7 @@ def main(path):
                 continue
             case, mode, what = p[1], p[2], p[3]
             c = cases.setdefault(case, {"sms": None, "solo": OrderedDict(), "seq": None, "conc": None,
-                                        "default": {}, "sweep": defaultdict(dict)})
+                                        "default": {}, "sweep": defaultdict(dict), "iters": defaultdict(dict)})
             try:
                 if what == "sms":
                     c["sms"] = int(p[4])
@@ -45,8 +86,16 @@ def main(path):
                     c["default"][mode] = float(p[5])
                 elif what == "sweep":
                     c["sweep"][p[4]][mode] = float(p[5])
+                elif what == "iters":
+                    c["iters"][mode][p[4]] = float(p[5])
             except (IndexError, ValueError):
                 print("skipping malformed line: %s" % line.strip(), file=sys.stderr)
+    if args is not None and args.json:
+        doc = {"device": args.device, "commit": args.commit, "date": datetime.date.today().isoformat(),
+               "rows": rows_of(cases, set(args.complementary.split()))}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
     for name, c in cases.items():
         print("case %s on %s SMs (median ms)" % (name, c["sms"]))
         solo = ", ".join("%s %.4f" % kv for kv in c["solo"].items())
@@ -54,6 +103,10 @@ def main(path):
             fmt(c["seq"]), fmt(c["conc"]), "; solo: " + solo if solo else ""))
         print("  merged, default allocation: " + ", ".join(
             "%s %s" % (m, fmt(c["default"].get(m))) for m in MODES if m in c["default"]))
+        for m in MODES:
+            if c["iters"].get(m):
+                print("  %s task sizes (default allocation): %s" % (m, ", ".join(
+                    "iters=%s %.4f" % kv for kv in sorted(c["iters"][m].items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 1 << 30))))
         modes = [m for m in MODES if any(m in r for r in c["sweep"].values())]
         if modes:
             print("  %-14s %s" % ("alloc", "".join("%14s" % m for m in modes)))
@@ -80,7 +133,11 @@ def fmt(v):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("raw")
+    ap.add_argument("--json")
+    ap.add_argument("--device", default="unknown")
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--complementary", default="")
+    a = ap.parse_args()
+    main(a.raw, a)

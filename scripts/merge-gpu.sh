@@ -18,7 +18,7 @@
 #             check binaries with -fmad=false, see below)
 #   check     differential runs          -> $OUT/check.txt
 #   sanitize  compute-sanitizer          -> $OUT/sanitize.txt
-#   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt
+#   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt, $OUT/merge.json
 # $OUT/summary.txt gets the verdicts and is printed last. ONLY="case ..." restricts the
 # cases; BENCH_CASES the benchmarked ones; BENCH_REPS, BENCH_WARMUP, SWEEP_STEP tune the
 # timing (bench/merge/common.h).
@@ -27,24 +27,33 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/merge-gpu}
 W=${W:-/tmp/slatec-merge}
 NVCC=${NVCC:-nvcc}
+# Extra nvcc flags, e.g. -L DIR where a pip-installed toolkit keeps libcudart_static.a in lib/.
+NVCC_FLAGS=${NVCC_FLAGS:-}
 ARCH=${ARCH:-sm_90}
 PHASES=${PHASES:-build check sanitize bench}
 JOBS=${JOBS:-$(nproc)}
 ONLY=${ONLY:-}
-BENCH_CASES=${BENCH_CASES:-sgemm_hist sgemm_vecadd bs_vecadd transpose_reduce_hist}
+BENCH_CASES=${BENCH_CASES:-sgemm_hist sgemm_vecadd bs_vecadd bs_vecadd_cap transpose_reduce_hist triad_fma triad_sgemm}
+# Cases whose kernels are complementary by construction (merge.json's "complementary").
+COMPLEMENTARY=${COMPLEMENTARY:-triad_fma triad_sgemm}
 mkdir -p "$OUT" "$W"
 S=$OUT/summary.txt
 has() { grep -qw "$1" <<<"$PHASES"; }
 
-# case, driver, modes
+# case, driver, modes. split: one worker population per kernel (its own registers, block
+# and shared memory) on its own SM range; *_cap: the merged kernel's registers capped
+# (--maxnreg); triad_*: complementary pairs (bench/merge/kernels/complementary.cu).
 all_cases=(
-    "sgemm_hist sgemm_hist interleaved persistent smrange"
+    "sgemm_hist sgemm_hist interleaved persistent smrange split"
     "sgemm_hist_apart sgemm_hist interleaved"
-    "sgemm_vecadd sgemm_vecadd interleaved persistent smrange"
-    "bs_vecadd bs_vecadd interleaved persistent smrange"
-    "transpose_reduce_hist transpose_reduce_hist interleaved persistent smrange"
-    "early_transpose early_transpose interleaved persistent smrange"
-    "templates templates interleaved persistent smrange"
+    "sgemm_vecadd sgemm_vecadd interleaved persistent smrange split"
+    "bs_vecadd bs_vecadd interleaved persistent smrange split"
+    "bs_vecadd_cap bs_vecadd persistent smrange split"
+    "transpose_reduce_hist transpose_reduce_hist interleaved persistent smrange split"
+    "early_transpose early_transpose interleaved persistent smrange split"
+    "templates templates interleaved persistent smrange split"
+    "triad_fma triad_fma interleaved persistent smrange split"
+    "triad_sgemm triad_sgemm interleaved persistent smrange split"
 )
 cases=()
 for c in "${all_cases[@]}"; do
@@ -70,7 +79,7 @@ build_one() {
     if [ -x "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "bench/merge/$driver.cu" ] && [ "$bin" -nt bench/merge/common.h ]; then
         echo "BUILD-OK $name.$mode $variant (cached)"; return
     fi
-    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags -Itestdata/include -I. -DSLATE_ENV \
+    if "$NVCC" -std=c++17 -O3 -arch="$ARCH" -lineinfo $flags $NVCC_FLAGS -Itestdata/include -I. -DSLATE_ENV \
         -DMERGE_MODE="\"$mode\"" -DMERGED="\"$src\"" -o "$bin" "bench/merge/$driver.cu" >"$bin.log" 2>&1; then
         echo "BUILD-OK $name.$mode $variant"
     else
@@ -78,11 +87,13 @@ build_one() {
     fi
 }
 export -f build_one
-export NVCC ARCH W
+export NVCC NVCC_FLAGS ARCH W
 if has build; then
     variants=""
     { has check || has sanitize; } && variants="check"
     has bench && variants="$variants bench"
+    # PHASES=build alone (e.g. on a machine without a GPU): build every variant.
+    [ -z "$variants" ] && variants="check bench"
     for c in "${cases[@]}"; do
         read -r name driver modes <<<"$c"
         for m in $modes; do
@@ -129,8 +140,8 @@ if has check; then
             [ -x "$W/$name.$m" ] || continue
             envs=("")
             case $m in
-                persistent) envs=("" "SLATE_ITERS=1" "SLATE_ITERS=17") ;;
-                smrange) envs=("" "SLATE_ITERS=1" "SLATE_MERGED_STEAL=1" "SLATE_MERGED_STEAL=1 SLATE_ITERS=5") ;;
+                persistent) envs=("" "SLATE_ITERS=1" "SLATE_ITERS=17" "SLATE_ITERS=period") ;;
+                smrange | split) envs=("" "SLATE_ITERS=1" "SLATE_MERGED_STEAL=1" "SLATE_MERGED_STEAL=1 SLATE_ITERS=5") ;;
             esac
             for a in default equal min0 max0 500,500,500; do
                 for e in "${envs[@]}"; do printf '%s\t%s\t%s\t%s\n' "$name" "$m" "$a" "$e" >>"$W/check-jobs"; done
@@ -185,11 +196,17 @@ if has bench; then
             args=bench
             [ $first = yes ] && args="bench baselines"
             first=no
-            timeout 600 "$W/$name.$m.bench" $args >>"$OUT/bench-raw.txt" 2>"$W/$name.$m.bench.err" ||
+            BENCH_CASE=$name timeout 600 "$W/$name.$m.bench" $args >>"$OUT/bench-raw.txt" 2>"$W/$name.$m.bench.err" ||
                 echo "BENCH-FAIL $name $m $(head -1 "$W/$name.$m.bench.err")" | tee -a "$S"
         done
     done
     python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
+    # Rows in the shape of bench/results/merge.json (schema: bench/results/merge.schema.json).
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
+        --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" --complementary "$COMPLEMENTARY" \
+        "$OUT/bench-raw.txt" >/dev/null
+    echo "## bench rows: $OUT/merge.json (copy to bench/results/merge.json)" >>"$S"
     echo "## bench ($OUT/bench.txt)" >>"$S"
     grep -E '^(case|  best|  baselines|  merged)' "$OUT/bench.txt" >>"$S"
 fi

@@ -50,10 +50,15 @@ const (
 	// MergeSMRange launches workers that each run the kernel whose SM range
 	// holds their SM, from that kernel's own queue.
 	MergeSMRange MergeMode = "smrange"
+	// MergeSplit launches one worker population per kernel, each its own
+	// __global__ function (its own registers, block size and shared
+	// memory) running the smrange loop on the kernel's SM range, all
+	// concurrently on streams forked from the caller's.
+	MergeSplit MergeMode = "split"
 )
 
 // MergeModes lists the modes in the order the CLI documents them.
-var MergeModes = []MergeMode{MergeInterleaved, MergePersistent, MergeSMRange}
+var MergeModes = []MergeMode{MergeInterleaved, MergePersistent, MergeSMRange, MergeSplit}
 
 // ParseMergeMode parses a mode name.
 func ParseMergeMode(s string) (MergeMode, error) {
@@ -62,7 +67,7 @@ func ParseMergeMode(s string) (MergeMode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown merge mode %q (modes: interleaved, persistent, smrange)", s)
+	return "", fmt.Errorf("unknown merge mode %q (modes: interleaved, persistent, smrange, split)", s)
 }
 
 // modeConst is the mode's SLATE_MERGED_* constant in templates/merged_prelude.cu.
@@ -70,7 +75,7 @@ func (m MergeMode) modeConst() string {
 	switch m {
 	case MergePersistent:
 		return "SLATE_MERGED_PERSISTENT"
-	case MergeSMRange:
+	case MergeSMRange, MergeSplit:
 		return "SLATE_MERGED_SMRANGE"
 	}
 	return "SLATE_MERGED_INTERLEAVED"
@@ -147,6 +152,16 @@ type MergeOptions struct {
 	// instead of overlaying them in one union (the merged kernel then needs
 	// their sum instead of their maximum).
 	NoShareShared bool
+	// MaxRegs, when > 0, caps the merged kernel's registers per thread
+	// with __maxnreg__ (modes interleaved, persistent, smrange): the
+	// occupancy model's fix for a merge whose largest part sets a
+	// register count that starves the others (docs/MERGE.md).
+	MaxRegs int
+	// PopulationMaxRegs, in mode split, caps each population's registers
+	// per thread with __maxnreg__ (one entry per input; 0: no cap): the
+	// worker loop around a body costs registers the kernel alone does not
+	// need, which can cost it blocks per SM.
+	PopulationMaxRegs []int
 	// Version and Command go into the output's header.
 	Version, Command string
 	// OutputName is the file name that #line directives of the generated
@@ -165,6 +180,9 @@ type MergeResult struct {
 	Kernels []*MergedKernel
 	// Sync is true when workers need a barrier between logical blocks.
 	Sync bool
+	// Split is true in mode split: there is no single merged kernel, but
+	// one worker kernel per input, Kernel + "_k<i>".
+	Split bool
 	// Diags holds errors (when Merge refused) and warnings.
 	Diags diag.List
 }
@@ -267,6 +285,7 @@ func Merge(inputs []MergeInput, opts MergeOptions) (*MergeResult, error) {
 	res.Launcher = m.name + "_launch"
 	res.LaunchAlloc = m.name + "_launch_alloc"
 	res.Sync = m.sync
+	res.Split = m.opts.Mode == MergeSplit
 	for _, k := range m.kernels {
 		res.Kernels = append(res.Kernels, k.out)
 	}
@@ -308,6 +327,25 @@ func (m *merger) validate(inputs []MergeInput) error {
 		for i, a := range o.Alloc {
 			if a < 1 || a > 4096 {
 				return fmt.Errorf("merge: kernel %d: allocation %d SMs is outside 1..4096", i+1, a)
+			}
+		}
+	}
+	if o.MaxRegs != 0 && (o.MaxRegs < 16 || o.MaxRegs > 255) {
+		return fmt.Errorf("merge: a register cap of %d is outside 16..255", o.MaxRegs)
+	}
+	if o.MaxRegs != 0 && o.Mode == MergeSplit {
+		return fmt.Errorf("merge: mode split compiles each kernel with its own registers: give a cap per population")
+	}
+	if o.PopulationMaxRegs != nil {
+		if o.Mode != MergeSplit {
+			return fmt.Errorf("merge: register caps per population need mode split")
+		}
+		if len(o.PopulationMaxRegs) != len(inputs) {
+			return fmt.Errorf("merge: %d register caps for %d kernels", len(o.PopulationMaxRegs), len(inputs))
+		}
+		for i, r := range o.PopulationMaxRegs {
+			if r != 0 && (r < 16 || r > 255) {
+				return fmt.Errorf("merge: kernel %d: a register cap of %d is outside 16..255", i+1, r)
 			}
 		}
 	}

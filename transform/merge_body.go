@@ -649,6 +649,7 @@ type mergedView struct {
 	N              int
 	Sync           bool
 	LaunchBounds   string
+	MaxRegs        string
 	Union          []unionMember
 	Kernels        []mergedKernelView
 	Params         string
@@ -664,6 +665,11 @@ type mergedKernelView struct {
 	Body, Tag string
 	Shared    bool
 	Args      string
+	// Mode split: the population kernel's own parameters, launch bounds,
+	// shared-memory struct and barrier need.
+	Params, Bounds, SmemType string
+	MaxRegs                  string
+	Sync                     bool
 }
 
 // tail renders the merged kernel and launcher; line is its first line in
@@ -679,8 +685,9 @@ func (m *merger) tail(line int) (string, error) {
 		if kv.Shared {
 			v.Union = append(v.Union, unionMember{Type: scopePrefix(fn) + fn.Name + "__merged_smem" + argSuffix(k.in.TemplateArgs), Tag: k.tag})
 		}
-		var args []string
+		var args, own []string
 		for _, p := range k.out.Params {
+			own = append(own, p.Decl)
 			params = append(params, p.Decl)
 			launcher = append(launcher, stripGridConstant(p.Decl))
 			names = append(names, p.Name)
@@ -688,7 +695,20 @@ func (m *merger) tail(line int) (string, error) {
 		}
 		if len(args) > 0 {
 			kv.Args = ", " + strings.Join(args, ", ")
+			kv.Params = ", " + strings.Join(own, ", ")
 		}
+		if kv.Shared {
+			kv.SmemType = v.Union[len(v.Union)-1].Type
+		}
+		if k.out.LaunchBounds > 0 {
+			kv.Bounds = fmt.Sprintf("__launch_bounds__(%d) ", k.out.LaunchBounds)
+		}
+		if i := len(v.Kernels); m.opts.PopulationMaxRegs != nil && m.opts.PopulationMaxRegs[i] > 0 {
+			// nvcc refuses __launch_bounds__ beside __maxnreg__; the cap sets the budget.
+			kv.MaxRegs = fmt.Sprintf("__maxnreg__(%d) ", m.opts.PopulationMaxRegs[i])
+			kv.Bounds = ""
+		}
+		kv.Sync = k.k.UsesShared || k.k.HasBlockSync || len(k.k.AllSyncs) > 0 || len(k.k.Unresolved) > 0
 		v.Kernels = append(v.Kernels, kv)
 		alloc = append(alloc, fmt.Sprintf("%du", k.out.Alloc))
 		if bounds >= 0 && k.out.LaunchBounds > 0 {
@@ -706,6 +726,14 @@ func (m *merger) tail(line int) (string, error) {
 		// Every kernel bounds its block size: so does the merged kernel,
 		// which lets the compiler budget registers for that many threads.
 		v.LaunchBounds = fmt.Sprintf("__launch_bounds__(%d) ", bounds)
+	}
+	if m.opts.MaxRegs > 0 {
+		// nvcc refuses __launch_bounds__ beside __maxnreg__; the cap sets the budget.
+		v.MaxRegs = fmt.Sprintf("__maxnreg__(%d) ", m.opts.MaxRegs)
+		v.LaunchBounds = ""
+	}
+	if m.opts.Mode == MergeSplit {
+		v.Union = nil // each population declares its own kernel's struct
 	}
 	join := func(s []string) string {
 		if len(s) == 0 {

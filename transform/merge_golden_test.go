@@ -22,6 +22,9 @@ type mergeGoldenCase struct {
 	alloc []int
 	apart bool // --no-share-shared
 	modes []MergeMode
+	// maxnreg is --maxnreg (0: none); popMaxnreg its per-population form in mode split.
+	maxnreg    int
+	popMaxnreg []int
 }
 
 var mergeGoldenCases = []mergeGoldenCase{
@@ -32,6 +35,17 @@ var mergeGoldenCases = []mergeGoldenCase{
 		refs: []string{"testdata/kernels/sgemm_tiled.cu:sgemm_tiled", "testdata/kernels/histogram256.cu:histogram256"}},
 	// Liang et al.'s Fig. 2 pair: compute-bound Black-Scholes (__launch_bounds__(128, 4)) and memory-bound vector add.
 	{name: "bs_vecadd", alloc: []int{9, 6}, refs: []string{"testdata/kernels/black_scholes.cu:black_scholes", "testdata/kernels/vector_add.cu:vector_add"}},
+	// The same with the merged kernel's registers capped at black_scholes' own 32 (the
+	// worker modes may need 34 uncapped: 6 instead of 8 blocks/SM of 256 threads); in
+	// mode split black_scholes' population (38 registers uncapped: 12 instead of 16
+	// blocks/SM of 128 threads).
+	{name: "bs_vecadd_cap", alloc: []int{9, 6}, maxnreg: 32, popMaxnreg: []int{32, 0}, modes: []MergeMode{MergePersistent, MergeSMRange, MergeSplit},
+		refs: []string{"testdata/kernels/black_scholes.cu:black_scholes", "testdata/kernels/vector_add.cu:vector_add"}},
+	// Complementary pairs (bench/merge/kernels/complementary.cu): a float4 STREAM triad that
+	// saturates bandwidth on a fraction of the SMs beside an FMA chain and a tiled SGEMM,
+	// which scale with SMs; same block size, so the merged kernel costs neither occupancy.
+	{name: "triad_fma", refs: []string{"bench/merge/kernels/complementary.cu:triad4", "bench/merge/kernels/complementary.cu:fma_chain"}},
+	{name: "triad_sgemm", refs: []string{"bench/merge/kernels/complementary.cu:triad4", "testdata/kernels/sgemm_tiled.cu:sgemm_tiled"}},
 	// Compute-bound SGEMM with a bandwidth-bound vector add.
 	{name: "sgemm_vecadd", refs: []string{"testdata/kernels/sgemm_tiled.cu:sgemm_tiled", "testdata/kernels/vector_add.cu:vector_add"}},
 	// Three kernels: a 32x8 tiled transpose, a cooperative-groups reduction template, a histogram in dynamic shared memory.
@@ -75,7 +89,18 @@ func runMergeGolden(t *testing.T, c mergeGoldenCase, mode MergeMode) (string, []
 	if c.apart {
 		cmd = append(cmd, "--no-share-shared")
 	}
-	res, err := Merge(inputs, MergeOptions{Mode: mode, Alloc: c.alloc, NoShareShared: c.apart, Version: goldenVersion,
+	maxRegs, popRegs := c.maxnreg, []int(nil)
+	if mode == MergeSplit {
+		maxRegs, popRegs = 0, c.popMaxnreg
+	}
+	if maxRegs > 0 {
+		cmd = append(cmd, "--maxnreg", fmt.Sprint(maxRegs))
+	}
+	if popRegs != nil {
+		cmd = append(cmd, "--maxnreg", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(popRegs)), ","), "[]"))
+	}
+	res, err := Merge(inputs, MergeOptions{Mode: mode, Alloc: c.alloc, NoShareShared: c.apart, MaxRegs: maxRegs,
+		PopulationMaxRegs: popRegs, Version: goldenVersion,
 		Command: strings.Join(append(cmd, c.refs...), " "), OutputName: out})
 	require.NoError(t, err)
 	var errs []string

@@ -19,8 +19,9 @@
 //   DRIVER check merged [ALLOC]    run the merged kernel three times (outputs reset before
 //                                  each, so control blocks and maps are reused), dump the last
 //   DRIVER bench [baselines]       time the merged kernel for the allocation sweep of
-//                                  Liang et al.'s Fig. 2; with "baselines" also the kernels
-//                                  run sequentially and on concurrent streams
+//                                  Liang et al.'s Fig. 2 and (worker modes) for the task
+//                                  sizes $BENCH_ITERS; with "baselines" also the kernels
+//                                  run alone, sequentially and on concurrent streams
 // ALLOC: default (the allocation slatec was given), equal (an equal share), min0 (kernel 0
 // gets 1 SM, the others split the rest), max0 (the others get 1 SM each), or a list a,b,...
 // Sizes: $HARNESS_SCALE = small (sanitizers), medium (check; the default) or large (bench's default).
@@ -156,16 +157,19 @@ static int bench(Case& c, int argc, char** argv) {
     for (auto& e : ev) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     c.reset(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
-    std::printf("BENCH %s %s sms %d\n", Case::name(), MERGE_MODE, sms);
+    // $BENCH_CASE names the case in the output (a variant built from the same driver,
+    // e.g. bs_vecadd_cap, must not mix its rows with the plain case's).
+    const char* cname = std::getenv("BENCH_CASE") && *std::getenv("BENCH_CASE") ? std::getenv("BENCH_CASE") : Case::name();
+    std::printf("BENCH %s %s sms %d\n", cname, MERGE_MODE, sms);
     if (baselines) {
         for (int k = 0; k < n; ++k) {
             const double ms = time_ms(s, [&] { c.launch(k, s); });
-            std::printf("BENCH %s %s solo %s %.4f\n", Case::name(), MERGE_MODE, Case::kernel(k), ms);
+            std::printf("BENCH %s %s solo %s %.4f\n", cname, MERGE_MODE, Case::kernel(k), ms);
         }
         const double seq = time_ms(s, [&] {
             for (int k = 0; k < n; ++k) c.launch(k, s);
         });
-        std::printf("BENCH %s %s sequential - %.4f\n", Case::name(), MERGE_MODE, seq);
+        std::printf("BENCH %s %s sequential - %.4f\n", cname, MERGE_MODE, seq);
         // Concurrent streams: fork from s, one stream per kernel, join back into s.
         const double conc = time_ms(s, [&] {
             CUDA_CHECK(cudaEventRecord(ev[0], s));
@@ -176,10 +180,30 @@ static int bench(Case& c, int argc, char** argv) {
                 CUDA_CHECK(cudaStreamWaitEvent(s, ev[k], 0));
             }
         });
-        std::printf("BENCH %s %s concurrent - %.4f\n", Case::name(), MERGE_MODE, conc);
+        std::printf("BENCH %s %s concurrent - %.4f\n", cname, MERGE_MODE, conc);
     }
     const double eq = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
-    std::printf("BENCH %s %s merged default %.4f\n", Case::name(), MERGE_MODE, eq);
+    std::printf("BENCH %s %s merged default %.4f\n", cname, MERGE_MODE, eq);
+    // Task sizes (persistent, smrange, split): logical blocks per queue atomic, at the
+    // default allocation; $BENCH_ITERS lists them (default "1 4 16 64", and "period" in
+    // mode persistent: one leaky-bucket period per task), "none" skips.
+    if (std::strcmp(MERGE_MODE, "interleaved") != 0) {
+        const char* list = std::getenv("BENCH_ITERS");
+        std::string its = list && *list ? list : std::strcmp(MERGE_MODE, "persistent") == 0 ? "1 4 16 64 period" : "1 4 16 64";
+        if (its != "none") {
+            size_t at = 0;
+            while (at < its.size()) {
+                size_t sp = its.find(' ', at);
+                const std::string it = its.substr(at, sp == std::string::npos ? std::string::npos : sp - at);
+                at = sp == std::string::npos ? its.size() : sp + 1;
+                if (it.empty()) continue;
+                setenv("SLATE_ITERS", it.c_str(), 1);
+                const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(nullptr, s)); });
+                std::printf("BENCH %s %s iters %s %.4f\n", cname, MERGE_MODE, it.c_str(), ms);
+            }
+            unsetenv("SLATE_ITERS");
+        }
+    }
     // Fig. 2: every split a : rest of the SMs (the rest shared equally by the other kernels).
     const int step = std::max(1, env_int("SWEEP_STEP", std::max(1, sms / 32)));
     for (int a = 1; a <= sms - (n - 1); a += step) {
@@ -188,7 +212,7 @@ static int bench(Case& c, int argc, char** argv) {
         const int rest = sms - a;
         for (int k = 1; k < n; ++k) alloc[k] = (unsigned)(rest / (n - 1) + (k - 1 < rest % (n - 1) ? 1 : 0));
         const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); });
-        std::printf("BENCH %s %s sweep", Case::name(), MERGE_MODE);
+        std::printf("BENCH %s %s sweep", cname, MERGE_MODE);
         for (int k = 0; k < n; ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
         std::printf(" %.4f\n", ms);
     }

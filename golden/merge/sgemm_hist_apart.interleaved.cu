@@ -949,10 +949,22 @@ static __device__ __forceinline__ void slate_merged_persistent(slate_mctl* __res
         if (start == SLATE_STOP)
             break;
         const unsigned long long end = start + iters < total ? start + iters : total;
+        // The next logical block's map entries are loaded before this one runs, so
+        // only a task's first lookup is on the critical path.
+        int k = map_kernel[start];
+        unsigned int lb = map_blk[start];
         for (unsigned long long id = start; id < end; ++id) {
-            run(map_kernel[id], (unsigned long long)map_blk[id]);
+            int nk = k;
+            unsigned int nlb = lb;
+            if (id + 1 < end) {
+                nk = map_kernel[id + 1];
+                nlb = map_blk[id + 1];
+            }
+            run(k, (unsigned long long)lb);
             if (kSync)
                 __syncthreads();
+            k = nk;
+            lb = nlb;
         }
     }
     if (leader) {
@@ -1042,6 +1054,7 @@ static __device__ __forceinline__ void slate_merged_smrange(slate_mctl* __restri
 // ---- host side: leaky bucket, maps, launch planning -------------------------
 #include <cuda_runtime.h>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 // ---- slatec leaky-bucket interleaving (host C++) ---------------------------
@@ -1584,8 +1597,11 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
         return cudaErrorInvalidConfiguration; // the merged block does not fit an SM
     const unsigned long long all = (unsigned long long)per_sm * (unsigned long long)ds.sms;
     unsigned int iters_env = 0u;
+    bool iters_period = false;
 #ifdef SLATE_ENV
     iters_env = env_uint("SLATE_ITERS");
+    if (const char* v = std::getenv("SLATE_ITERS"))
+        iters_period = std::strcmp(v, "period") == 0;
 #endif
     // A control block (persistent, smrange): the next free slot, once its
     // last launch completed.
@@ -1617,7 +1633,24 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
     if (mode == SLATE_MERGED_INTERLEAVED) {
         p->blocks = (unsigned int)merged;
     } else if (mode == SLATE_MERGED_PERSISTENT) {
-        const unsigned int iters = iters_env ? iters_env : auto_iters(merged, all);
+        unsigned int iters = iters_env ? iters_env : auto_iters(merged, all);
+        if (iters_period) {
+            // One leaky-bucket period per task: the allocation reduced by its
+            // gcd, summed; every task then holds each kernel's share of blocks.
+            unsigned int g = 0u, period = 0u;
+            for (int i = 0; i < N; ++i) {
+                unsigned int x = a[i], y = g; // g = gcd(g, a[i])
+                while (x != 0u) {
+                    const unsigned int t = y % x;
+                    y = x;
+                    x = t;
+                }
+                g = y;
+            }
+            for (int i = 0; i < N; ++i)
+                period += g ? a[i] / g : 0u;
+            iters = period ? period : 1u;
+        }
         p->cfg.iters[0] = iters;
         const unsigned long long tasks = (merged + iters - 1) / iters;
         p->blocks = (unsigned int)(all < tasks ? all : tasks);
@@ -1673,6 +1706,131 @@ static cudaError_t finish(const plan<N>& p)
         if (cudaEventRecord(e.used, p.stream) == cudaSuccess)
             e.recorded = true;
         --e.pins;
+    }
+    return launch;
+}
+
+// ---- split: one worker population per kernel --------------------------------
+// Each population is its own __global__ function (its own registers, block
+// size and shared memory) running the smrange loop with a configuration in
+// which only its kernel has blocks, on that kernel's SM range of the whole
+// allocation; population 0 runs on the caller's stream, the others on helper
+// streams forked from it (an event) and joined back into it by finish_split.
+
+struct split_streams {
+    bool ready;
+    cudaStream_t s[SLATE_MERGED_MAX_KERNELS];
+};
+
+static split_streams* split_state()
+{
+    static split_streams st[kMaxDevices];
+    return st;
+}
+
+template <int N>
+static cudaError_t prepare_split(plan<N>* p, const void* const* funcs, const dim3* grids, const dim3* blocks,
+                                 const size_t* shmem, const unsigned int* alloc, cudaStream_t stream,
+                                 cudaStream_t* streams)
+{
+    unsigned long long total[N];
+    int live = 0;
+    for (int i = 0; i < N; ++i) {
+        p[i] = plan<N>();
+        p[i].slot = -1;
+        p[i].empty = true;
+        streams[i] = stream;
+        total[i] = (unsigned long long)grids[i].x * grids[i].y * grids[i].z;
+        live += total[i] != 0;
+    }
+    if (live == 0)
+        return cudaSuccess;
+    int device = 0, sms = 0;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t r = cudaStreamIsCapturing(stream, &capture);
+    if (r != cudaSuccess)
+        return r;
+    if (capture != cudaStreamCaptureStatusNone)
+        return cudaErrorStreamCaptureUnsupported; // control blocks are set up synchronously
+    if ((r = cudaGetDevice(&device)) != cudaSuccess)
+        return r;
+    if (device < 0 || device >= kMaxDevices)
+        return cudaErrorInvalidDevice;
+    if ((r = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return r;
+    unsigned int a[N];
+    if ((r = resolve_alloc(N, alloc, total, sms, SLATE_MERGED_SMRANGE, a)) != cudaSuccess)
+        return r;
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        split_streams& ss = split_state()[device];
+        if (!ss.ready) {
+            for (int i = 0; i < SLATE_MERGED_MAX_KERNELS; ++i)
+                if ((r = cudaStreamCreateWithFlags(&ss.s[i], cudaStreamNonBlocking)) != cudaSuccess)
+                    return r;
+            ss.ready = true;
+        }
+        for (int i = 1; i < N; ++i)
+            streams[i] = ss.s[i];
+    }
+    unsigned int lo = 0u;
+    for (int i = 0; i < N; ++i) {
+        if (total[i] == 0)
+            continue;
+        dim3 g[N];
+        unsigned int one[N];
+        for (int j = 0; j < N; ++j) {
+            g[j] = j == i ? grids[j] : dim3(0u, 1u, 1u);
+            one[j] = j == i ? a[j] : 0u;
+        }
+        if ((r = prepare<N>(&p[i], funcs[i], SLATE_MERGED_SMRANGE, g, blocks, shmem, one, streams[i])) != cudaSuccess) {
+            for (int j = 0; j < i; ++j)
+                if (!p[j].empty)
+                    finish<N>(p[j]); // releases the control blocks taken so far
+            return r;
+        }
+        // The population's range is its kernel's range of the whole allocation.
+        p[i].cfg.sm_low[i] = lo;
+        p[i].cfg.sm_high[i] = lo + a[i] - 1u;
+        lo += a[i];
+    }
+    // Fork: the helper streams wait for the work queued on the caller's stream.
+    cudaEvent_t fork;
+    if ((r = cudaEventCreateWithFlags(&fork, cudaEventDisableTiming)) != cudaSuccess)
+        return r;
+    r = cudaEventRecord(fork, stream);
+    for (int i = 1; i < N && r == cudaSuccess; ++i)
+        if (!p[i].empty)
+            r = cudaStreamWaitEvent(streams[i], fork, 0);
+    cudaEventDestroy(fork);
+    return r;
+}
+
+// finish_split releases each population's control block and joins the
+// helper streams back into the caller's stream.
+template <int N>
+static cudaError_t finish_split(const plan<N>* p, cudaStream_t stream, const cudaStream_t* streams)
+{
+    cudaError_t launch = cudaSuccess;
+    for (int i = 0; i < N; ++i) {
+        if (p[i].empty)
+            continue;
+        const cudaError_t e = finish<N>(p[i]);
+        if (launch == cudaSuccess)
+            launch = e;
+        if (i == 0)
+            continue;
+        cudaEvent_t join;
+        cudaError_t r = cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+        if (r == cudaSuccess) {
+            r = cudaEventRecord(join, streams[i]);
+            if (r == cudaSuccess)
+                r = cudaStreamWaitEvent(stream, join, 0);
+            cudaEventDestroy(join);
+        }
+        if (launch == cudaSuccess)
+            launch = r;
     }
     return launch;
 }
@@ -1893,7 +2051,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 1897 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 2055 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu
