@@ -302,6 +302,11 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	var results []fileResult
 	var layouts []*transform.KernelLayout
 	failed, drift := false, false
+	type pendingWrite struct {
+		path string
+		data []byte
+	}
+	var writes []pendingWrite
 	// Load every input first: kernels of one file may be launched from another.
 	type loaded struct {
 		name string
@@ -403,16 +408,28 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		if fl.inPlace && !res.Changed {
 			continue // nothing to transform: leave the file (and its mtime) alone
 		}
+		writes = append(writes, pendingWrite{out, res.Output})
+	}
+	// All or nothing: the outputs of one run call each other's launchers, so
+	// when one input fails none is written (no launch anywhere is rewritten
+	// to a launcher that was not emitted).
+	if failed && len(writes) > 0 && !fl.asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "slatec: no output written: the files of one run are written together or not at all\n")
+	}
+	for _, w := range writes {
+		if failed {
+			break
+		}
 		if multi {
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(w.path), 0o755); err != nil {
 				var pe *os.PathError
 				if errors.As(err, &pe) {
 					err = pe.Err
 				}
-				return fmt.Errorf("%s: %v", filepath.Dir(out), err)
+				return fmt.Errorf("%s: %v", filepath.Dir(w.path), err)
 			}
 		}
-		if err := emit.WriteFileAtomic(out, res.Output, cmd.OutOrStdout()); err != nil {
+		if err := emit.WriteFileAtomic(w.path, w.data, cmd.OutOrStdout()); err != nil {
 			return err
 		}
 	}

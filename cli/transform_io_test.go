@@ -236,12 +236,20 @@ func TestTransformOutputs(t *testing.T) {
 			wantErr:  "--in-place cannot write over standard input",
 		},
 		{
-			name:     "--in-place on a failing file writes nothing",
+			name:     "--in-place is all or nothing: a failing file leaves every file as it was",
 			tree:     fsTree{"a.cu": goodKernel, "b.cu": refusedKernel},
 			args:     []string{"-i", "a.cu", "b.cu"},
 			wantCode: 1,
 			wantErr:  "b.cu:6:",
-			after:    fsTree{"a.cu": "<slatec output>", "b.cu": refusedKernel},
+			after:    fsTree{"a.cu": goodKernel, "b.cu": refusedKernel},
+		},
+		{
+			name:     "-o DIR is all or nothing: a failing file means no output at all",
+			tree:     fsTree{"a.cu": goodKernel, "b.cu": refusedKernel},
+			args:     []string{"-o", "out/", "a.cu", "b.cu"},
+			wantCode: 1,
+			wantErr:  "no output written",
+			after:    fsTree{"a.cu": goodKernel, "b.cu": refusedKernel},
 		},
 		{
 			name:     "a missing input names the user's path",
