@@ -5,7 +5,7 @@ NVCC     ?= $(CUDA)/nvidia/cu13/bin/nvcc
 export SLATEC_CUDA_PREFIX := $(abspath $(CUDA))
 FUZZTIME ?= 20s
 
-.PHONY: all build demo test cuda-tools vet unit fuzz nvcc-check gpu-build gpu-test clean
+.PHONY: all build demo test cuda-tools vet unit fuzz nvcc-check project-check gpu-build gpu-test clean
 
 all: build
 
@@ -22,7 +22,7 @@ demo: build
 	@./slatec transform -o .demo_saxpy_slate.cu examples/saxpy.cu && echo "---- full output written to .demo_saxpy_slate.cu ----"
 
 ## test: everything CI runs; installs what it needs itself.
-test: cuda-tools vet unit fuzz nvcc-check
+test: cuda-tools vet unit fuzz nvcc-check project-check
 
 cuda-tools:
 	./scripts/cuda-tools.sh $(CUDA)
@@ -43,6 +43,9 @@ fuzz:
 
 nvcc-check: cuda-tools
 	NVCC=$(NVCC) ./scripts/nvcc-check.sh testdata golden examples
+
+project-check: cuda-tools build
+	NVCC=$(NVCC) ./scripts/project-check.sh
 
 ## gpu-build: what the GPU machine needs from here (it has no Go): the slatec
 ## binary, the runtime's GPU test binary, transformed real-world samples.

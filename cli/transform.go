@@ -314,7 +314,6 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		err  error
 	}
 	var inputs []loaded
-	var allKernels []string
 	for _, path := range args {
 		name, src, err := readInput(cmd, path)
 		if err != nil {
@@ -325,14 +324,15 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		}
 		a, err := transform.Load(name, src, fl.includes)
 		inputs = append(inputs, loaded{name, a, err})
-		if a != nil {
-			for _, k := range a.Kernels {
-				if len(fl.kernels) == 0 || containsString(fl.kernels, k.Func.Name) || containsString(fl.kernels, k.Func.QualifiedName()) {
-					allKernels = append(allKernels, k.Func.QualifiedName())
-				}
-			}
-		}
 	}
+	names := make([]string, len(inputs))
+	as := make([]*transform.Analysis, len(inputs))
+	for i, in := range inputs {
+		names[i], as[i] = in.name, in.a
+	}
+	runKs := runKernels(names, as, func(k *transform.KernelInfo) bool {
+		return len(fl.kernels) == 0 || containsString(fl.kernels, k.Func.Name) || containsString(fl.kernels, k.Func.QualifiedName())
+	})
 	for i := range args {
 		name, a, err := inputs[i].name, inputs[i].a, inputs[i].err
 		out := outs[i]
@@ -348,15 +348,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 			return err
 		}
-		var own, others []string
-		for _, k := range a.Kernels {
-			own = append(own, k.Func.QualifiedName())
-		}
-		for _, q := range allKernels {
-			if !containsString(own, q) {
-				others = append(others, q)
-			}
-		}
+		others, hidden, decls := crossFile(i, names, as, runKs)
 		selected := fl.kernels
 		if len(selected) > 0 {
 			// In a multi-file run --kernels names kernels of any file.
@@ -371,7 +363,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
-			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, RegCaps: regCaps}
+			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps}
 		if (multi || fl.inPlace) && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true

@@ -885,7 +885,7 @@ __global__ void binned_block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void binned_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* bins, float* block_totals)
+void binned_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* bins, float* block_totals)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&binned_block_sums__slate, (const void*)&binned_block_sums);
@@ -923,7 +923,7 @@ __global__ void scatter_add_double__slate(slate_ctl* __restrict__ slate_ctl_p, s
     });
 }
 #ifndef __CUDACC_RTC__
-static void scatter_add_double__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const double* in, const int* keys, double* bins, int n)
+void scatter_add_double__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const double* in, const int* keys, double* bins, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scatter_add_double__slate, (const void*)&scatter_add_double);

@@ -940,7 +940,7 @@ __global__ void block_stats__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_stats__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int n, Stats* g, int* per_block)
+void block_stats__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int n, Stats* g, int* per_block)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_stats__slate, (const void*)&block_stats);

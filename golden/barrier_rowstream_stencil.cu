@@ -942,7 +942,7 @@ __global__ void __launch_bounds__(THREADS) rowstream_stencil__slate(slate_ctl* _
     });
 }
 #ifndef __CUDACC_RTC__
-static void rowstream_stencil__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ inpad, float* __restrict__ out, int H)
+void rowstream_stencil__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ inpad, float* __restrict__ out, int H)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&rowstream_stencil__slate, (const void*)&rowstream_stencil);

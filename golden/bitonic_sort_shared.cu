@@ -973,7 +973,7 @@ __global__ void bitonic_merge_1024__slate(slate_ctl* __restrict__ slate_ctl_p, s
     });
 }
 #ifndef __CUDACC_RTC__
-static void bitonic_merge_1024__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* keys)
+void bitonic_merge_1024__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* keys)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&bitonic_merge_1024__slate, (const void*)&bitonic_merge_1024);

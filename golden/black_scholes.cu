@@ -889,7 +889,7 @@ __global__ void __launch_bounds__(128, 4) black_scholes__slate(slate_ctl* __rest
     });
 }
 #ifndef __CUDACC_RTC__
-static void black_scholes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ call, float* __restrict__ put, const float* __restrict__ spot, const float* __restrict__ strike, const float* __restrict__ years, float rate, float vol, int n)
+void black_scholes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ call, float* __restrict__ put, const float* __restrict__ spot, const float* __restrict__ strike, const float* __restrict__ years, float rate, float vol, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&black_scholes__slate, (const void*)&black_scholes);

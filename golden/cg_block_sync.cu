@@ -890,7 +890,7 @@ __global__ void scale_by_block_max__slate(slate_ctl* __restrict__ slate_ctl_p, s
     });
 }
 #ifndef __CUDACC_RTC__
-static void scale_by_block_max__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void scale_by_block_max__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scale_by_block_max__slate, (const void*)&scale_by_block_max);
@@ -949,7 +949,7 @@ __global__ void normalize_tile_rows__slate(slate_ctl* __restrict__ slate_ctl_p, 
     });
 }
 #ifndef __CUDACC_RTC__
-static void normalize_tile_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int w, int h)
+void normalize_tile_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int w, int h)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&normalize_tile_rows__slate, (const void*)&normalize_tile_rows);

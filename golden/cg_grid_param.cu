@@ -871,7 +871,7 @@ __global__ void grid_rank_fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* out, unsigned long long n)
+void grid_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* out, unsigned long long n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_rank_fill__slate, (const void*)&grid_rank_fill);
@@ -910,7 +910,7 @@ __global__ void block_rank_fill__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out, int n)
+void block_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_rank_fill__slate, (const void*)&block_rank_fill);

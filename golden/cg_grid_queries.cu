@@ -878,7 +878,7 @@ __global__ void grid_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* out)
+void grid_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_ids__slate, (const void*)&grid_ids);
@@ -927,7 +927,7 @@ __global__ void grid_stride_scale__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_stride_scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, unsigned long long n)
+void grid_stride_scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, unsigned long long n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_stride_scale__slate, (const void*)&grid_stride_scale);
@@ -966,7 +966,7 @@ __global__ void grid_coords__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_coords__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out)
+void grid_coords__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_coords__slate, (const void*)&grid_coords);

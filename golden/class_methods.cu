@@ -952,7 +952,7 @@ __global__ void run_tile__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void run_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void run_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&run_tile__slate, (const void*)&run_tile);
@@ -988,7 +988,7 @@ __global__ void strided_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void strided_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int n)
+void strided_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&strided_ids__slate, (const void*)&strided_ids);
@@ -1024,7 +1024,7 @@ __global__ void fill_grid__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void fill_grid__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
+void fill_grid__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&fill_grid__slate, (const void*)&fill_grid);

@@ -1014,7 +1014,7 @@ __global__ void __launch_bounds__(THREADS) sgemm_cp_async__slate(slate_ctl* __re
     });
 }
 #ifndef __CUDACC_RTC__
-static void sgemm_cp_async__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
+void sgemm_cp_async__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&sgemm_cp_async__slate, (const void*)&sgemm_cp_async);

@@ -879,7 +879,7 @@ __global__ void block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* sums, int n)
+void block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* sums, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_sums__slate, (const void*)&block_sums);
@@ -958,7 +958,7 @@ __global__ void center__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void center__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void center__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&center__slate, (const void*)&center);
@@ -1007,7 +1007,7 @@ __global__ void clamp_copy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void clamp_copy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n, int lo, int hi)
+void clamp_copy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n, int lo, int hi)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&clamp_copy__slate, (const void*)&clamp_copy);

@@ -886,7 +886,7 @@ __global__ void smooth_in_block__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void smooth_in_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, int iters)
+void smooth_in_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, int iters)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&smooth_in_block__slate, (const void*)&smooth_in_block);
@@ -1011,7 +1011,7 @@ __global__ void rotate_steps__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void rotate_steps__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* steps, int n)
+void rotate_steps__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* steps, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&rotate_steps__slate, (const void*)&rotate_steps);

@@ -884,7 +884,7 @@ __global__ void segment_rounds__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void segment_rounds__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* seg_start, const int* seg_len, int rounds)
+void segment_rounds__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* seg_start, const int* seg_len, int rounds)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&segment_rounds__slate, (const void*)&segment_rounds);
@@ -954,7 +954,7 @@ __global__ void settle__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void settle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* vals, int* iters_used, int max_iters)
+void settle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* vals, int* iters_used, int max_iters)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&settle__slate, (const void*)&settle);

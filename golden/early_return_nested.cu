@@ -912,7 +912,7 @@ __global__ void classify__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void classify__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* totals, int n)
+void classify__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* totals, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&classify__slate, (const void*)&classify);
@@ -1004,7 +1004,7 @@ __global__ void opcode_switch__slate(slate_ctl* __restrict__ slate_ctl_p, slate_
     });
 }
 #ifndef __CUDACC_RTC__
-static void opcode_switch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* ops, const int* in, int* out, int n)
+void opcode_switch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* ops, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&opcode_switch__slate, (const void*)&opcode_switch);

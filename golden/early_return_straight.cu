@@ -873,7 +873,7 @@ __global__ void neighbor_mix__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void neighbor_mix__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void neighbor_mix__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&neighbor_mix__slate, (const void*)&neighbor_mix);
@@ -928,7 +928,7 @@ __global__ void reverse_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void reverse_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, unsigned* skipped)
+void reverse_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, unsigned* skipped)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reverse_live__slate, (const void*)&reverse_live);
@@ -992,7 +992,7 @@ __global__ void pair_then_quad__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void pair_then_quad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void pair_then_quad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&pair_then_quad__slate, (const void*)&pair_then_quad);

@@ -847,7 +847,7 @@ __device__ float weight__slate(const uint3 blockIdx, const dim3 gridDim, float x
 
 extern "C" __global__ void reverse_rows(float* a, int n);
 #ifndef __CUDACC_RTC__
-static void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, int n);
+void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, int n);
 #endif
 
 
@@ -880,7 +880,7 @@ __global__ void reverse_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 }
 }
 #ifndef __CUDACC_RTC__
-static void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, int n)
+void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reverse_rows__slate, (const void*)&reverse_rows);
@@ -923,7 +923,7 @@ __global__ void copy_tile__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void copy_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void copy_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&copy_tile__slate, (const void*)&copy_tile);

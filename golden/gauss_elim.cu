@@ -865,7 +865,7 @@ __global__ void gauss_multipliers__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void gauss_multipliers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* a, float* l, int n, int k)
+void gauss_multipliers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* a, float* l, int n, int k)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&gauss_multipliers__slate, (const void*)&gauss_multipliers);
@@ -923,7 +923,7 @@ __global__ void gauss_eliminate__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void gauss_eliminate__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, float* b, const float* l, int n, int k)
+void gauss_eliminate__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, float* b, const float* l, int n, int k)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&gauss_eliminate__slate, (const void*)&gauss_eliminate);

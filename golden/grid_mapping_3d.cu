@@ -874,7 +874,7 @@ __global__ void record_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void record_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* rec, unsigned* hits)
+void record_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* rec, unsigned* hits)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&record_ids__slate, (const void*)&record_ids);
@@ -927,7 +927,7 @@ __global__ void block_thread_sums__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_thread_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out)
+void block_thread_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_thread_sums__slate, (const void*)&block_thread_sums);

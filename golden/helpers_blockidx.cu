@@ -921,7 +921,7 @@ __global__ void label_2d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void label_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
+void label_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&label_2d__slate, (const void*)&label_2d);
@@ -956,7 +956,7 @@ __global__ void grid_stride_2d__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_stride_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void grid_stride_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_stride_2d__slate, (const void*)&grid_stride_2d);

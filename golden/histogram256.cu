@@ -874,7 +874,7 @@ __global__ void histogram256__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void histogram256__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned char* data, int n, unsigned* hist)
+void histogram256__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned char* data, int n, unsigned* hist)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&histogram256__slate, (const void*)&histogram256);
@@ -951,7 +951,7 @@ __global__ void histogram256_warp__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void histogram256_warp__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned* words, const unsigned char* bytes, int n, unsigned* hist)
+void histogram256_warp__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned* words, const unsigned char* bytes, int n, unsigned* hist)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&histogram256_warp__slate, (const void*)&histogram256_warp);

@@ -874,7 +874,7 @@ __global__ void warp_block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void warp_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* block_out)
+void warp_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* block_out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&warp_block_sums__slate, (const void*)&warp_block_sums);
@@ -915,7 +915,7 @@ __global__ void count_blocks__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void count_blocks__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* count, unsigned* max_block, unsigned* grid_seen)
+void count_blocks__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned long long* count, unsigned* max_block, unsigned* grid_seen)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&count_blocks__slate, (const void*)&count_blocks);

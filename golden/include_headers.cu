@@ -904,7 +904,7 @@ __global__ void sum_and_sumsq__slate(slate_ctl* __restrict__ slate_ctl_p, slate_
     });
 }
 #ifndef __CUDACC_RTC__
-static void sum_and_sumsq__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* sums, int* sumsqs, int n)
+void sum_and_sumsq__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* sums, int* sumsqs, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&sum_and_sumsq__slate, (const void*)&sum_and_sumsq);
@@ -943,7 +943,7 @@ __global__ void project__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void project__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float2* p, float2 dir, float* out, int n, int* marker)
+void project__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float2* p, float2 dir, float* out, int n, int* marker)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&project__slate, (const void*)&project);

@@ -860,7 +860,7 @@ __global__ void __launch_bounds__(256) lb_square__slate(slate_ctl* __restrict__ 
     });
 }
 #ifndef __CUDACC_RTC__
-static void lb_square__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void lb_square__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&lb_square__slate, (const void*)&lb_square);
@@ -902,7 +902,7 @@ __global__ void __launch_bounds__(128, 4) lb_shared_shift__slate(slate_ctl* __re
     });
 }
 #ifndef __CUDACC_RTC__
-static void lb_shared_shift__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void lb_shared_shift__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&lb_shared_shift__slate, (const void*)&lb_shared_shift);
@@ -940,7 +940,7 @@ __global__ void __launch_bounds__(512, 2) lb_extern_c__slate(slate_ctl* __restri
 }
 }
 #ifndef __CUDACC_RTC__
-static void lb_extern_c__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out, int n)
+void lb_extern_c__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&lb_extern_c__slate, (const void*)&lb_extern_c);

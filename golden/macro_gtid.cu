@@ -877,7 +877,7 @@ __global__ void macro_stride__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void macro_stride__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void macro_stride__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&macro_stride__slate, (const void*)&macro_stride);
@@ -916,7 +916,7 @@ __global__ void macro_last_block__slate(slate_ctl* __restrict__ slate_ctl_p, sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void macro_last_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int* grid_seen, int n)
+void macro_last_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int* grid_seen, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&macro_last_block__slate, (const void*)&macro_last_block);
@@ -955,7 +955,7 @@ __global__ void macro_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void macro_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
+void macro_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int w, int h)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&macro_rows__slate, (const void*)&macro_rows);

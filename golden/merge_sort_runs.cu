@@ -879,7 +879,7 @@ __global__ void sort_runs_rank__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void sort_runs_rank__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void sort_runs_rank__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&sort_runs_rank__slate, (const void*)&sort_runs_rank);
@@ -982,7 +982,7 @@ __global__ void merge_pass__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void merge_pass__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n, int width)
+void merge_pass__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n, int width)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&merge_pass__slate, (const void*)&merge_pass);

@@ -906,7 +906,7 @@ __global__ void mc_pi__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void mc_pi__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* block_hits, unsigned long long* total_hits, int samples, unsigned seed)
+void mc_pi__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned* block_hits, unsigned long long* total_hits, int samples, unsigned seed)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&mc_pi__slate, (const void*)&mc_pi);

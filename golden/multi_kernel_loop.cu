@@ -870,7 +870,7 @@ __global__ void smooth3__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void smooth3__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, int n)
+void smooth3__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&smooth3__slate, (const void*)&smooth3);
@@ -907,7 +907,7 @@ __global__ void relax__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void relax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ f, float dt, int n)
+void relax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ f, float dt, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&relax__slate, (const void*)&relax);
@@ -970,7 +970,7 @@ __global__ void block_norms__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_norms__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ norms, int n)
+void block_norms__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ norms, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_norms__slate, (const void*)&block_norms);

@@ -864,7 +864,7 @@ __global__ void invert__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void invert__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned char* p, int n)
+void invert__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned char* p, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&invert__slate, (const void*)&invert);
@@ -943,7 +943,7 @@ __global__ void brighten__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void brighten__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned char* p, int n, int delta)
+void brighten__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, unsigned char* p, int n, int delta)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&brighten__slate, (const void*)&brighten);

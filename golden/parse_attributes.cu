@@ -868,7 +868,7 @@ __global__ void grid_constant_param__slate(slate_ctl* __restrict__ slate_ctl_p, 
     });
 }
 #ifndef __CUDACC_RTC__
-static void grid_constant_param__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const Params p)
+void grid_constant_param__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const Params p)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&grid_constant_param__slate, (const void*)&grid_constant_param);
@@ -928,7 +928,7 @@ __global__ void qualifiers__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void qualifiers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const Quad* __restrict__ const in, Quad* __restrict__ out, const int n, volatile int* flag)
+void qualifiers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const Quad* __restrict__ const in, Quad* __restrict__ out, const int n, volatile int* flag)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&qualifiers__slate, (const void*)&qualifiers);
@@ -964,7 +964,7 @@ __global__ void declared_first__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void declared_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ out, const Params p)
+void declared_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ out, const Params p)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&declared_first__slate, (const void*)&declared_first);
@@ -1004,7 +1004,7 @@ __global__ void globals__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void globals__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out)
+void globals__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&globals__slate, (const void*)&globals);

@@ -886,7 +886,7 @@ __global__ void lambdas__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void lambdas__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void lambdas__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&lambdas__slate, (const void*)&lambdas);
@@ -943,7 +943,7 @@ __global__ void modern_syntax__slate(slate_ctl* __restrict__ slate_ctl_p, slate_
     });
 }
 #ifndef __CUDACC_RTC__
-static void modern_syntax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void modern_syntax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&modern_syntax__slate, (const void*)&modern_syntax);
@@ -990,7 +990,7 @@ __global__ void local_types__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void local_types__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out)
+void local_types__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&local_types__slate, (const void*)&local_types);

@@ -861,7 +861,7 @@ __global__ void fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* a, int n)
+void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* a, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&fill__slate, (const void*)&fill);

@@ -874,7 +874,7 @@ __global__ void report__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* v, int64_t total, int n)
+void report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* v, int64_t total, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&report__slate, (const void*)&report);

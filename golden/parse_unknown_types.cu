@@ -870,7 +870,7 @@ __global__ void hash_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void hash_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const uint32_t* keys, uint32_t* out, int64_t n)
+void hash_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const uint32_t* keys, uint32_t* out, int64_t n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&hash_rows__slate, (const void*)&hash_rows);
@@ -910,7 +910,7 @@ __global__ void scale_half__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void scale_half__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, half* x, float s, int n)
+void scale_half__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, half* x, float s, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scale_half__slate, (const void*)&scale_half);

@@ -913,7 +913,7 @@ __global__ void __launch_bounds__(THREADS) bias_gelu_persistent__slate(slate_ctl
     });
 }
 #ifndef __CUDACC_RTC__
-static void bias_gelu_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float4* __restrict__ x, const float4* __restrict__ bias, float4* __restrict__ y, float scale, long long n4, int cols4, int ntiles)
+void bias_gelu_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float4* __restrict__ x, const float4* __restrict__ bias, float4* __restrict__ y, float scale, long long n4, int cols4, int ntiles)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&bias_gelu_persistent__slate, (const void*)&bias_gelu_persistent);

@@ -939,7 +939,7 @@ __global__ void __launch_bounds__(THREADS) softmax_rows_persistent__slate(slate_
     });
 }
 #ifndef __CUDACC_RTC__
-static void softmax_rows_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ row_max, float* __restrict__ row_sum, int ntiles)
+void softmax_rows_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ row_max, float* __restrict__ row_sum, int ntiles)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&softmax_rows_persistent__slate, (const void*)&softmax_rows_persistent);

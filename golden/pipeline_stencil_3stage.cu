@@ -933,7 +933,7 @@ __global__ void __launch_bounds__(THREADS) stencil_pipelined__slate(slate_ctl* _
     });
 }
 #ifndef __CUDACC_RTC__
-static void stencil_pipelined__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ xpad, float* __restrict__ y, int n)
+void stencil_pipelined__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ xpad, float* __restrict__ y, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&stencil_pipelined__slate, (const void*)&stencil_pipelined);

@@ -866,7 +866,7 @@ __global__ void scale_and_report__slate(slate_ctl* __restrict__ slate_ctl_p, sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void scale_and_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, float factor)
+void scale_and_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n, float factor)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scale_and_report__slate, (const void*)&scale_and_report);
@@ -927,7 +927,7 @@ __global__ void tile_report__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void tile_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* tile_sums, int* dims_seen, int w, int h)
+void tile_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* tile_sums, int* dims_seen, int w, int h)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&tile_report__slate, (const void*)&tile_report);

@@ -955,7 +955,7 @@ __global__ void reduce_tree_int__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void reduce_tree_int__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* partial, int n)
+void reduce_tree_int__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* partial, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reduce_tree_int__slate, (const void*)&reduce_tree_int);

@@ -1039,7 +1039,7 @@ __global__ void stats_pass1__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void stats_pass1__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* __restrict__ v, long long n, Stats* __restrict__ partial)
+void stats_pass1__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* __restrict__ v, long long n, Stats* __restrict__ partial)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&stats_pass1__slate, (const void*)&stats_pass1);
@@ -1088,7 +1088,7 @@ __global__ void stats_pass2__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void stats_pass2__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const Stats* __restrict__ partial, int n, Stats* __restrict__ out)
+void stats_pass2__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const Stats* __restrict__ partial, int n, Stats* __restrict__ out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&stats_pass2__slate, (const void*)&stats_pass2);

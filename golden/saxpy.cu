@@ -863,7 +863,7 @@ __global__ void saxpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int n, float a, const float* __restrict__ x, float* __restrict__ y)
+void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&saxpy__slate, (const void*)&saxpy);
@@ -923,7 +923,7 @@ __global__ void __launch_bounds__(256) block_sum__slate(slate_ctl* __restrict__ 
     });
 }
 #ifndef __CUDACC_RTC__
-static void block_sum__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void block_sum__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&block_sum__slate, (const void*)&block_sum);

@@ -862,7 +862,7 @@ __global__ void saxpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int n, float a, const float* x, float* y)
+void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int n, float a, const float* x, float* y)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&saxpy__slate, (const void*)&saxpy);
@@ -901,7 +901,7 @@ __global__ void saxpy64__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void saxpy64__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, long long n, float a, const float* __restrict__ x, float* __restrict__ y)
+void saxpy64__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, long long n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&saxpy64__slate, (const void*)&saxpy64);

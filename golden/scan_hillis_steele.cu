@@ -889,7 +889,7 @@ __global__ void scan_block__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void scan_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* block_sums, int n)
+void scan_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* block_sums, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scan_block__slate, (const void*)&scan_block);
@@ -962,7 +962,7 @@ __global__ void scan_sums_one_block__slate(slate_ctl* __restrict__ slate_ctl_p, 
     });
 }
 #ifndef __CUDACC_RTC__
-static void scan_sums_one_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* sums, int m)
+void scan_sums_one_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* sums, int m)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scan_sums_one_block__slate, (const void*)&scan_sums_one_block);
@@ -1007,7 +1007,7 @@ __global__ void add_offsets__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void add_offsets__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, const int* offsets, int n)
+void add_offsets__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, const int* offsets, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&add_offsets__slate, (const void*)&add_offsets);

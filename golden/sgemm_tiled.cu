@@ -891,7 +891,7 @@ __global__ void sgemm_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void sgemm_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* __restrict__ C)
+void sgemm_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* __restrict__ C)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&sgemm_tiled__slate, (const void*)&sgemm_tiled);

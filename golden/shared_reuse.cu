@@ -869,7 +869,7 @@ __global__ void reverse_static__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void reverse_static__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
+void reverse_static__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reverse_static__slate, (const void*)&reverse_static);
@@ -912,7 +912,7 @@ __global__ void reverse_dynamic__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void reverse_dynamic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out)
+void reverse_dynamic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reverse_dynamic__slate, (const void*)&reverse_dynamic);
@@ -956,7 +956,7 @@ __global__ void broadcast_first__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void broadcast_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
+void broadcast_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&broadcast_first__slate, (const void*)&broadcast_first);
@@ -998,7 +998,7 @@ __global__ void per_thread_scratch__slate(slate_ctl* __restrict__ slate_ctl_p, s
     });
 }
 #ifndef __CUDACC_RTC__
-static void per_thread_scratch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
+void per_thread_scratch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&per_thread_scratch__slate, (const void*)&per_thread_scratch);

@@ -892,7 +892,7 @@ __global__ void stencil1d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void stencil1d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void stencil1d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&stencil1d__slate, (const void*)&stencil1d);
@@ -956,7 +956,7 @@ __global__ void stencil1d_early_return__slate(slate_ctl* __restrict__ slate_ctl_
     });
 }
 #ifndef __CUDACC_RTC__
-static void stencil1d_early_return__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
+void stencil1d_early_return__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&stencil1d_early_return__slate, (const void*)&stencil1d_early_return);

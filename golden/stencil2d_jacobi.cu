@@ -894,7 +894,7 @@ __global__ void jacobi5__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void jacobi5__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ u, float* __restrict__ v, int nx, int ny)
+void jacobi5__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ u, float* __restrict__ v, int nx, int ny)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&jacobi5__slate, (const void*)&jacobi5);
@@ -964,7 +964,7 @@ __global__ void max_change__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void max_change__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* u, const float* v, int nx, int ny, int* block_max, int* global_max)
+void max_change__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* u, const float* v, int nx, int ny, int* block_max, int* global_max)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&max_change__slate, (const void*)&max_change);

@@ -894,7 +894,7 @@ __global__ void heat3d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void heat3d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ u, float* __restrict__ v, Dims d, float c)
+void heat3d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ u, float* __restrict__ v, Dims d, float c)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&heat3d__slate, (const void*)&heat3d);

@@ -881,7 +881,7 @@ __global__ void compact_atomic__slate(slate_ctl* __restrict__ slate_ctl_p, slate
     });
 }
 #ifndef __CUDACC_RTC__
-static void compact_atomic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, unsigned* count, int n, int threshold)
+void compact_atomic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, unsigned* count, int n, int threshold)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&compact_atomic__slate, (const void*)&compact_atomic);
@@ -920,7 +920,7 @@ __global__ void count_kept__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void count_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* block_counts, int n, int threshold)
+void count_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* block_counts, int n, int threshold)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&count_kept__slate, (const void*)&count_kept);
@@ -987,7 +987,7 @@ __global__ void scatter_kept__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void scatter_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* block_offsets, int n, int threshold)
+void scatter_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, const int* block_offsets, int n, int threshold)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scatter_kept__slate, (const void*)&scatter_kept);

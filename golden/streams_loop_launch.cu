@@ -872,7 +872,7 @@ __global__ void gradient__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void gradient__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int chunk)
+void gradient__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int chunk)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&gradient__slate, (const void*)&gradient);
@@ -931,7 +931,7 @@ __global__ void chunk_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void chunk_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* g, long long* sums, int count)
+void chunk_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* g, long long* sums, int count)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&chunk_sums__slate, (const void*)&chunk_sums);

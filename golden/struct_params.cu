@@ -894,7 +894,7 @@ __global__ void affine__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
     });
 }
 #ifndef __CUDACC_RTC__
-static void affine__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, Affine p)
+void affine__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, Affine p)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&affine__slate, (const void*)&affine);
@@ -930,7 +930,7 @@ __global__ void add_triple__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void add_triple__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, Triple t)
+void add_triple__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, Triple t)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&add_triple__slate, (const void*)&add_triple);
@@ -966,7 +966,7 @@ __global__ void eval_poly__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void eval_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* x, float* y, int n, const Poly p)
+void eval_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* x, float* y, int n, const Poly p)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&eval_poly__slate, (const void*)&eval_poly);
@@ -1009,7 +1009,7 @@ __global__ void clamp_view__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void clamp_view__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, View2D v, Box box)
+void clamp_view__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, View2D v, Box box)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&clamp_view__slate, (const void*)&clamp_view);

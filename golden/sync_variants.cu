@@ -881,7 +881,7 @@ __global__ void votes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&votes__slate, (const void*)&votes);
@@ -932,7 +932,7 @@ __global__ void rotate_asm__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void rotate_asm__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void rotate_asm__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&rotate_asm__slate, (const void*)&rotate_asm);
@@ -979,7 +979,7 @@ __global__ void rotate_asm_tail__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void rotate_asm_tail__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
+void rotate_asm_tail__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&rotate_asm_tail__slate, (const void*)&rotate_asm_tail);

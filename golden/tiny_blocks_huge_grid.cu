@@ -863,7 +863,7 @@ __global__ void mirror_axpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void mirror_axpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, float a, unsigned long long n)
+void mirror_axpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ x, float* __restrict__ y, float a, unsigned long long n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&mirror_axpy__slate, (const void*)&mirror_axpy);
@@ -901,7 +901,7 @@ __global__ void byte_lut_map__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void byte_lut_map__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned char* __restrict__ in, unsigned char* __restrict__ out, unsigned long long n)
+void byte_lut_map__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned char* __restrict__ in, unsigned char* __restrict__ out, unsigned long long n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&byte_lut_map__slate, (const void*)&byte_lut_map);

@@ -879,7 +879,7 @@ __global__ void single_block_scan__slate(slate_ctl* __restrict__ slate_ctl_p, sl
     });
 }
 #ifndef __CUDACC_RTC__
-static void single_block_scan__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
+void single_block_scan__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&single_block_scan__slate, (const void*)&single_block_scan);
@@ -918,7 +918,7 @@ __global__ void serial_poly__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void serial_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* c, int degree, float x, float* out)
+void serial_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* c, int degree, float x, float* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&serial_poly__slate, (const void*)&serial_poly);
@@ -961,7 +961,7 @@ __global__ void rotate96__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void rotate96__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
+void rotate96__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&rotate96__slate, (const void*)&rotate96);
@@ -1010,7 +1010,7 @@ __global__ void cube_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
     });
 }
 #ifndef __CUDACC_RTC__
-static void cube_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out)
+void cube_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&cube_ids__slate, (const void*)&cube_ids);
@@ -1055,7 +1055,7 @@ __global__ void reverse_dyn__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cf
     });
 }
 #ifndef __CUDACC_RTC__
-static void reverse_dyn__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int per_block)
+void reverse_dyn__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int per_block)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&reverse_dyn__slate, (const void*)&reverse_dyn);

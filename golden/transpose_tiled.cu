@@ -875,7 +875,7 @@ __global__ void copy_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void copy_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
+void copy_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&copy_tiled__slate, (const void*)&copy_tiled);
@@ -915,7 +915,7 @@ __global__ void transpose_naive__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void transpose_naive__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
+void transpose_naive__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&transpose_naive__slate, (const void*)&transpose_naive);
@@ -969,7 +969,7 @@ __global__ void transpose_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void transpose_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
+void transpose_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* in, int width, int height)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&transpose_tiled__slate, (const void*)&transpose_tiled);

@@ -860,7 +860,7 @@ __global__ void scale_add__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void scale_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* x, const float* y, float alpha, int n)
+void scale_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, const float* x, const float* y, float alpha, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&scale_add__slate, (const void*)&scale_add);
@@ -897,7 +897,7 @@ __global__ void square_in_place__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void square_in_place__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* v, int n)
+void square_in_place__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* v, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&square_in_place__slate, (const void*)&square_in_place);

@@ -861,7 +861,7 @@ __global__ void fill_index__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void fill_index__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int n, float slate_p2, const int* slate_p3)
+void fill_index__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out, int n, float slate_p2, const int* slate_p3)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&fill_index__slate, (const void*)&fill_index);
@@ -897,7 +897,7 @@ __global__ void add_middle__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void add_middle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, int slate_p1, const float* __restrict__ in, int n)
+void add_middle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* out, int slate_p1, const float* __restrict__ in, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&add_middle__slate, (const void*)&add_middle);
@@ -933,7 +933,7 @@ __global__ void first_unnamed__slate(slate_ctl* __restrict__ slate_ctl_p, slate_
     });
 }
 #ifndef __CUDACC_RTC__
-static void first_unnamed__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, void* slate_p0, double* out, int n)
+void first_unnamed__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, void* slate_p0, double* out, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&first_unnamed__slate, (const void*)&first_unnamed);

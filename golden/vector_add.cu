@@ -862,7 +862,7 @@ __global__ void vector_add__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void vector_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n)
+void vector_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&vector_add__slate, (const void*)&vector_add);
@@ -904,7 +904,7 @@ __global__ void triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 }
 }
 #ifndef __CUDACC_RTC__
-static void triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
+void triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&triad__slate, (const void*)&triad);

@@ -889,7 +889,7 @@ __global__ void fwt_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void fwt_shared__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* data)
+void fwt_shared__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* data)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&fwt_shared__slate, (const void*)&fwt_shared);
@@ -934,7 +934,7 @@ __global__ void fwt_global_step__slate(slate_ctl* __restrict__ slate_ctl_p, slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void fwt_global_step__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* data, int half_n, int stride)
+void fwt_global_step__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* data, int half_n, int stride)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&fwt_global_step__slate, (const void*)&fwt_global_step);

@@ -884,7 +884,7 @@ __global__ void warp_votes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
     });
 }
 #ifndef __CUDACC_RTC__
-static void warp_votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, unsigned* ballots, int* stats, int n)
+void warp_votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, unsigned* ballots, int* stats, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&warp_votes__slate, (const void*)&warp_votes);
@@ -946,7 +946,7 @@ __global__ void warp_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
     });
 }
 #ifndef __CUDACC_RTC__
-static void warp_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* tree, int n)
+void warp_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, int* tree, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&warp_sums__slate, (const void*)&warp_sums);
@@ -1001,7 +1001,7 @@ __global__ void compact_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
     });
 }
 #ifndef __CUDACC_RTC__
-static void compact_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, unsigned* counter, int n)
+void compact_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out, unsigned* counter, int n)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&compact_live__slate, (const void*)&compact_live);

@@ -1022,7 +1022,7 @@ __global__ void __launch_bounds__(THREADS) wmma_gemm_bf16_persistent__slate(slat
     });
 }
 #ifndef __CUDACC_RTC__
-static void wmma_gemm_bf16_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ D)
+void wmma_gemm_bf16_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ D)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&wmma_gemm_bf16_persistent__slate, (const void*)&wmma_gemm_bf16_persistent);

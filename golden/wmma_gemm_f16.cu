@@ -1039,7 +1039,7 @@ __global__ void __launch_bounds__(THREADS) wmma_gemm_f16__slate(slate_ctl* __res
     });
 }
 #ifndef __CUDACC_RTC__
-static void wmma_gemm_f16__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
+void wmma_gemm_f16__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
     static slate::kernel_state* const slate_k =
         slate::kernel_for((const void*)&wmma_gemm_f16__slate, (const void*)&wmma_gemm_f16);

@@ -33,6 +33,13 @@ type Options struct {
 	// NoKernels transforms no kernel of this file (only launch sites of
 	// OtherKernels), whatever Kernels says.
 	NoKernels bool
+	// OtherLaunchers maps kernels of other .cu files of the run whose
+	// launchers have external linkage to the launcher's declaration: a
+	// prototype of such a kernel here gets the declaration after it.
+	OtherLaunchers map[string]string
+	// HiddenKernels are kernels of other files whose launchers this file
+	// cannot see: their launches stay native, with a note.
+	HiddenKernels []string
 	// RegCaps caps each worker's registers at its kernel's allocation:
 	// architecture ("sm_90") -> qualified kernel name -> registers the
 	// kernel uses there (ptxas -v; the largest over template instances).
@@ -108,7 +115,10 @@ func Persistent(a *Analysis, opts Options) (*Result, error) {
 		return res, nil
 	}
 	launches := t.launchesOf(kernels)
-	if len(kernels) == 0 && len(launches) == 0 {
+	if len(kernels) == 0 && len(launches) == 0 && !t.declaresLaunchers() {
+		t.noteHiddenLaunches()
+		res.Diags = append(res.Diags, t.diags...)
+		res.Diags.Sort()
 		res.Output = a.File.Src
 		return res, nil
 	}
@@ -299,6 +309,8 @@ func (t *transformer) build(kernels []*KernelInfo, launches []*LaunchSite) error
 		t.rewriteLaunch(ls)
 	}
 	t.rewriteKernelCalls(kernels)
+	t.declareLaunchers()
+	t.noteHiddenLaunches()
 	_ = a
 	return nil
 }
@@ -542,6 +554,7 @@ type kernelView struct {
 	ArgNames, ArgList                        string
 	WorkerSpecs, LaunchBounds                string
 	RegCap                                   string // #defines of the worker's register cap, before it
+	LauncherLinkage                          string // "static " unless ExternalLauncher
 	Body                                     string
 	Sync                                     string
 	Iters                                    int
@@ -568,41 +581,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 		}
 		v.TemplateArgs = "<" + strings.Join(args, ", ") + ">"
 	}
-	// Parameters: the body drops __grid_constant__ (valid only on kernels)
-	// and default arguments; the launcher keeps default arguments, since
-	// launch sites may omit them.
-	var body, worker, launcher, names []string
-	for i, p := range fn.Params {
-		name := p.Name
-		declEnd := p.Span.End
-		if p.Default != "" {
-			for _, tk := range f.SignificantTokens(p.Span) {
-				if f.TokenText(tk) == "=" {
-					declEnd = int(tk.Off)
-					break
-				}
-			}
-		}
-		decl := tokenText(f, parser.Span{Start: p.Span.Start, End: declEnd})
-		if name == "" {
-			name = fmt.Sprintf("slate_p%d", i)
-			decl += " " + name
-		}
-		pack := strings.Contains(p.Type, "...")
-		forward := name
-		if pack {
-			forward += "..."
-		}
-		names = append(names, forward)
-		worker = append(worker, decl)
-		plain := stripGridConstant(decl)
-		body = append(body, plain)
-		if p.Default != "" {
-			launcher = append(launcher, plain+" = "+p.Default)
-		} else {
-			launcher = append(launcher, plain)
-		}
-	}
+	body, worker, launcher, names := kernelParams(f, fn)
 	join := func(s []string) string {
 		if len(s) == 0 {
 			return ""
@@ -626,6 +605,10 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 		v.LaunchBounds += tokenText(f, fn.MaxNReg.Span()) + " "
 	}
 	t.regCap(k, &v)
+	v.LauncherLinkage = "static "
+	if ExternalLauncher(a, k) {
+		v.LauncherLinkage = ""
+	}
 	// A barrier between logical blocks (rule 5) unless provably unneeded:
 	// no shared memory, no barriers, no warp-level operations, no calls
 	// slatec cannot see.
@@ -674,6 +657,45 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	}
 	t.layouts = append(t.layouts, layout)
 	return nil
+}
+
+// kernelParams splits a kernel's parameters for the body (no
+// __grid_constant__, no default arguments), the worker (as written, without
+// defaults), the launcher (with defaults, since launch sites may omit them)
+// and the call (names; unnamed parameters get one).
+func kernelParams(f *parser.File, fn *parser.Func) (body, worker, launcher, names []string) {
+	for i, p := range fn.Params {
+		name := p.Name
+		declEnd := p.Span.End
+		if p.Default != "" {
+			for _, tk := range f.SignificantTokens(p.Span) {
+				if f.TokenText(tk) == "=" {
+					declEnd = int(tk.Off)
+					break
+				}
+			}
+		}
+		decl := tokenText(f, parser.Span{Start: p.Span.Start, End: declEnd})
+		if name == "" {
+			name = fmt.Sprintf("slate_p%d", i)
+			decl += " " + name
+		}
+		pack := strings.Contains(p.Type, "...")
+		forward := name
+		if pack {
+			forward += "..."
+		}
+		names = append(names, forward)
+		worker = append(worker, decl)
+		plain := stripGridConstant(decl)
+		body = append(body, plain)
+		if p.Default != "" {
+			launcher = append(launcher, plain+" = "+p.Default)
+		} else {
+			launcher = append(launcher, plain)
+		}
+	}
+	return body, worker, launcher, names
 }
 
 // inLinkageBlock reports whether fn sits in an extern "C" { } block.
@@ -730,8 +752,8 @@ func (t *transformer) forwardDecls(k *KernelInfo, launches []*LaunchSite, v kern
 		if !isProto {
 			continue
 		}
-		decl := fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n%sstatic void %s__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream%s);\n#endif\n",
-			v.TemplateHeader, fn.Name, v.LauncherParams)
+		decl := fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n%s%svoid %s__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream%s);\n#endif\n",
+			v.TemplateHeader, v.LauncherLinkage, fn.Name, v.LauncherParams)
 		t.edits = append(t.edits, emit.Insert(o.Span().End, decl, "forward "+fn.Name))
 		t.diags = append(t.diags, t.a.at(first, diag.Note, "launch of %s before its definition: the launcher is declared after its prototype", fn.Name))
 		return

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/slatec/slatec/transform"
+)
+
+// runKernel is a kernel selected in one file of a multi-file run.
+type runKernel struct {
+	name   string // qualified name
+	file   int    // the defining input
+	header bool   // defined in a header: its launcher is defined there too
+	decl   string // its external launcher's declaration, "" if none
+}
+
+// runKernels lists the selected kernels of every loaded input.
+func runKernels(names []string, as []*transform.Analysis, selected func(k *transform.KernelInfo) bool) []runKernel {
+	var out []runKernel
+	for i, a := range as {
+		if a == nil {
+			continue
+		}
+		header := !strings.HasSuffix(names[i], ".cu")
+		for _, k := range a.Kernels {
+			if !selected(k) {
+				continue
+			}
+			rk := runKernel{name: k.Func.QualifiedName(), file: i, header: header}
+			if transform.ExternalLauncher(a, k) {
+				rk.decl = transform.LauncherDecl(a, k)
+			}
+			out = append(out, rk)
+		}
+	}
+	return out
+}
+
+// crossFile works out, for input i, which kernels of the other inputs have
+// launchers it can see (its launches of them are rewritten), which it
+// cannot (they stay native, with a note), and the launcher declarations it
+// carries after its prototypes of those kernels. A launcher is visible where
+// the file includes (directly or not) the header that defines the kernel, or
+// a file of the run that declares a kernel whose launcher has external
+// linkage (that file gets the launcher's declaration).
+func crossFile(i int, names []string, as []*transform.Analysis, kernels []runKernel) (visible, hidden []string, decls map[string]string) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	seen := map[string]bool{abs(names[i]): true}
+	for _, d := range as[i].Deps {
+		seen[abs(d.Name)] = true
+	}
+	protos := make([]map[string]bool, len(as))
+	for p, a := range as {
+		protos[p] = map[string]bool{}
+		if a != nil {
+			for _, q := range transform.KernelPrototypes(a) {
+				protos[p][q] = true
+			}
+		}
+	}
+	decls = map[string]string{}
+	for _, k := range kernels {
+		if k.file == i {
+			continue
+		}
+		if k.decl != "" {
+			decls[k.name] = k.decl
+		}
+		ok := false
+		switch {
+		case k.header:
+			ok = seen[abs(names[k.file])]
+		case k.decl != "":
+			for p := range as {
+				if p != k.file && protos[p][k.name] && seen[abs(names[p])] {
+					ok = true
+				}
+			}
+		}
+		if ok {
+			visible = append(visible, k.name)
+		} else {
+			hidden = append(hidden, k.name)
+		}
+	}
+	return visible, hidden, decls
+}

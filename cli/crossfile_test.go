@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The project layout of testdata/project: kernels defined in a .cu,
+// declared in a header, launched from another .cu.
+func copyProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"main.cu", "kernels/scale.cu", "include/scale.cuh"} {
+		src, err := os.ReadFile(filepath.Join("..", "testdata", "project", f))
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), src, 0o644))
+	}
+	return dir
+}
+
+func TestCrossFileLaunchers(t *testing.T) {
+	tests := []struct {
+		name         string
+		inputs       []string
+		mainLaunches []string // in main.cu's output
+		mainNative   []string // launches left as written
+		headerDecls  []string // in include/scale.cuh's output
+		defLinkage   []string // in kernels/scale.cu's output
+		notes        []string
+	}{
+		{
+			name:         "the whole project: launches rewritten, launchers declared in the header",
+			inputs:       []string{"main.cu", "kernels/scale.cu", "include/scale.cuh"},
+			mainLaunches: []string{"fill_strided__slate_launch<1>(", "scale__slate_launch(", "ops::shift__slate_launch("},
+			headerDecls: []string{
+				"__global__ void scale(float* a, float s, int n);\n#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\nvoid scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, float s, int n);\n#endif\n#line 5 ",
+				"void shift__slate_launch(dim3 slate_grid",
+				"static void fill_strided__slate_launch(",
+			},
+			defLinkage: []string{"\nvoid scale__slate_launch(dim3", "\nvoid shift__slate_launch(dim3"},
+		},
+		{
+			name:       "the header left out: the launches of the .cu kernels stay native, with a note",
+			inputs:     []string{"main.cu", "kernels/scale.cu"},
+			mainNative: []string{"scale<<<", "ops::shift<<<", "fill_strided<1><<<"},
+			defLinkage: []string{"\nvoid scale__slate_launch(dim3"},
+			notes:      []string{"launch of scale stays native: its launcher is not visible here", "launch of ops::shift stays native"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyProject(t)
+			cwd, _ := os.Getwd()
+			require.NoError(t, os.Chdir(dir))
+			defer os.Chdir(cwd)
+			code, _, errs := slatec(t, "", append([]string{"transform", "-o", "out/"}, tt.inputs...)...)
+			require.Equal(t, 0, code, errs)
+			read := func(f string) string {
+				b, err := os.ReadFile(filepath.Join("out", f))
+				require.NoError(t, err)
+				return string(b)
+			}
+			mainOut := read("main.cu")
+			for _, s := range tt.mainLaunches {
+				assert.Contains(t, mainOut, s)
+			}
+			for _, s := range tt.mainNative {
+				assert.Contains(t, mainOut, s)
+			}
+			if len(tt.headerDecls) > 0 {
+				h := read("include/scale.cuh")
+				for _, s := range tt.headerDecls {
+					assert.Contains(t, h, s)
+				}
+			}
+			def := read("kernels/scale.cu")
+			for _, s := range tt.defLinkage {
+				assert.Contains(t, def, s)
+			}
+			assert.NotContains(t, def, "static void scale__slate_launch(")
+			for _, s := range tt.notes {
+				assert.Contains(t, errs, s)
+			}
+			if len(tt.notes) == 0 {
+				assert.False(t, strings.Contains(errs, "stays native"), errs)
+			}
+		})
+	}
+}
+
+func TestPrototypeOnlyHeaderDeclaresLaunchers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "k.cuh", "#pragma once\n__global__ void twice(float* a, int n);\n")
+	write(t, dir, "k.cu", "#include \"k.cuh\"\n__global__ void twice(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }\n")
+	write(t, dir, "main.cu", "#include \"k.cuh\"\nvoid run(float* a, int n) { twice<<<(n + 127) / 128, 128>>>(a, n); }\n")
+	cwd, _ := os.Getwd()
+	require.NoError(t, os.Chdir(dir))
+	defer os.Chdir(cwd)
+	code, _, errs := slatec(t, "", "transform", "-o", "out/", "main.cu", "k.cu", "k.cuh")
+	require.Equal(t, 0, code, errs)
+	h, err := os.ReadFile(filepath.Join("out", "k.cuh"))
+	require.NoError(t, err)
+	assert.Contains(t, string(h), "__global__ void twice(float* a, int n);\n#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\nvoid twice__slate_launch(")
+	m, err := os.ReadFile(filepath.Join("out", "main.cu"))
+	require.NoError(t, err)
+	assert.Contains(t, string(m), "twice__slate_launch((n + 127) / 128, 128, 0, 0, a, n)")
+}

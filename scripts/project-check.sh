@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# A multi-file project transformed as a whole must build and link: kernels
+# defined in testdata/project/kernels/scale.cu, declared in
+# testdata/project/include/scale.cuh, launched from testdata/project/main.cu.
+# Run on the GPU machine, the built program checks its own result (PASS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nvcc=${NVCC:-.cuda/nvidia/cu13/bin/nvcc}
+slatec=${SLATEC:-./slatec}
+libdir=$(dirname "$(dirname "$nvcc")")/lib
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$slatec" transform -o "$out/" testdata/project/main.cu testdata/project/kernels/scale.cu testdata/project/include/scale.cuh
+p=$out/testdata/project
+grep -q 'scale__slate_launch(' "$p/main.cu" || { echo "project-check: main.cu's launch was not rewritten"; exit 1; }
+"$nvcc" -std=c++17 -arch=sm_90 -L"$libdir" -o "$out/app" "$p/main.cu" "$p/kernels/scale.cu"
+echo "project-check: the transformed 3-file project builds and links"
+if [ -n "${RUN:-}" ]; then SLATE_MODE=persistent "$out/app"; fi

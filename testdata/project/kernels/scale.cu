@@ -1,0 +1,19 @@
+// slatec-test: no-harness
+// Defines the kernels that include/scale.cuh declares; main.cu launches them.
+#include "../include/scale.cuh"
+
+__global__ void scale(float* a, float s, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        a[i] *= s;
+}
+
+namespace ops {
+__global__ void shift(float* a, float d, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        a[i] += d;
+}
+} // namespace ops
