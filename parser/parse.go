@@ -44,7 +44,13 @@ var kindToType = [numKinds]lexer.TokenType{
 // bridge converts the significant tokens of toks[from:to] to participle
 // tokens, ending with EOF. Identifiers in typeNames become TypeName.
 func bridge(filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
-	out := make([]lexer.Token, 0, (to-from)/2+1)
+	n := 1 // EOF
+	for i := from; i < to; i++ {
+		if !toks[i].Kind.IsTrivia() {
+			n++
+		}
+	}
+	out := make([]lexer.Token, 0, n)
 	prevEnd := 0
 	if from > 0 {
 		prevEnd = int(toks[from-1].End)

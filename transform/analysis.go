@@ -188,6 +188,10 @@ type Analysis struct {
 	// index reads in code slatec does not parse).
 	Diags  []diag.Diagnostic
 	byName map[string][]*parser.Func
+	// funcOrder is each function's position in definition order (reachable).
+	funcOrder map[*parser.Func]int
+	// members are the main file's member functions (implicitIndexMember).
+	members []*parser.Func
 }
 
 // Analyze runs the analysis over a parsed file and the files it includes
@@ -591,7 +595,15 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 // (its last name segment) that is called implicitly (an operator, a
 // constructor or a destructor) and reads the block index, or nil.
 func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
-	for _, fn := range a.funcsOf(a.File) {
+	if a.members == nil {
+		// Member functions, once: a file of many kernels and few classes
+		// must not pay for every function at every type name.
+		a.members = membersNamed(a.funcsOf(a.File))
+		if a.members == nil {
+			a.members = []*parser.Func{}
+		}
+	}
+	for _, fn := range a.members {
 		owner := fn.Class
 		if owner == "" {
 			owner = fn.Scope // defined outside its class: A::operator[]
@@ -1040,15 +1052,26 @@ func (a *Analysis) reachable(fn *parser.Func) []*FuncInfo {
 		}
 	}
 	// Included files first (in include order), then the main file: the
-	// order in which C++ sees the definitions.
-	var out []*FuncInfo
-	for _, file := range append(append([]*parser.File(nil), a.Deps...), a.File) {
-		for _, f := range a.funcsOf(file) {
-			if f != fn && seen[f] && a.Funcs[f] != nil {
-				out = append(out, a.Funcs[f])
+	// order in which C++ sees the definitions. (Sorting what was reached by
+	// a precomputed position, rather than walking every function of the
+	// files per kernel, keeps files of many kernels linear.)
+	if a.funcOrder == nil {
+		a.funcOrder = map[*parser.Func]int{}
+		for _, file := range append(append([]*parser.File(nil), a.Deps...), a.File) {
+			for _, f := range a.funcsOf(file) {
+				if _, dup := a.funcOrder[f]; !dup {
+					a.funcOrder[f] = len(a.funcOrder)
+				}
 			}
 		}
 	}
+	var out []*FuncInfo
+	for f := range seen {
+		if _, ok := a.funcOrder[f]; ok && f != fn && a.Funcs[f] != nil {
+			out = append(out, a.Funcs[f])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return a.funcOrder[out[i].Func] < a.funcOrder[out[j].Func] })
 	return out
 }
 
