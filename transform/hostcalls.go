@@ -50,18 +50,7 @@ var kernelAPIs = map[string]struct {
 
 // findKernelCalls scans the token stream for the calls of kernelAPIs.
 func findKernelCalls(f *parser.File, lines *diag.Lines) []*KernelCall {
-	sig := make([]parser.Token, 0, len(f.Toks)/2)
-	for _, t := range f.Toks {
-		if !t.Kind.IsTrivia() {
-			sig = append(sig, t)
-		}
-	}
-	text := func(i int) string {
-		if i < 0 || i >= len(sig) {
-			return ""
-		}
-		return f.TokenText(sig[i])
-	}
+	sig, text := significant(f)
 	var out []*KernelCall
 	for i := range sig {
 		api, ok := kernelAPIs[text(i)]

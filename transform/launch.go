@@ -27,20 +27,26 @@ type LaunchSite struct {
 	Func string `json:"in_function,omitempty"`
 }
 
-// findLaunches scans the whole token stream for `<<<`.
-func findLaunches(f *parser.File, lines *diag.Lines) []*LaunchSite {
-	var sig []parser.Token
+// significant returns a file's significant tokens and a function giving
+// the text of the i-th ("" out of range): the view the token scans below use.
+func significant(f *parser.File) ([]parser.Token, func(i int) string) {
+	sig := make([]parser.Token, 0, len(f.Toks)/2)
 	for _, t := range f.Toks {
 		if !t.Kind.IsTrivia() {
 			sig = append(sig, t)
 		}
 	}
-	text := func(i int) string {
+	return sig, func(i int) string {
 		if i < 0 || i >= len(sig) {
 			return ""
 		}
 		return f.TokenText(sig[i])
 	}
+}
+
+// findLaunches scans the whole token stream for `<<<`.
+func findLaunches(f *parser.File, lines *diag.Lines) []*LaunchSite {
+	sig, text := significant(f)
 	var out []*LaunchSite
 	for i := range sig {
 		if text(i) != "<<<" {

@@ -1,0 +1,69 @@
+package transform
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestKernelCallRewrites(t *testing.T) {
+	const kernels = `__global__ void k(float* a) { a[blockIdx.x] = 1; }
+template <int N> __global__ void tk(float* a) { a[blockIdx.x * N] = 1; }
+namespace ns { __global__ void nk(float* a) { a[blockIdx.x] = 2; } }
+`
+	tests := []struct {
+		name, host string
+		want       []string // in the output
+		notWant    []string
+		note       string
+	}{
+		{"setter", "void h() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536); }",
+			[]string{"slate::func_set_attribute(k, k__slate, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536)"}, nil, ""},
+		{"template instance and cast", "void h() { cudaFuncSetAttribute((const void*)tk<4>, cudaFuncAttributePreferredSharedMemoryCarveout, 100); }",
+			[]string{"slate::func_set_attribute((const void*)tk<4>, (const void*)tk__slate<4>, cudaFuncAttributePreferredSharedMemoryCarveout, 100)"}, nil, ""},
+		{"qualified, query in the second argument", "void h(cudaFuncAttributes* at) { cudaFuncGetAttributes(at, ns::nk); }",
+			[]string{"slate::func_get_attributes(at, ns::nk, ns::nk__slate)"}, nil, ""},
+		{"occupancy query", "void h(int* n) { ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, 256, 0); }",
+			[]string{"slate::occupancy_max_active_blocks_per_multiprocessor(n, k, k__slate, 256, 0)"}, []string{"::slate::"}, ""},
+		{"block-size search, kernel third", "void h(int* g, int* b) { cudaOccupancyMaxPotentialBlockSize(g, b, k, 0, 0); }",
+			[]string{"slate::occupancy_max_potential_block_size(g, b, k, k__slate, 0, 0)"}, nil, ""},
+		{"a handle variable is not a kernel", "void h(const void* f) { cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, 1); }",
+			[]string{"cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, 1)"}, []string{"slate::func_set_attribute(f"}, ""},
+		{"a method of that name is not the runtime's", "struct S { int cudaFuncSetAttribute(const void*, int, int); }; void h(S s) { s.cudaFuncSetAttribute((const void*)k, 0, 1); }",
+			[]string{"s.cudaFuncSetAttribute((const void*)k, 0, 1)"}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := load(t, "t.cu", kernels+tt.host+"\n")
+			res, err := Persistent(a, Options{Version: "test"})
+			require.NoError(t, err)
+			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+			out := string(res.Output)
+			for _, w := range tt.want {
+				assert.Contains(t, out, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, out, w)
+			}
+		})
+	}
+}
+
+func TestKernelCallBeforeDefinitionStays(t *testing.T) {
+	src := `__global__ void k(float* a);
+void h() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536); }
+__global__ void k(float* a) { a[blockIdx.x] = 1; }
+__device__ void d() { }
+`
+	res, err := Persistent(load(t, "t.cu", src), Options{Version: "test"})
+	require.NoError(t, err)
+	out := string(res.Output)
+	assert.Contains(t, out, "void h() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536); }")
+	var notes []string
+	for _, d := range res.Diags {
+		notes = append(notes, d.Message)
+	}
+	assert.Contains(t, strings.Join(notes, "\n"), "cudaFuncSetAttribute on k before its definition stays as written")
+}
