@@ -111,3 +111,16 @@ func TestPrototypeOnlyHeaderDeclaresLaunchers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(m), "twice__slate_launch((n + 127) / 128, 128, 0, 0, a, n)")
 }
+
+func TestTransformReport(t *testing.T) {
+	if p, _ := findNVCC(); p == "" {
+		t.Skip("no nvcc (make cuda-tools installs one; make test sets SLATEC_CUDA_PREFIX)")
+	}
+	dir := t.TempDir()
+	in := write(t, dir, "k.cu", goodKernel)
+	code, _, errs := slatec(t, "", "transform", "--report", "-o", filepath.Join(dir, "out.cu"), in)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "worker resources (sm_90, ptxas")
+	assert.Regexp(t, `scale\s+\d+ -> \d+`, errs)
+	assert.Contains(t, errs, "blocks per SM")
+}

@@ -28,6 +28,7 @@ type transformFlags struct {
 	layout          string
 	matchRegs       []string
 	inPlace         bool
+	report          bool
 }
 
 func newTransformCmd() *cobra.Command {
@@ -88,6 +89,7 @@ does: the CI golden-file use. From Go:
 	f.StringVar(&fl.layout, "layout", "", "write the transformed kernels' parameter layouts as JSON to this file")
 	f.StringSliceVar(&fl.matchRegs, "match-regs", nil, "cap each worker's registers at its kernel's on these architectures (e.g. sm_90), so it keeps the kernel's blocks per SM (runs nvcc -Xptxas -v on each .cu input)")
 	f.BoolVarP(&fl.inPlace, "in-place", "i", false, "write each output over its input (atomically); not with -o")
+	f.BoolVar(&fl.report, "report", false, "compile each output with nvcc (sm_90) and print, on stderr, each kernel's and its worker's registers, shared memory and blocks per SM")
 	return cmd
 }
 
@@ -401,6 +403,11 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			continue // nothing to transform: leave the file (and its mtime) alone
 		}
 		writes = append(writes, pendingWrite{out, res.Output})
+		if fl.report && res.Changed {
+			if err := workerReport(cmd.ErrOrStderr(), name, res.Output, fl.includes); err != nil {
+				return err
+			}
+		}
 	}
 	// All or nothing: the outputs of one run call each other's launchers, so
 	// when one input fails none is written (no launch anywhere is rewritten

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/slatec/slatec/occupancy"
+)
+
+// workerReport compiles a transformed output with nvcc -Xptxas -v for
+// sm_90 and prints, per kernel, its registers and static shared memory next
+// to its worker's, and the blocks per SM of both at common block sizes: the
+// check that the persistent form keeps the kernel's occupancy (a worker
+// that needs more registers can lose a block per SM; --match-regs caps it).
+func workerReport(w io.Writer, name string, output []byte, includes []string) error {
+	nvcc, why := findNVCC()
+	if nvcc == "" {
+		return fmt.Errorf("--report needs nvcc: %s", why)
+	}
+	tmp, err := os.MkdirTemp("", "slatec-report-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "out.cu")
+	if err := os.WriteFile(src, output, 0o644); err != nil {
+		return err
+	}
+	args := []string{"-std=c++17", "-arch=" + reportArch, "-Xptxas", "-v", "-c", "-o", filepath.Join(tmp, "out.o")}
+	if name != "-" && name != "<stdin>" {
+		args = append(args, "-I", filepath.Dir(name)) // the input's own includes
+	}
+	for _, d := range includes {
+		args = append(args, "-I", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, nvcc, append(args, src)...).CombinedOutput()
+	if err != nil {
+		msg := strings.ReplaceAll(strings.TrimSpace(string(out)), src, name)
+		return fmt.Errorf("--report: nvcc failed on the output of %s:\n%s", name, msg)
+	}
+	// The largest usage per name (template instances together).
+	type usage struct {
+		regs, smem, spill int
+		template          bool
+	}
+	byName := map[string]*usage{}
+	for _, u := range occupancy.ParsePtxas(string(out)) {
+		e := byName[u.Name]
+		if e == nil {
+			e = &usage{template: u.Template}
+			byName[u.Name] = e
+		}
+		e.regs = max(e.regs, u.Registers)
+		e.smem = max(e.smem, u.StaticShared)
+		e.spill = max(e.spill, u.SpillStores)
+	}
+	var names []string
+	for n := range byName {
+		if !strings.HasSuffix(n, "__slate") && byName[n+"__slate"] != nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	sizes := []int{128, 256, 512, 1024}
+	fmt.Fprintf(w, "%s: worker resources (%s, ptxas; blocks per SM with no dynamic shared memory)\n", name, reportArch)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "kernel\tregisters\tstatic shared\tspill bytes")
+	for _, s := range sizes {
+		fmt.Fprintf(tw, "\t%d thr", s)
+	}
+	fmt.Fprintln(tw, "\t")
+	var losses []string
+	for _, n := range names {
+		k, wk := byName[n], byName[n+"__slate"]
+		label := n
+		if k.template {
+			label += " (largest instance)"
+		}
+		fmt.Fprintf(tw, "%s\t%d -> %d\t%d -> %d\t%d", label, k.regs, wk.regs, k.smem, wk.smem, wk.spill)
+		for _, s := range sizes {
+			a, _ := occupancy.SM90.Compute(occupancy.Kernel{Threads: s, Registers: k.regs, StaticShared: k.smem})
+			b, _ := occupancy.SM90.Compute(occupancy.Kernel{Threads: s, Registers: wk.regs, StaticShared: wk.smem})
+			mark := ""
+			if b.BlocksPerSM < a.BlocksPerSM {
+				mark = " !"
+				losses = append(losses, fmt.Sprintf("%s at %d threads", n, s))
+			}
+			fmt.Fprintf(tw, "\t%d -> %d%s", a.BlocksPerSM, b.BlocksPerSM, mark)
+		}
+		fmt.Fprintln(tw, "\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(losses) > 0 {
+		fmt.Fprintf(w, "the worker keeps fewer blocks per SM than its kernel (!): %s; transform with --match-regs %s to cap its registers\n",
+			strings.Join(losses, ", "), reportArch)
+	} else if len(names) > 0 {
+		fmt.Fprintln(w, "every worker keeps its kernel's blocks per SM at these block sizes")
+	}
+	return nil
+}
