@@ -7,12 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcc=${NVCC:-.cuda/nvidia/cu13/bin/nvcc}
 slatec=${SLATEC:-./slatec}
-libdir=$(dirname "$(dirname "$nvcc")")/lib
+libdir=$(dirname "$(dirname "$(command -v "$nvcc")")")/lib   # the wheels' static runtime
+libflag=""; [ -f "$libdir/libcudart_static.a" ] && libflag="-L$libdir"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$slatec" transform -o "$out/" testdata/project/main.cu testdata/project/kernels/scale.cu testdata/project/include/scale.cuh
 p=$out/testdata/project
 grep -q 'scale__slate_launch(' "$p/main.cu" || { echo "project-check: main.cu's launch was not rewritten"; exit 1; }
-"$nvcc" -std=c++17 -arch=sm_90 -L"$libdir" -o "$out/app" "$p/main.cu" "$p/kernels/scale.cu"
+"$nvcc" -std=c++17 -arch=sm_90 $libflag -o "$out/app" "$p/main.cu" "$p/kernels/scale.cu"
 echo "project-check: the transformed 3-file project builds and links"
 if [ -n "${RUN:-}" ]; then SLATE_MODE=persistent "$out/app"; fi
