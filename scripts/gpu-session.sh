@@ -9,7 +9,8 @@
 # solo (solo cost), realworld (scripts/realworld.sh run), runtime (the Go
 # runtime's GPU tests from .gpu/runtime.test), profile (slatec profile's GPU
 # tests from .gpu/profile.test), ncu (scripts/solo-ncu.sh; NCU_FILES
-# selects programs), launcher (bench/launcher/run.sh), bench (bench/run.sh,
+# selects programs), launcher (bench/launcher/run.sh), project
+# (scripts/project-check.sh, run), bench (bench/run.sh,
 # not written yet). JSON results are copied to $OUT for bench/results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,10 @@ if step launcher; then
     OUT=$R ./bench/launcher/run.sh >"$R/launcher.log" 2>&1
     cat "$R/launcher.txt" >>"$S" 2>/dev/null || tail -5 "$R/launcher.log" >>"$S"
     cp "$R/launcher.json" "$OUT/" 2>/dev/null
+fi
+if step project; then
+    echo "## multi-file project" >>"$S"
+    SLATEC=.gpu/slatec NVCC=nvcc RUN=1 ./scripts/project-check.sh >>"$S" 2>&1
 fi
 if step realworld; then
     echo "## real-world sample programs" >>"$S"
