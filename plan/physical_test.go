@@ -1,0 +1,212 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 11: a plan predicted triad_f4 finishing on 1 SM in 1.078 ms while
+// its best solo time in the same profile is 1.969 ms, and ANTT 0.779 < 1,
+// on plan/testdata/example-profiles.json reduced to triad_f4 + fma_loop.
+
+// reducedProfile is the example profile with only the named kernels.
+func reducedProfile(t testing.TB, names ...string) *ProfileSet {
+	t.Helper()
+	data, err := os.ReadFile("testdata/example-profiles.json")
+	require.NoError(t, err)
+	ps, err := ParseProfile(data)
+	require.NoError(t, err)
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+	}
+	var ks []Kernel
+	for _, k := range ps.Kernels {
+		if keep[k.Name] {
+			ks = append(ks, k)
+		}
+	}
+	require.Len(t, ks, len(names))
+	ps.Kernels = ks
+	return ps
+}
+
+// planners runs every planner with its default options (stm and optimal in
+// both evaluations).
+var physPlanners = []struct {
+	name string
+	run  func(*ProfileSet) (*Plan, error)
+}{
+	{"stm-fluid", func(ps *ProfileSet) (*Plan, error) { return PlanSTM(ps, STMOptions{Eval: EvalFluid}) }},
+	{"stm-exact", func(ps *ProfileSet) (*Plan, error) { return PlanSTM(ps, STMOptions{Eval: EvalExact}) }},
+	{"optimal-fluid", func(ps *ProfileSet) (*Plan, error) { return PlanOptimal(ps, OptimalOptions{Eval: EvalFluid}) }},
+	{"optimal-exact", func(ps *ProfileSet) (*Plan, error) { return PlanOptimal(ps, OptimalOptions{Eval: EvalExact}) }},
+	{"slate", PlanSlate},
+	{"li", func(ps *ProfileSet) (*Plan, error) { return PlanLi(ps, LiOptions{}) }},
+	{"cumas", func(ps *ProfileSet) (*Plan, error) { return PlanCuMAS(ps, CuMASOptions{}) }},
+}
+
+// bestSolo is the kernel's smallest latency over every m in 1..M.
+func bestSolo(k *Kernel, M int) float64 {
+	b := math.Inf(1)
+	for m := 1; m <= M; m++ {
+		b = min(b, k.R(m))
+	}
+	return b
+}
+
+// checkPhysical asserts the issue-11 properties of plan p for ps and
+// returns a description of the first violation ("" when none).
+func checkPhysical(ps *ProfileSet, p *Plan) []string {
+	const eps = 1e-9
+	var bad []string
+	failf := func(f string, a ...any) { bad = append(bad, fmt.Sprintf(f, a...)) }
+	M := ps.Device.SMs
+	transfers := p.Algorithm == "li" || p.Algorithm == "cumas"
+	seq, maxBest := 0.0, 0.0
+	end := map[string]float64{}
+	for _, ph := range p.Phases {
+		for _, k := range ph.Kernels {
+			i := ps.KernelIndex(k.Name)
+			if i < 0 {
+				failf("unknown kernel %s", k.Name)
+				continue
+			}
+			kk := &ps.Kernels[i]
+			d := k.EndMs - k.StartMs
+			if k.SMs > 0 {
+				floor := kk.R(k.SMs)
+				if p.Algorithm == "slate" {
+					// Slate's survivor grows to all M SMs when its partner ends.
+					floor = min(floor, kk.R(M))
+				}
+				if d < floor-eps*floor {
+					failf("%s: %s on %d SMs predicted %.6g ms < R[%d] = %.6g ms", p.Algorithm, k.Name, k.SMs, d, k.SMs, floor)
+				}
+			}
+			end[k.Name] = max(end[k.Name], k.EndMs)
+		}
+	}
+	var antt, stp float64
+	for i := range ps.Kernels {
+		k := &ps.Kernels[i]
+		solo := bestSolo(k, M)
+		seqK := k.R(M)
+		if transfers {
+			solo += k.In() + k.Out()
+			seqK += k.In() + k.Out()
+		}
+		seq += seqK
+		maxBest = max(maxBest, solo)
+		e, ok := end[k.Name]
+		if !ok {
+			failf("%s: kernel %s missing", p.Algorithm, k.Name)
+			continue
+		}
+		if e < solo-eps*solo {
+			failf("%s: %s ends at %.6g ms < best solo %.6g ms", p.Algorithm, k.Name, e, solo)
+		}
+		antt += e / solo
+		stp += solo / e
+	}
+	n := float64(len(ps.Kernels))
+	antt /= n
+	if p.Metrics.ANTT < 1-eps {
+		failf("%s: ANTT %.6g < 1", p.Algorithm, p.Metrics.ANTT)
+	}
+	if p.Metrics.STP > n+eps {
+		failf("%s: STP %.6g > %g kernels", p.Algorithm, p.Metrics.STP, n)
+	}
+	if math.Abs(p.Metrics.ANTT-antt) > 1e-9*antt || math.Abs(p.Metrics.STP-stp) > 1e-9*stp {
+		failf("%s: metrics ANTT %.6g STP %.6g, recomputed %.6g %.6g", p.Algorithm, p.Metrics.ANTT, p.Metrics.STP, antt, stp)
+	}
+	if p.PredictedMs < maxBest-eps*maxBest {
+		failf("%s: makespan %.6g ms < largest best solo %.6g ms", p.Algorithm, p.PredictedMs, maxBest)
+	}
+	if p.PredictedMs > seq+eps*seq {
+		failf("%s: makespan %.6g ms > sequential %.6g ms", p.Algorithm, p.PredictedMs, seq)
+	}
+	if math.Abs(p.SequentialMs-seq) > eps*seq {
+		failf("%s: sequential %.6g ms, recomputed %.6g ms", p.Algorithm, p.SequentialMs, seq)
+	}
+	if p.Metrics.MakespanMs != p.PredictedMs {
+		failf("%s: metrics makespan %.6g != predicted %.6g", p.Algorithm, p.Metrics.MakespanMs, p.PredictedMs)
+	}
+	return bad
+}
+
+func TestPlanPhysicalReducedProfile(t *testing.T) {
+	ps := reducedProfile(t, "triad_f4", "fma_loop")
+	for _, pl := range physPlanners {
+		t.Run(pl.name, func(t *testing.T) {
+			p, err := pl.run(ps)
+			require.NoError(t, err)
+			for _, b := range checkPhysical(ps, p) {
+				t.Error(b)
+			}
+			t.Logf("%s: makespan %.4f ms (sequential %.4f), ANTT %.3f, STP %.3f", pl.name, p.PredictedMs, p.SequentialMs, p.Metrics.ANTT, p.Metrics.STP)
+		})
+	}
+}
+
+func TestPlanPhysicalProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 1111))
+	trials := 60
+	if testing.Short() {
+		trials = 15
+	}
+	for trial := range trials {
+		M := 4 + rng.IntN(13)
+		n := 2 + rng.IntN(3)
+		ps := synthProfiles(rng, n, M, 8)
+		if trial%3 == 0 {
+			// Sparse profiles exercise the interpolation.
+			for i := range ps.Kernels {
+				k := &ps.Kernels[i]
+				var r, b Samples
+				for j, s := range k.RMs {
+					if j == len(k.RMs)-1 || rng.IntN(3) == 0 {
+						r = append(r, s)
+						b = append(b, k.BWGBs[j])
+					}
+				}
+				k.RMs, k.BWGBs = r, b
+			}
+		}
+		for i := range ps.Kernels {
+			ps.Kernels[i].Transfer = &Transfer{InMs: rng.Float64() * 0.5, OutMs: rng.Float64() * 0.5}
+		}
+		for _, pl := range physPlanners {
+			p, err := pl.run(ps)
+			require.NoError(t, err, "trial %d %s", trial, pl.name)
+			for _, b := range checkPhysical(ps, p) {
+				t.Errorf("trial %d (M=%d, n=%d): %s", trial, M, n, b)
+			}
+		}
+	}
+}
+
+// The metrics alone: ANTT >= 1 and STP <= n whenever every turnaround is at
+// least its solo time.
+func TestPlanMetricsBoundsProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 55))
+	for range 1000 {
+		n := 1 + rng.IntN(8)
+		fin, solo := make([]float64, n), make([]float64, n)
+		mk := 0.0
+		for i := range n {
+			solo[i] = 0.001 + rng.Float64()*10
+			fin[i] = solo[i] * (1 + rng.Float64()*rng.Float64()*5)
+			mk = max(mk, fin[i])
+		}
+		m := ComputeMetrics(fin, solo, mk)
+		assert.GreaterOrEqual(t, m.ANTT, 1.0)
+		assert.LessOrEqual(t, m.STP, float64(n))
+	}
+}
