@@ -143,6 +143,21 @@ func checkPhysical(ps *ProfileSet, p *Plan) []string {
 
 func TestPlanPhysicalReducedProfile(t *testing.T) {
 	ps := reducedProfile(t, "triad_f4", "fma_loop")
+	// Before the fix stm and optimal put triad_f4 on 1 SM and predicted
+	// 1.0780 ms, ANTT 0.779, STP 2.816. triad_f4's best solo time is
+	// R[48] = 1.96865 ms: no plan can finish sooner.
+	want := map[string]struct {
+		makespan, seq, antt, stp float64
+		triadSMs                 int
+	}{
+		"stm-fluid":     {1.96865, 2.37265, 2.887, 1.209, 104},
+		"stm-exact":     {1.96865, 2.37265, 2.887, 1.209, 104},
+		"optimal-fluid": {1.96865, 2.37265, 1.325, 1.606, 48},
+		"optimal-exact": {1.96865, 2.37265, 1.325, 1.606, 48},
+		"slate":         {2.37265, 2.37265, 3.436, 1.170, 132},
+		"li":            {5.67265, 5.67265, 5.196, 1.106, 0},
+		"cumas":         {5.16865, 5.67265, 4.779, 1.117, 0},
+	}
 	for _, pl := range physPlanners {
 		t.Run(pl.name, func(t *testing.T) {
 			p, err := pl.run(ps)
@@ -151,8 +166,68 @@ func TestPlanPhysicalReducedProfile(t *testing.T) {
 				t.Error(b)
 			}
 			t.Logf("%s: makespan %.4f ms (sequential %.4f), ANTT %.3f, STP %.3f", pl.name, p.PredictedMs, p.SequentialMs, p.Metrics.ANTT, p.Metrics.STP)
+			w := want[pl.name]
+			assert.InDelta(t, w.makespan, p.PredictedMs, 1e-4)
+			assert.InDelta(t, w.seq, p.SequentialMs, 1e-4)
+			assert.InDelta(t, w.antt, p.Metrics.ANTT, 1e-3)
+			assert.InDelta(t, w.stp, p.Metrics.STP, 1e-3)
+			assert.InDelta(t, w.seq, p.Sequential.MakespanMs, 1e-4)
+			assert.False(t, p.Fallback)
+			if w.triadSMs > 0 {
+				assert.Equal(t, "triad_f4", p.Phases[0].Kernels[0].Name)
+				assert.Equal(t, w.triadSMs, p.Phases[0].Kernels[0].SMs)
+			}
+			require.Len(t, p.Kernels, 2)
+			assert.Equal(t, KernelTime{Name: "triad_f4", EndMs: p.Kernels[0].EndMs, SoloMs: 1.96865, BestSMs: 48, NTT: p.Kernels[0].EndMs / 1.96865}, func() KernelTime {
+				k := p.Kernels[0]
+				if pl.name == "li" || pl.name == "cumas" {
+					k.SoloMs -= 3.1 // its copies
+					k.NTT = k.EndMs / k.SoloMs
+				}
+				k.SoloMs = math.Round(k.SoloMs*1e9) / 1e9
+				return k
+			}())
 		})
 	}
+}
+
+// Slate's table can call a pair corun that the profiles say loses: it runs
+// one after another instead, with a note.
+func TestPlanSlateLosingCorunRunsSequentially(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "d", SMs: 8, PeakBWGBs: 100, MemBytes: 1 << 30}}
+	for _, name := range []string{"a", "b"} {
+		k := Kernel{Name: name, Blocks: 64, ThreadsPerBlock: 128, Class: LC}
+		for m := 1; m <= 8; m++ {
+			k.RMs = append(k.RMs, Sample{m, 8 / float64(m)})
+			k.BWGBs = append(k.BWGBs, Sample{m, 90})
+		}
+		ps.Kernels = append(ps.Kernels, k)
+	}
+	p, err := PlanSlate(ps)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 2)
+	assert.InDelta(t, 2.0, p.PredictedMs, 1e-12)
+	assert.InDelta(t, 0.0, p.Gain, 1e-12)
+	require.NotEmpty(t, p.Notes)
+	assert.Contains(t, p.Notes[0], "slower than one after another")
+	assert.Empty(t, checkPhysical(ps, p))
+}
+
+// The builder's safety net: a plan slower than sequential is replaced by
+// the sequential plan.
+func TestPlanBuilderFallsBackToSequential(t *testing.T) {
+	ps := reducedProfile(t, "triad_f4", "fma_loop")
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	b := newPlanBuilder(mdl, "test")
+	b.phase(Phase{LatencyMs: 10, Kernels: []PhaseKernel{{Name: "triad_f4", SMs: 1, FinishMs: 10}, {Name: "fma_loop", SMs: 131, FinishMs: 1}}})
+	b.plan.Notes = append(b.plan.Notes, "phase 1: stale")
+	p := b.finish()
+	assert.True(t, p.Fallback)
+	require.Len(t, p.Phases, 2)
+	assert.InDelta(t, p.SequentialMs, p.PredictedMs, 1e-12)
+	assert.Equal(t, []string{"the test plan was predicted at 10.0000 ms, slower than sequential (2.3727 ms): fell back to sequential"}, p.Notes)
+	assert.Empty(t, checkPhysical(ps, p))
 }
 
 func TestPlanPhysicalProperties(t *testing.T) {
@@ -177,6 +252,20 @@ func TestPlanPhysicalProperties(t *testing.T) {
 					}
 				}
 				k.RMs, k.BWGBs = r, b
+			}
+		}
+		if trial%4 == 1 {
+			// Measured curves are noisy: R need not be smallest at M.
+			for i := range ps.Kernels {
+				for j := range ps.Kernels[i].RMs {
+					ps.Kernels[i].RMs[j].V *= 1 + 0.2*rng.Float64()
+				}
+			}
+		}
+		if trial%5 == 2 {
+			// Let Slate's table co-run anything (every kernel L_C).
+			for i := range ps.Kernels {
+				ps.Kernels[i].Class = LC
 			}
 		}
 		for i := range ps.Kernels {
