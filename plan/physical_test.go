@@ -299,3 +299,73 @@ func TestPlanMetricsBoundsProperty(t *testing.T) {
 		assert.LessOrEqual(t, m.STP, float64(n))
 	}
 }
+
+// A co-run phase slower than its kernels one after another (triad_f4 on 1
+// SM is R[1] = 94.3 ms) runs them sequentially.
+func TestPlanConfigPhaseFallsBackPerPhase(t *testing.T) {
+	ps := reducedProfile(t, "triad_f4", "fma_loop")
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	b := newPlanBuilder(mdl, "test")
+	require.NoError(t, b.configPhase([]Alloc{{0, 1}, {1, 131}}, ""))
+	p := b.finish()
+	assert.False(t, p.Fallback)
+	require.Len(t, p.Phases, 2)
+	assert.InDelta(t, 1.96865+0.404, p.PredictedMs, 1e-9)
+	require.Len(t, p.Notes, 1)
+	assert.Contains(t, p.Notes[0], "phases 1-2: the co-run was predicted at 94.3073 ms")
+	assert.Empty(t, checkPhysical(ps, p))
+}
+
+// Li's group kernels share DRAM bandwidth: two kernels each at the peak
+// get penalty 2; a group then slower than its tasks in sequence is split.
+func TestPlanLiGroupPenaltyAndFallback(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "d", SMs: 8, PeakBWGBs: 100, MemBytes: 1 << 30}}
+	ps.Kernels = []Kernel{
+		{Name: "a", Blocks: 4, BlocksPerSM: 1, ThreadsPerBlock: 32, RMs: Samples{{8, 10}}, BWGBs: Samples{{8, 100}}},
+		{Name: "b", Blocks: 4, BlocksPerSM: 1, ThreadsPerBlock: 32, RMs: Samples{{8, 0.001}}, BWGBs: Samples{{8, 100}}, Transfer: &Transfer{InMs: 5}},
+	}
+	p, err := PlanLi(ps, LiOptions{})
+	require.NoError(t, err)
+	// Grouped: a's kernel takes 10 × 2 = 20 ms > 10 + 5.001 sequential.
+	require.Len(t, p.Phases, 2)
+	assert.InDelta(t, 15.001, p.PredictedMs, 1e-9)
+	assert.Contains(t, p.Notes[0], "groups 1-2: the group was predicted at 20.0000 ms (bandwidth penalty 2.000)")
+	assert.Empty(t, checkPhysical(ps, p))
+	// With a 12 ms copy for b the group wins: 20 ms against 10 + 12.001.
+	ps.Kernels[1].Transfer.InMs = 12
+	p, err = PlanLi(ps, LiOptions{})
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 1)
+	assert.Contains(t, p.Phases[0].Note, "bandwidth penalty 2.000")
+	assert.InDelta(t, 20, p.PredictedMs, 1e-9)
+	assert.Empty(t, checkPhysical(ps, p))
+}
+
+// Every subset of 2 or 3 kernels of the example profile (H200, 132 SMs,
+// sparse samples), all planners.
+func TestPlanPhysicalExampleSubsets(t *testing.T) {
+	names := []string{"triad_f4", "fma_loop", "stencil", "small_scan"}
+	for mask := 1; mask < 1<<len(names); mask++ {
+		var sub []string
+		for i, n := range names {
+			if mask&(1<<i) != 0 {
+				sub = append(sub, n)
+			}
+		}
+		if len(sub) < 2 || len(sub) > 3 {
+			continue
+		}
+		ps := reducedProfile(t, sub...)
+		for _, pl := range physPlanners {
+			if testing.Short() && pl.name == "optimal-exact" && len(sub) == 3 {
+				continue
+			}
+			p, err := pl.run(ps)
+			require.NoError(t, err, "%v %s", sub, pl.name)
+			for _, b := range checkPhysical(ps, p) {
+				t.Errorf("%v: %s", sub, b)
+			}
+		}
+	}
+}
