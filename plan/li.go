@@ -159,7 +159,8 @@ type LiOptions struct {
 }
 
 // LiTasks builds Li's tasks from a profile: T_comp is R[M] (in a group whose
-// R_task sum is at most 1 every kernel has the resources it has alone), the
+// R_task sum is at most 1 every kernel has the SM resources it has alone;
+// PlanLi stretches it by the group's bandwidth penalty), the
 // copies come from the transfer field (zero when absent), and
 // R_task = blocks / (M × occupancy).
 func LiTasks(ps *ProfileSet) []LiTask {
@@ -177,6 +178,10 @@ func LiTasks(ps *ProfileSet) []LiTask {
 
 // PlanLi plans with Li et al.'s Algorithm 4: pack by R_task decreasing,
 // order each group by the chosen variant, run groups one after another.
+// A group's kernels overlap, so when their B[M] sum exceeds the peak every
+// T_comp in it is multiplied by Liang's penalty (3); a group then predicted
+// slower than its tasks one after another is split into one group per task
+// (never worse than sequential), with a note.
 func PlanLi(ps *ProfileSet, opt LiOptions) (*Plan, error) {
 	if err := ps.Validate(); err != nil {
 		return nil, err
@@ -225,12 +230,12 @@ func PlanLi(ps *ProfileSet, opt LiOptions) (*Plan, error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("groups %d-%d: the group was predicted at %.4f ms (bandwidth penalty %.3f), slower than its tasks one after another (%.4f ms): one task per group", len(groups)+1, len(groups)+len(g), total, pen, seq))
 			for _, t := range order {
 				groups = append(groups, []int{t})
-				p.Phases = append(p.Phases, liPhase(tasks, []int{t}, len(p.Phases), &now, fin, 1))
+				p.Phases = append(p.Phases, liPhase(tasks, tasks, []int{t}, len(p.Phases), &now, fin, 1))
 			}
 			continue
 		}
 		groups = append(groups, g)
-		p.Phases = append(p.Phases, liPhase(gt, order, len(p.Phases), &now, fin, pen))
+		p.Phases = append(p.Phases, liPhase(gt, tasks, order, len(p.Phases), &now, fin, pen))
 	}
 	solo, bestM, seqFin := transferSolo(ps)
 	for i, t := range tasks {
@@ -248,10 +253,10 @@ func PlanLi(ps *ProfileSet, opt LiOptions) (*Plan, error) {
 	return p, nil
 }
 
-// liPhase appends the group run in the given order (tasks already carry
-// the group's bandwidth penalty pen) starting at *now, records each task's
-// completion in fin and advances *now.
-func liPhase(tasks []LiTask, order []int, index int, now *float64, fin []float64, pen float64) Phase {
+// liPhase returns the group run in the given order (tasks carry the
+// group's bandwidth penalty pen, alone the tasks without it) starting at
+// *now, records each task's completion in fin and advances *now.
+func liPhase(tasks, alone []LiTask, order []int, index int, now *float64, fin []float64, pen float64) Phase {
 	total, done := LiGroupTime(tasks, order)
 	ph := Phase{Index: index, StartMs: *now, LatencyMs: total}
 	in := 0.0
@@ -261,7 +266,7 @@ func liPhase(tasks []LiTask, order []int, index int, now *float64, fin []float64
 		ph.Kernels = append(ph.Kernels, PhaseKernel{Name: tasks[t].Name, StartMs: *now + in, EndMs: *now + done[pos]})
 		in += tasks[t].In
 		fin[t] = *now + done[pos]
-		ph.SequentialMs += tasks[t].In + tasks[t].Comp/pen + tasks[t].Out
+		ph.SequentialMs += alone[t].In + alone[t].Comp + alone[t].Out
 		load.Add(load, tasks[t].RTask)
 	}
 	f, _ := load.Float64()
