@@ -219,13 +219,37 @@ func writePlanText(w io.Writer, p *plan.Plan) error {
 			fmt.Fprintln(w, b)
 		}
 	}
-	fmt.Fprintf(w, "\npredicted %.4f ms, sequential %.4f ms, gain %.1f%%\n", p.PredictedMs, p.SequentialMs, 100*p.Gain)
-	fmt.Fprintf(w, "makespan %.4f ms, ANTT %.3f, STP %.3f\n", p.Metrics.MakespanMs, p.Metrics.ANTT, p.Metrics.STP)
+	// The workload's predicted makespan beside the sequential one (every
+	// kernel alone on all SMs, one after another; li and cumas with the
+	// copies) from the same profiles.
+	fmt.Fprintf(w, "\npredicted makespan %.4f ms, sequential %.4f ms (same profiles), gain %.1f%%\n", p.PredictedMs, p.SequentialMs, 100*p.Gain)
+	fmt.Fprintf(w, "ANTT %.3f (sequential %.3f), STP %.3f (sequential %.3f) of %d kernels\n", p.Metrics.ANTT, p.Sequential.ANTT, p.Metrics.STP, p.Sequential.STP, len(p.Kernels))
+	if p.Fallback {
+		fmt.Fprintln(w, "fallback: the planner's plan was predicted slower than sequential; this is the sequential plan")
+	}
+	if len(p.Kernels) > 0 {
+		solo := "the smallest R[m] over all m"
+		if p.Algorithm == "li" || p.Algorithm == "cumas" {
+			solo += ", plus its copies"
+		}
+		fmt.Fprintf(w, "\nper kernel (NTT = end / best solo time, %s):\n", solo)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  KERNEL\tEND ms\tBEST SOLO ms\tON SMs\tNTT")
+		for _, k := range p.Kernels {
+			fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\t%d\t%.3f\n", k.Name, k.EndMs, k.SoloMs, k.BestSMs, k.NTT)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if len(p.Classes) > 0 {
 		fmt.Fprintln(w, "\nclasses:")
 		for _, c := range p.Classes {
 			fmt.Fprintf(w, "  %s: %s (%s)\n", c.Name, c.Class, c.Reason)
 		}
+	}
+	if len(p.Notes) > 0 {
+		fmt.Fprintln(w)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -92,3 +92,69 @@ func TestPlanPhasesNumberedAlike(t *testing.T) {
 		})
 	}
 }
+
+// Issue 11: the plan prints its makespan next to the sequential one from
+// the same profiles, with the gain, ANTT and STP of both, and per kernel
+// its end against its best solo time; the JSON has the same numbers.
+func TestPlanMakespanBesideSequential(t *testing.T) {
+	var doc map[string]any
+	data, err := os.ReadFile(exampleProfiles)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var ks []any
+	for _, k := range doc["kernels"].([]any) {
+		if n := k.(map[string]any)["name"]; n == "triad_f4" || n == "fma_loop" {
+			ks = append(ks, k)
+		}
+	}
+	doc["kernels"] = ks
+	reduced, err := json.Marshal(doc)
+	require.NoError(t, err)
+	for _, algo := range []string{"stm", "optimal", "slate", "li", "cumas"} {
+		t.Run(algo, func(t *testing.T) {
+			code, text, errs := slatec(t, string(reduced), "plan", "--algo", algo, "-")
+			require.Equal(t, 0, code, errs)
+			code, js, errs := slatec(t, string(reduced), "plan", "--algo", algo, "--json", "-")
+			require.Equal(t, 0, code, errs)
+			var p struct {
+				PredictedMs  float64 `json:"predicted_ms"`
+				SequentialMs float64 `json:"sequential_ms"`
+				Gain         float64 `json:"gain"`
+				Metrics      struct {
+					MakespanMs float64 `json:"makespan_ms"`
+					ANTT, STP  float64
+				} `json:"metrics"`
+				Sequential struct {
+					MakespanMs float64 `json:"makespan_ms"`
+					ANTT, STP  float64
+				} `json:"sequential_metrics"`
+				Kernels []struct {
+					Name   string  `json:"name"`
+					EndMs  float64 `json:"end_ms"`
+					SoloMs float64 `json:"solo_ms"`
+					NTT    float64 `json:"ntt"`
+				} `json:"kernels"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(js), &p))
+			assert.Equal(t, p.SequentialMs, p.Sequential.MakespanMs)
+			assert.LessOrEqual(t, p.PredictedMs, p.SequentialMs)
+			assert.GreaterOrEqual(t, p.Metrics.ANTT, 1.0)
+			assert.LessOrEqual(t, p.Metrics.STP, 2.0)
+			require.Len(t, p.Kernels, 2)
+			for _, k := range p.Kernels {
+				assert.GreaterOrEqual(t, k.EndMs, k.SoloMs, k.Name)
+				assert.GreaterOrEqual(t, k.NTT, 1.0, k.Name)
+			}
+			assert.Contains(t, text, "predicted makespan "+strconv.FormatFloat(p.PredictedMs, 'f', 4, 64)+
+				" ms, sequential "+strconv.FormatFloat(p.SequentialMs, 'f', 4, 64)+" ms (same profiles), gain "+
+				strconv.FormatFloat(100*p.Gain, 'f', 1, 64)+"%")
+			assert.Contains(t, text, "ANTT "+strconv.FormatFloat(p.Metrics.ANTT, 'f', 3, 64)+" (sequential "+
+				strconv.FormatFloat(p.Sequential.ANTT, 'f', 3, 64)+")")
+			best := "1.9687" // R[48]
+			if algo == "li" || algo == "cumas" {
+				best = "5.0686" // with its 2.1 + 1.0 ms of copies
+			}
+			assert.Regexp(t, `(?m)^  triad_f4 +[0-9.]+ +`+regexp.QuoteMeta(best)+` +48 +[0-9.]+$`, text)
+		})
+	}
+}

@@ -178,11 +178,13 @@ func PlanCuMAS(ps *ProfileSet, opt CuMASOptions) (*Plan, error) {
 	jobs := make([]FlowJob, len(ps.Kernels))
 	solo := make([]float64, len(jobs))
 	p := &Plan{Format: PlanFormat, Algorithm: "cumas", Device: ps.Device.Name, SMs: M}
+	best, bestM, seqFin := transferSolo(ps)
 	for i := range ps.Kernels {
 		k := &ps.Kernels[i]
 		jobs[i] = FlowJob{S: k.In(), P: k.R(M), R: k.Out()}
 		solo[i] = jobs[i].S + jobs[i].P + jobs[i].R
 		p.SequentialMs += solo[i]
+		seqFin[i] = p.SequentialMs
 	}
 	fin := make([]float64, len(jobs))
 	var st FlowState
@@ -210,7 +212,12 @@ func PlanCuMAS(ps *ProfileSet, opt CuMASOptions) (*Plan, error) {
 	if p.SequentialMs > 0 {
 		p.Gain = 1 - st.R/p.SequentialMs
 	}
-	p.Metrics = ComputeMetrics(fin, solo, st.R)
+	// The flow shop never does worse than one task after another (each
+	// machine serves the tasks in one order; the makespan is at most the
+	// sum), and each task ends at least in + R[M] + out after time 0.
+	p.Metrics = ComputeMetrics(fin, best, st.R)
+	p.Sequential = ComputeMetrics(seqFin, best, p.SequentialMs)
+	p.Kernels = kernelTimes(ps, fin, best, bestM)
 	p.Notes = append(p.Notes, fmt.Sprintf("re-ordering window %d, Pareto subset DP; phase latency = increase of the makespan; sequential = Σ (in + comp + out)", w))
 	return p, nil
 }

@@ -159,7 +159,8 @@ type LiOptions struct {
 }
 
 // LiTasks builds Li's tasks from a profile: T_comp is R[M] (in a group whose
-// R_task sum is at most 1 every kernel has the resources it has alone), the
+// R_task sum is at most 1 every kernel has the SM resources it has alone;
+// PlanLi stretches it by the group's bandwidth penalty), the
 // copies come from the transfer field (zero when absent), and
 // R_task = blocks / (M × occupancy).
 func LiTasks(ps *ProfileSet) []LiTask {
@@ -177,6 +178,10 @@ func LiTasks(ps *ProfileSet) []LiTask {
 
 // PlanLi plans with Li et al.'s Algorithm 4: pack by R_task decreasing,
 // order each group by the chosen variant, run groups one after another.
+// A group's kernels overlap, so when their B[M] sum exceeds the peak every
+// T_comp in it is multiplied by Liang's penalty (3); a group then predicted
+// slower than its tasks one after another is split into one group per task
+// (never worse than sequential), with a note.
 func PlanLi(ps *ProfileSet, opt LiOptions) (*Plan, error) {
 	if err := ps.Validate(); err != nil {
 		return nil, err
@@ -195,36 +200,99 @@ func PlanLi(ps *ProfileSet, opt LiOptions) (*Plan, error) {
 	fitName := map[Fit]string{FirstFit: "first-fit", BestFit: "best-fit"}[opt.Fit]
 	p := &Plan{Format: PlanFormat, Algorithm: "li", Device: ps.Device.Name, SMs: ps.Device.SMs}
 	fin := make([]float64, len(tasks))
-	solo := make([]float64, len(tasks))
 	now := 0.0
-	for gi, g := range PackDecreasing(sizes, opt.Fit) {
-		order := LiOrder(tasks, g, opt.Variant)
-		total, done := LiGroupTime(tasks, order)
-		ph := Phase{Index: gi, StartMs: now, LatencyMs: total}
-		in := 0.0
-		load := new(big.Rat)
-		for pos, t := range order {
-			ph.Order = append(ph.Order, tasks[t].Name)
-			ph.Kernels = append(ph.Kernels, PhaseKernel{Name: tasks[t].Name, StartMs: now + in, EndMs: now + done[pos]})
-			in += tasks[t].In
-			fin[t] = now + done[pos]
-			ph.SequentialMs += tasks[t].In + tasks[t].Comp + tasks[t].Out
-			load.Add(load, tasks[t].RTask)
+	M := ps.Device.SMs
+	var groups [][]int
+	for _, g := range PackDecreasing(sizes, opt.Fit) {
+		// The kernels of a group overlap on the GPU and share its DRAM
+		// bandwidth: Li's T_comp = R[M] holds for each alone, so a group
+		// whose kernels together ask for more than the peak has every
+		// T_comp stretched by Liang's penalty (equation (3) with B[M]).
+		bw := 0.0
+		for _, t := range g {
+			bw += ps.Kernels[t].B(M)
 		}
-		f, _ := load.Float64()
-		ph.Note = fmt.Sprintf("R_task sum %.3f", f)
-		p.Phases = append(p.Phases, ph)
-		now += total
+		pen := 1.0
+		if len(g) > 1 && bw > ps.Device.PeakBWGBs {
+			pen = bw / ps.Device.PeakBWGBs
+		}
+		gt := append([]LiTask(nil), tasks...)
+		seq := 0.0
+		for _, t := range g {
+			gt[t].Comp *= pen
+			seq += tasks[t].In + tasks[t].Comp + tasks[t].Out
+		}
+		order := LiOrder(gt, g, opt.Variant)
+		total, _ := LiGroupTime(gt, order)
+		if total > seq {
+			// Running the group's tasks one after another is always
+			// possible: never predict worse.
+			p.Notes = append(p.Notes, fmt.Sprintf("groups %d-%d: the group was predicted at %.4f ms (bandwidth penalty %.3f), slower than its tasks one after another (%.4f ms): one task per group", len(groups)+1, len(groups)+len(g), total, pen, seq))
+			for _, t := range order {
+				groups = append(groups, []int{t})
+				p.Phases = append(p.Phases, liPhase(tasks, tasks, []int{t}, len(p.Phases), &now, fin, 1))
+			}
+			continue
+		}
+		groups = append(groups, g)
+		p.Phases = append(p.Phases, liPhase(gt, tasks, order, len(p.Phases), &now, fin, pen))
 	}
+	solo, bestM, seqFin := transferSolo(ps)
 	for i, t := range tasks {
-		solo[i] = t.In + t.Comp + t.Out
-		p.SequentialMs += solo[i]
+		p.SequentialMs += t.In + t.Comp + t.Out
+		seqFin[i] = p.SequentialMs
 	}
 	p.PredictedMs = now
 	if p.SequentialMs > 0 {
 		p.Gain = 1 - now/p.SequentialMs
 	}
 	p.Metrics = ComputeMetrics(fin, solo, now)
-	p.Notes = append(p.Notes, fmt.Sprintf("grouping: %s decreasing by R_task; ordering: variant %d; T_comp = R[M]; sequential = Σ (in + comp + out)", fitName, opt.Variant))
+	p.Sequential = ComputeMetrics(seqFin, solo, p.SequentialMs)
+	p.Kernels = kernelTimes(ps, fin, solo, bestM)
+	p.Notes = append(p.Notes, fmt.Sprintf("grouping: %s decreasing by R_task; ordering: variant %d; T_comp = R[M] × the group's bandwidth penalty; sequential = Σ (in + comp + out)", fitName, opt.Variant))
 	return p, nil
+}
+
+// liPhase returns the group run in the given order (tasks carry the
+// group's bandwidth penalty pen, alone the tasks without it) starting at
+// *now, records each task's completion in fin and advances *now.
+func liPhase(tasks, alone []LiTask, order []int, index int, now *float64, fin []float64, pen float64) Phase {
+	total, done := LiGroupTime(tasks, order)
+	ph := Phase{Index: index, StartMs: *now, LatencyMs: total}
+	in := 0.0
+	load := new(big.Rat)
+	for pos, t := range order {
+		ph.Order = append(ph.Order, tasks[t].Name)
+		ph.Kernels = append(ph.Kernels, PhaseKernel{Name: tasks[t].Name, StartMs: *now + in, EndMs: *now + done[pos]})
+		in += tasks[t].In
+		fin[t] = *now + done[pos]
+		ph.SequentialMs += alone[t].In + alone[t].Comp + alone[t].Out
+		load.Add(load, tasks[t].RTask)
+	}
+	f, _ := load.Float64()
+	ph.Note = fmt.Sprintf("R_task sum %.3f", f)
+	if pen > 1 {
+		ph.Note += fmt.Sprintf(", bandwidth penalty %.3f", pen)
+	}
+	*now += total
+	return ph
+}
+
+// transferSolo returns, per kernel, its best solo turnaround with copies
+// (in + min_m R[m] + out), the m of that minimum, and a zeroed slice for the
+// sequential completions.
+func transferSolo(ps *ProfileSet) (solo []float64, bestM []int, seqFin []float64) {
+	M := ps.Device.SMs
+	for i := range ps.Kernels {
+		k := &ps.Kernels[i]
+		bm := 1
+		for m := 2; m <= M; m++ {
+			if k.R(m) < k.R(bm) {
+				bm = m
+			}
+		}
+		solo = append(solo, k.In()+k.R(bm)+k.Out())
+		bestM = append(bestM, bm)
+	}
+	return solo, bestM, make([]float64, len(ps.Kernels))
 }

@@ -27,6 +27,11 @@ type Model struct {
 	// because dp_select reads them for every candidate.
 	lat  [][]float64
 	work [][]float64
+	// best[i] is kernel i's best solo time: the smallest R_i[m] over
+	// m in 1..M (interpolation never goes below the smallest measurement,
+	// so it is the smallest measured latency), and bestM[i] its smallest m.
+	best  []float64
+	bestM []int
 
 	memo map[string]drrResult
 	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
@@ -60,9 +65,21 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		}
 		mdl.lat = append(mdl.lat, lat)
 		mdl.work = append(mdl.work, work)
+		bm := 1
+		for m := 2; m <= M; m++ {
+			if r[m] < r[bm] {
+				bm = m
+			}
+		}
+		mdl.best = append(mdl.best, r[bm])
+		mdl.bestM = append(mdl.bestM, bm)
 	}
 	return mdl, nil
 }
+
+// Best returns kernel i's best solo time, the smallest R_i[m] over all m,
+// and the smallest m that achieves it.
+func (mdl *Model) Best(i int) (float64, int) { return mdl.best[i], mdl.bestM[i] }
 
 // R returns kernel i's tabulated latency on m SMs.
 func (mdl *Model) R(i, m int) float64 { return mdl.r[i][m] }
@@ -147,6 +164,20 @@ func configKey(c []Alloc) string {
 // is the finish time of the last block (without the bandwidth penalty),
 // plus each kernel's finish time in the order of c.
 //
+// Each kernel's finish is at least R_i[sm_i], what the profile measured for
+// it on the SMs it is given (issue 11). The simulation alone can go below:
+// a block goes to whichever SM frees first, so once the other kernels run
+// out of blocks a kernel given 1 SM spreads over all SM_C SMs while each of
+// its blocks still takes its 1-SM latency R_i[1]/TB_i. That latency holds
+// only while the kernel has one SM's share of DRAM bandwidth and of the
+// memory system; spread over SM_C SMs a bandwidth-bound kernel (triad_f4:
+// saturated from 48 SMs) would run SM_C times faster than its measured
+// curve allows, below its best solo time. The profile gives no latency for
+// a kernel whose SM count changes during its run, so the model keeps the
+// allocation's measured latency as the floor (exact for SM-range workers,
+// which hold the allocation; conservative for the interleaved merge). The
+// total is at least the largest floor.
+//
 // It is a discrete-event simulation over a binary heap of SM free times
 // (only the multiset of free times matters, so one heap of floats and a
 // replace-top per block), O(N log SM_C) for N blocks, memoised per
@@ -199,24 +230,30 @@ func (mdl *Model) DRR(c []Alloc) (float64, []float64) {
 		}
 		heap[i] = end
 	}
+	for j, a := range c {
+		finish[j] = max(finish[j], mdl.r[a.Kernel][a.SMs])
+		total = max(total, finish[j])
+	}
 	mdl.memo[key] = drrResult{total, finish}
 	return total, finish
 }
 
 // fluidBounds returns Graham's bounds on the DRR of c without simulating:
 // any list schedule of jobs with total work W on S identical SMs, longest
-// job p, finishes in [max(W/S, p), W/S + (1-1/S)·p].
+// job p, finishes in [max(W/S, p), W/S + (1-1/S)·p]; DRR's floor, the
+// largest R_i[sm_i], raises both.
 func (mdl *Model) fluidBounds(c []Alloc) (lo, hi float64) {
-	work, pmax := 0.0, 0.0
+	work, pmax, floor := 0.0, 0.0, 0.0
 	S := 0
 	for _, a := range c {
 		l := mdl.blockLatency(a.Kernel, a.SMs)
 		work += l * float64(mdl.tb[a.Kernel])
 		pmax = max(pmax, l)
+		floor = max(floor, mdl.r[a.Kernel][a.SMs])
 		S += a.SMs
 	}
 	fs := float64(S)
-	return max(work/fs, pmax), work/fs + (1-1/fs)*pmax
+	return max(work/fs, pmax, floor), max(work/fs+(1-1/fs)*pmax, floor)
 }
 
 // ConLat is Liang's equation (4): infinite when the kernels' global memory
@@ -248,17 +285,38 @@ const PlanFormat = "slatec-plan/1"
 // Plan is the result of a planner: phases run one after another (for li the
 // groups; for cumas the re-ordering windows, which overlap in time).
 type Plan struct {
-	Format       string        `json:"format"`
-	Algorithm    string        `json:"algorithm"`
-	Device       string        `json:"device"`
-	SMs          int           `json:"sms"`
-	Phases       []Phase       `json:"phases"`
-	PredictedMs  float64       `json:"predicted_ms"`
-	SequentialMs float64       `json:"sequential_ms"`
-	Gain         float64       `json:"gain"`
-	Metrics      Metrics       `json:"metrics"`
-	Classes      []KernelClass `json:"classes,omitempty"`
-	Notes        []string      `json:"notes,omitempty"`
+	Format       string  `json:"format"`
+	Algorithm    string  `json:"algorithm"`
+	Device       string  `json:"device"`
+	SMs          int     `json:"sms"`
+	Phases       []Phase `json:"phases"`
+	PredictedMs  float64 `json:"predicted_ms"`
+	SequentialMs float64 `json:"sequential_ms"`
+	Gain         float64 `json:"gain"`
+	Metrics      Metrics `json:"metrics"`
+	// Sequential is the metrics of the sequential plan from the same
+	// profiles: every kernel alone on all SMs (li, cumas: with its copies),
+	// one after another in profile order. Its makespan is SequentialMs.
+	Sequential Metrics `json:"sequential_metrics"`
+	// Fallback is set when the planner's own plan was predicted slower
+	// than sequential and the plan is the sequential one (see Notes).
+	Fallback bool `json:"fallback,omitempty"`
+	// Kernels gives, per kernel in profile order, its predicted end and the
+	// solo time the metrics normalise by.
+	Kernels []KernelTime  `json:"kernels"`
+	Classes []KernelClass `json:"classes,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
+}
+
+// KernelTime is one kernel's predicted completion in a plan against its
+// best solo time: the smallest R[m] over m in 1..M (li, cumas: plus its
+// copies), measured on BestSMs SMs. NTT = EndMs / SoloMs >= 1.
+type KernelTime struct {
+	Name    string  `json:"name"`
+	EndMs   float64 `json:"end_ms"`
+	SoloMs  float64 `json:"solo_ms"`
+	BestSMs int     `json:"best_sms"`
+	NTT     float64 `json:"ntt"`
 }
 
 // Phase is one step of a plan. Index counts from 0; people (the text
@@ -343,9 +401,7 @@ type planBuilder struct {
 func newPlanBuilder(mdl *Model, algo string) *planBuilder {
 	ps := mdl.PS
 	b := &planBuilder{mdl: mdl, plan: &Plan{Format: PlanFormat, Algorithm: algo, Device: ps.Device.Name, SMs: mdl.M}, done: map[string]float64{}}
-	for i := range ps.Kernels {
-		b.solo = append(b.solo, mdl.r[i][mdl.M])
-	}
+	b.solo = append(b.solo, mdl.best...)
 	return b
 }
 
@@ -374,28 +430,63 @@ func (b *planBuilder) phase(p Phase) {
 }
 
 // finish computes totals and metrics. Sequential is every kernel alone on
-// all SMs, one after another.
+// all SMs, one after another; it is always a valid plan, so a plan predicted
+// slower than it is replaced by it (Fallback, with a note). Per-phase
+// fallbacks (configPhase, Slate) make that a safety net.
 func (b *planBuilder) finish() *Plan {
 	p := b.plan
-	p.PredictedMs = b.now
-	for _, s := range b.solo {
-		p.SequentialMs += s
+	mdl := b.mdl
+	n := len(mdl.PS.Kernels)
+	seqFin := make([]float64, n)
+	seq := 0.0
+	for i := range n {
+		seq += b.solo1(i)
+		seqFin[i] = seq
 	}
+	if b.now > seq*(1+1e-12) {
+		// Notes on the discarded phases go with them.
+		p.Notes = []string{fmt.Sprintf("the %s plan was predicted at %.4f ms, slower than sequential (%.4f ms): fell back to sequential", p.Algorithm, b.now, seq)}
+		p.Fallback = true
+		p.Phases = nil
+		b.now, b.done = 0, map[string]float64{}
+		for i := range n {
+			b.soloPhase(i)
+		}
+	}
+	p.PredictedMs = b.now
+	p.SequentialMs = seq
 	if p.SequentialMs > 0 {
 		p.Gain = 1 - p.PredictedMs/p.SequentialMs
 	}
-	var fin, solo []float64
-	for i, k := range b.mdl.PS.Kernels {
+	var fin []float64
+	for _, k := range mdl.PS.Kernels {
 		fin = append(fin, b.done[k.Name])
-		solo = append(solo, b.solo[i])
 	}
-	p.Metrics = ComputeMetrics(fin, solo, p.PredictedMs)
+	p.Metrics = ComputeMetrics(fin, b.solo, p.PredictedMs)
+	p.Sequential = ComputeMetrics(seqFin, b.solo, seq)
+	p.Kernels = kernelTimes(mdl.PS, fin, b.solo, mdl.bestM)
 	return p
+}
+
+func kernelTimes(ps *ProfileSet, fin, solo []float64, bestM []int) []KernelTime {
+	var kt []KernelTime
+	for i, k := range ps.Kernels {
+		t := KernelTime{Name: k.Name, EndMs: fin[i], SoloMs: solo[i], BestSMs: bestM[i]}
+		if solo[i] > 0 {
+			t.NTT = fin[i] / solo[i]
+		}
+		kt = append(kt, t)
+	}
+	return kt
 }
 
 // Metrics summarise a plan (Luley, after Eyerman and Eeckhout). All kernels
 // arrive at time 0, so a kernel's turnaround time is its predicted
-// completion; its solo turnaround is its latency alone on the whole GPU.
+// completion; its solo turnaround is its best solo time, the smallest R[m]
+// over every m (li, cumas: plus its copies), not R[M]: a measured curve need
+// not be smallest at M, and a kernel given its best m alone would otherwise
+// get an NTT below 1. Since no planner predicts a kernel below its best
+// solo time, ANTT >= 1 and STP <= the number of kernels by construction.
 type Metrics struct {
 	MakespanMs float64 `json:"makespan_ms"`
 	// ANTT is the mean of TT_multi/TT_solo: lower is better, 1 is optimal.
@@ -494,6 +585,20 @@ func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	}
 	d, fin := mdl.DRR(c)
 	pen := mdl.penalty(c)
+	seq := 0.0
+	for _, a := range c {
+		seq += b.solo1(a.Kernel)
+	}
+	if d*pen > seq {
+		// Running the phase's kernels one after another on all SMs is
+		// always possible: never predict worse (fluid search can pick a
+		// phase whose exact latency loses).
+		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: the co-run was predicted at %.4f ms, slower than its kernels one after another (%.4f ms): run sequentially", len(b.plan.Phases)+1, len(b.plan.Phases)+len(c), d*pen, seq))
+		for _, a := range c {
+			b.soloPhase(a.Kernel)
+		}
+		return nil
+	}
 	p := Phase{LatencyMs: d * pen, Note: note}
 	if pen > 1 {
 		p.Note = strings.TrimSpace(fmt.Sprintf("%s bandwidth penalty %.3f", note, pen))

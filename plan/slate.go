@@ -153,9 +153,12 @@ func (ps *ProfileSet) Classify(i int) (Class, string) {
 // finishes at t1 = min(R_a[m], R_b[M-m])·pen, the survivor has done
 // t1/(R_s[m_s]·pen) of its work and finishes the rest at full width:
 // (1 - t1/(R_s[m_s]·pen))·R_s[M]. The split m is the one minimising that
-// (smallest m on ties). The table decides corun; the model only sizes it, so
-// a pair the table calls complementary can still be predicted slower than
-// solo runs: the plan reports that honestly rather than overriding the table.
+// (smallest m on ties). The first to finish takes at least its R[m]; the
+// survivor at least the smaller of R[M-m] and R[M] (it runs on both). The
+// table decides corun; the model only sizes it, so a pair the table calls
+// complementary can still be predicted slower than solo runs: such a pair
+// runs one after another instead (sequential is always possible) and a note
+// says so.
 func PlanSlate(ps *ProfileSet) (*Plan, error) {
 	mdl, err := NewModel(ps)
 	if err != nil {
@@ -189,6 +192,15 @@ func PlanSlate(ps *ProfileSet) (*Plan, error) {
 		}
 		c := queue[partner]
 		m, lat, fa, fc := mdl.slatePair(a, c)
+		queue = append(queue[1:partner:partner], queue[partner+1:]...)
+		if seq := b.solo1(a) + b.solo1(c); lat > seq {
+			// The table says corun but the profiles say the pair loses:
+			// run them one after another (never worse than sequential).
+			b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: %s corun %s predicted at %.4f ms, slower than one after another (%.4f ms): run solo", len(b.plan.Phases)+1, len(b.plan.Phases)+2, classes[a], classes[c], lat, seq))
+			b.soloPhase(a)
+			b.soloPhase(c)
+			continue
+		}
 		b.phase(Phase{
 			Kernels: []PhaseKernel{
 				{Name: ps.Kernels[a].Name, SMs: m, FinishMs: fa},
@@ -197,7 +209,6 @@ func PlanSlate(ps *ProfileSet) (*Plan, error) {
 			LatencyMs: lat,
 			Note:      fmt.Sprintf("%s corun %s", classes[a], classes[c]),
 		})
-		queue = append(queue[1:partner:partner], queue[partner+1:]...)
 	}
 	p := b.finish()
 	for i := range n {

@@ -87,8 +87,10 @@ func TestSlateSelectionRule(t *testing.T) {
 	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "d", SMs: 8, PeakBWGBs: 100, MemBytes: 1 << 30}}
 	add := func(name string, c Class) {
 		ps.Kernels = append(ps.Kernels, Kernel{Name: name, Blocks: 64, ThreadsPerBlock: 128, Class: c,
-			RMs: Samples{{1, 8}, {8, 1}}, BWGBs: Samples{{8, 10}}})
+			RMs: Samples{{1, 8}, {2, 4}, {4, 2.2}, {8, 2}}, BWGBs: Samples{{8, 10}}})
 	}
+	// (Saturating at 4 SMs, so that every co-run is predicted to win:
+	// a losing one runs sequentially, which is not what this test is about.)
 	// Queue: H_C, M_M, H_M, L_C. Head H_C: M_M is solo (row H_C), H_M is
 	// corun -> phase {H_C, H_M}. Then M_M: L_C corun -> {M_M, L_C}.
 	add("hc", HC)

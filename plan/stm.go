@@ -10,10 +10,11 @@ import (
 type Eval int
 
 const (
-	// EvalFluid compares candidates by the fluid DRR, max(W/S, p_max):
+	// EvalFluid compares candidates by the fluid DRR, max(W/S, p_max, F):
 	// Graham's lower bound for the list schedule that DRR simulates (W the
-	// total block work, S the SMs, p_max the longest block). The exact DRR
-	// lies in [fluid, W/S + (1-1/S)·p_max], so decisions can differ from
+	// total block work, S the SMs, p_max the longest block), raised to DRR's
+	// floor F = max R_i[sm_i] (see DRR). The exact DRR lies in
+	// [fluid, max(W/S + (1-1/S)·p_max, F)], so decisions can differ from
 	// EvalExact only between candidates whose improvements are within one
 	// block latency × penalty of each other. O(1) per candidate. On 200
 	// random 2-5 kernel sets on 15 SMs (TestSTMVersusOptimal) fluid STM is
@@ -64,15 +65,17 @@ func (n *cfgNode) allocs() []Alloc {
 
 // dpCell is one entry Config[i][j] of dp_select with the aggregates that
 // make a candidate's fluid evaluation O(1): total block work, longest block,
-// bandwidth demand, global memory, and seq[x] = Σ R_k[x] over its kernels
-// (valid for x >= j: candidates built on it have more SMs).
+// largest R_k[sm_k] (DRR's floor), bandwidth demand, global memory, and
+// seq[x] = Σ R_k[x] over its kernels (valid for x >= j: candidates built
+// on it have more SMs).
 type dpCell struct {
-	node *cfgNode
-	work float64
-	pmax float64
-	bw   float64
-	g    uint64
-	imp  float64
+	node  *cfgNode
+	work  float64
+	pmax  float64
+	floor float64
+	bw    float64
+	g     uint64
+	imp   float64
 }
 
 // dpSelect is Liang et al.'s dp_select over the kernels ks (in order):
@@ -90,14 +93,14 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 	curSeq := make([]float64, (M+1)*(M+1))
 	k1 := ks[0]
 	for j := 1; j <= M; j++ {
-		prev[j] = dpCell{node: &cfgNode{k1, j, nil}, work: mdl.work[k1][j], pmax: mdl.lat[k1][j], bw: mdl.b[k1][j], g: mdl.g[k1]}
+		prev[j] = dpCell{node: &cfgNode{k1, j, nil}, work: mdl.work[k1][j], pmax: mdl.lat[k1][j], floor: mdl.r[k1][j], bw: mdl.b[k1][j], g: mdl.g[k1]}
 		copy(prevSeq[j*(M+1)+j:(j+1)*(M+1)], mdl.r[k1][j:])
 	}
 	type cand struct {
-		m              int
-		imp, lo, hi    float64
-		work, pmax, bw float64
-		g              uint64
+		m                     int
+		imp, lo, hi           float64
+		work, pmax, floor, bw float64
+		g                     uint64
 	}
 	cands := make([]cand, 0, M+1)
 	for _, ki := range ks[1:] {
@@ -117,14 +120,14 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 				if g < p.g || g > mdl.Gb {
 					continue // does not fit: con_lat = ∞
 				}
-				c := cand{m: m, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: g}
+				c := cand{m: m, work: p.work + wi[m], pmax: max(p.pmax, li[m]), floor: max(p.floor, ri[m]), bw: p.bw + bi[m], g: g}
 				seq := prevSeq[(j-m)*(M+1)+j] + ri[j]
 				pen := 1.0
 				if c.bw > mdl.Pb {
 					pen = c.bw / mdl.Pb
 				}
 				S := float64(j)
-				flo := max(c.work/S, c.pmax)
+				flo := max(c.work/S, c.pmax, c.floor)
 				c.hi = seq - flo*pen
 				if eval == EvalFluid {
 					if c.hi > bestImp {
@@ -132,7 +135,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 					}
 					continue
 				}
-				c.lo = seq - (c.work/S+(1-1/S)*c.pmax)*pen
+				c.lo = seq - max(c.work/S+(1-1/S)*c.pmax, c.floor)*pen
 				cands = append(cands, c)
 			}
 			if eval == EvalExact && len(cands) > 0 {
@@ -161,7 +164,7 @@ func (mdl *Model) dpSelect(ks []int, eval Eval) []Alloc {
 			}
 			m := best
 			p := &prev[j-m]
-			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + wi[m], pmax: max(p.pmax, li[m]), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp}
+			cur[j] = dpCell{node: &cfgNode{ki, m, p.node}, work: p.work + wi[m], pmax: max(p.pmax, li[m]), floor: max(p.floor, ri[m]), bw: p.bw + bi[m], g: p.g + gi, imp: bestImp}
 			pseq := prevSeq[(j-m)*(M+1) : (j-m+1)*(M+1)]
 			for x := j; x <= M; x++ {
 				row[x] = pseq[x] + ri[x]
