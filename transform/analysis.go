@@ -164,8 +164,10 @@ type Analysis struct {
 	Deps    []*parser.File
 	Missing []*parser.Include
 	// Via maps each dep to the main file's #include that brings it in.
-	Via      map[*parser.File]*parser.Include
-	lines    map[*parser.File]*diag.Lines
+	Via   map[*parser.File]*parser.Include
+	lines map[*parser.File]*diag.Lines
+	// condDirs are the main file's conditional directives (branches.go).
+	condDirs []parser.CondDirective
 	Funcs    map[*parser.Func]*FuncInfo
 	Kernels  []*KernelInfo
 	Launches []*LaunchSite
@@ -235,6 +237,8 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	}
 	a.Launches, a.DeviceLaunches = splitDeviceLaunches(f, findLaunches(f, a.Lines))
 	a.macroLaunches()
+	a.branchRefusals()
+	a.splitDefinitions()
 	return a
 }
 
