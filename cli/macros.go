@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -40,7 +39,7 @@ func (m macroFlags) loadOptions(includes []string) (transform.LoadOptions, error
 	for _, d := range m.defines {
 		name, value, _ := strings.Cut(d, "=")
 		if !isMacroName(name) {
-			return opts, fmt.Errorf("-D %s: %q is not a macro name", d, name)
+			return opts, usagef("-D %s: %q is not a macro name", d, name)
 		}
 		if opts.Defines == nil {
 			opts.Defines = map[string]string{}
@@ -49,7 +48,7 @@ func (m macroFlags) loadOptions(includes []string) (transform.LoadOptions, error
 	}
 	for _, u := range m.undefines {
 		if !isMacroName(u) {
-			return opts, fmt.Errorf("-U %s: not a macro name", u)
+			return opts, usagef("-U %s: not a macro name", u)
 		}
 		// The compiler applies -D and -U in order; the last word on a name wins.
 		delete(opts.Defines, u)
