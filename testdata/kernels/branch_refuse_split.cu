@@ -2,16 +2,6 @@
 // Braces split across #if branches, and a launch cut by #if, are refused, naming the lines.
 #include <cuda_runtime.h>
 
-// Each branch opens the body; one closing brace after #endif.
-#ifdef USE_FAST
-__global__ void opens_twice(float* x) {
-    x[blockIdx.x] = 1.0f;
-#else
-__global__ void opens_twice(float* x) {
-    x[blockIdx.x] = 2.0f;
-#endif
-}
-
 // The body closes in one branch and goes on in the other.
 __global__ void closes_early(float* x) {
     x[blockIdx.x] = 1.0f;
@@ -31,4 +21,14 @@ void run(float* x, cudaStream_t s) {
         , 0, s
 #endif
         >>>(x);
+}
+
+// Each branch opens the body; one closing brace after #endif.
+#ifdef USE_FAST
+__global__ void opens_twice(float* x) {
+    x[blockIdx.x] = 1.0f;
+#else
+__global__ void opens_twice(float* x) {
+    x[blockIdx.x] = 2.0f;
+#endif
 }
