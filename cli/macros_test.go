@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,4 +58,23 @@ func mustRead(t *testing.T, p string) []byte {
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	return b
+}
+
+// A kernel defined in two #if branches of k.cu with prototypes per branch
+// in k.cuh: each prototype carries both launchers' declarations, so a
+// launch from main.cu compiles in either build.
+func TestCrossFileBranchLaunchers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "k.cuh", "#pragma once\n#ifdef F\n__global__ void kk(float* x, int n);\n#else\n__global__ void kk(float* x, int n, int m);\n#endif\n")
+	write(t, dir, "k.cu", "#include \"k.cuh\"\n#ifdef F\n__global__ void kk(float* x, int n) { x[blockIdx.x] = n; }\n#else\n__global__ void kk(float* x, int n, int m) { x[blockIdx.x] = n + m; }\n#endif\n")
+	write(t, dir, "main.cu", "#include \"k.cuh\"\nvoid go(float* x) {\n#ifdef F\n    kk<<<1, 1>>>(x, 1);\n#else\n    kk<<<1, 1>>>(x, 1, 2);\n#endif\n}\n")
+	out := filepath.Join(dir, "out") + "/"
+	code, _, errs := slatec(t, "", "transform", "-o", out, filepath.Join(dir, "k.cuh"), filepath.Join(dir, "k.cu"), filepath.Join(dir, "main.cu"))
+	require.Equal(t, 0, code, errs)
+	h := string(mustRead(t, filepath.Join(out, "k.cuh")))
+	assert.Equal(t, 2, strings.Count(h, "cudaStream_t slate_stream, float* x, int n);"), h)
+	assert.Equal(t, 2, strings.Count(h, "cudaStream_t slate_stream, float* x, int n, int m);"), h)
+	m := string(mustRead(t, filepath.Join(out, "main.cu")))
+	assert.Contains(t, m, "kk__slate_launch(1, 1, 0, 0, x, 1);")
+	assert.Contains(t, m, "kk__slate_launch(1, 1, 0, 0, x, 1, 2);")
 }
