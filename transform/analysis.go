@@ -168,9 +168,11 @@ type Analysis struct {
 	lines map[*parser.File]*diag.Lines
 	// condDirs are the main file's conditional directives (branches.go).
 	condDirs []parser.CondDirective
-	Funcs    map[*parser.Func]*FuncInfo
-	Kernels  []*KernelInfo
-	Launches []*LaunchSite
+	// splitDefs are kernel definitions #if branches split (branches.go).
+	splitDefs []splitDef
+	Funcs     map[*parser.Func]*FuncInfo
+	Kernels   []*KernelInfo
+	Launches  []*LaunchSite
 	// DeviceLaunches are launches inside __global__ or __device__ code
 	// (dynamic parallelism): never rewritten into host launcher calls; the
 	// kernel that makes one is refused.

@@ -143,10 +143,35 @@ func (a *Analysis) branchRefusals() {
 	}
 }
 
-// splitDefinitions reports kernel definitions the parser could not read as
+// splitDef is a kernel definition #if branches split (splitDefinitions).
+type splitDef struct {
+	name string
+	d    diag.Diagnostic
+}
+
+// splitRefusals returns the errors for the split definitions of the
+// kernels a run transforms (all unless names selects some).
+func (a *Analysis) splitRefusals(names []string, none bool) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, s := range a.splitDefs {
+		take := !none && len(names) == 0
+		for _, n := range names {
+			if n == s.name || strings.HasSuffix(n, "::"+s.name) {
+				take = true
+			}
+		}
+		if take {
+			out = append(out, s.d)
+		}
+	}
+	return out
+}
+
+// splitDefinitions finds kernel definitions the parser could not read as
 // functions because #if branches split them (each branch opens the body,
-// one closing brace after #endif): the file is refused, naming the lines,
-// rather than left with a kernel that is silently not transformed.
+// one closing brace after #endif): a run that transforms the kernel is
+// refused, naming the lines, rather than left with a kernel that is
+// silently not transformed.
 func (a *Analysis) splitDefinitions() {
 	ds := a.conds()
 	if len(ds) == 0 {
@@ -191,9 +216,15 @@ func (a *Analysis) splitDefinitions() {
 						dl, _ := a.Lines.Position(d.Span.Start)
 						lines = append(lines, "#"+d.Name+" at line "+itoa(dl))
 					}
-					a.Diags = append(a.Diags, a.at(int(tk.Off), diag.Error,
+					name := ""
+					for j := i + 1; j+1 < len(toks) && name == ""; j++ {
+						if toks[j].Kind == parser.Ident && toks[j+1].text == "(" && !strings.HasPrefix(toks[j].text, "__") {
+							name = toks[j].text
+						}
+					}
+					a.splitDefs = append(a.splitDefs, splitDef{name, a.at(int(tk.Off), diag.Error,
 						"the kernel definition at line %d cannot be read as one function: #if branches split it (%s, lines %d-%d); write the whole definition, braces included, in each branch",
-						l, strings.Join(lines, ", "), l, last))
+						l, strings.Join(lines, ", "), l, last)})
 					break
 				}
 			}

@@ -97,6 +97,7 @@ func Persistent(a *Analysis, opts Options) (*Result, error) {
 		kernels = nil
 	}
 	res.Diags = append(res.Diags, a.Diags...)
+	res.Diags = append(res.Diags, a.splitRefusals(opts.Kernels, opts.NoKernels)...)
 	lineFile := opts.LineFile
 	if lineFile == "" {
 		lineFile = a.File.Name
