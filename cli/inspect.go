@@ -322,7 +322,8 @@ func buildFileReport(a *transform.Analysis) fileReport {
 		for _, h := range k.IndexHelpers {
 			kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
 		}
-		kr.Persistent = persistentReport{OK: len(k.Refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(k.Refusals)}
+		refusals := append(append([]diag.Diagnostic(nil), k.Refusals...), k.CutLaunches...)
+		kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
 		fr.Kernels = append(fr.Kernels, kr)
 	}
 	for _, ls := range a.Launches {

@@ -137,6 +137,9 @@ type KernelInfo struct {
 	Unresolved []string
 	// Refusals are the reasons the persistent transform must refuse.
 	Refusals []diag.Diagnostic
+	// CutLaunches are launches of the kernel that a conditional directive
+	// cuts through: refusals unless launches are left as written.
+	CutLaunches []diag.Diagnostic
 	// NeedsLowering is true when some return precedes a sync point.
 	NeedsLowering bool
 	// HasBlockSync is true when the kernel (or a helper) synchronises the block.

@@ -136,7 +136,8 @@ func (a *Analysis) branchRefusals() {
 			if k.Func.Name != name {
 				continue
 			}
-			k.Refusals = append(k.Refusals, a.at(in[0].Span.Start, diag.Error,
+			// Refused where launches are rewritten (transformer.check).
+			k.CutLaunches = append(k.CutLaunches, a.at(in[0].Span.Start, diag.Error,
 				"the #%s at line %d is inside the launch of %s at line %d: slatec rewrites a launch only when it is whole in one #if branch; write the launch out in each branch",
 				in[0].Name, line(a.File, in[0].Span.Start), ls.Kernel, ls.Line))
 		}

@@ -206,6 +206,11 @@ func (t *transformer) check(k *KernelInfo) []diag.Diagnostic {
 	for _, r := range k.Refusals {
 		ds = append(ds, prefix(r))
 	}
+	if !t.opts.NoLaunchRewrite {
+		for _, r := range k.CutLaunches {
+			ds = append(ds, prefix(r))
+		}
+	}
 	// Reserved names.
 	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
 		for _, tk := range tokensOf(fi.File, fi.Func.Def.Span()) {
