@@ -275,7 +275,7 @@ type launchReport struct {
 }
 
 func buildFileReport(a *transform.Analysis) fileReport {
-	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: a.Diags}
+	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: append(append([]diag.Diagnostic(nil), a.Diags...), a.SplitDefinitions()...)}
 	if fr.Diagnostics == nil {
 		fr.Diagnostics = []diag.Diagnostic{}
 	}

@@ -150,6 +150,16 @@ type splitDef struct {
 	d    diag.Diagnostic
 }
 
+// SplitDefinitions returns the errors for the kernel definitions that #if
+// branches split, which no run can transform (inspect reports them).
+func (a *Analysis) SplitDefinitions() []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, s := range a.splitDefs {
+		out = append(out, s.d)
+	}
+	return out
+}
+
 // splitRefusals returns the errors for the split definitions of the
 // kernels a run transforms (all unless names selects some).
 func (a *Analysis) splitRefusals(names []string, none bool) []diag.Diagnostic {
