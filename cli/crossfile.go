@@ -69,8 +69,10 @@ func crossFile(i int, names []string, as []*transform.Analysis, kernels []runKer
 		if k.file == i {
 			continue
 		}
-		if k.decl != "" {
-			decls[k.name] = k.decl
+		if k.decl != "" && !strings.Contains(decls[k.name]+"\n", k.decl+"\n") {
+			// A kernel defined in several #if branches has a launcher per
+			// definition; each is declared (overloads).
+			decls[k.name] = strings.TrimPrefix(decls[k.name]+"\n"+k.decl, "\n")
 		}
 		ok := false
 		switch {

@@ -20,6 +20,7 @@ func init() { register(newInspectCmd) }
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	var includes []string
+	var macros macroFlags
 	cmd := &cobra.Command{
 		Use:   "inspect FILE...",
 		Short: "Report each kernel's parameters, index reads, barriers, returns and shared memory, and every launch site",
@@ -33,7 +34,9 @@ memory, and constructs the transform refuses; and every host launch site.
 With --json the report follows docs/inspect.schema.json ("slatec-inspect/1"),
 written as each file is analysed. "-" reads standard input. A file that
 cannot be read or parsed is reported (in JSON, as a file entry holding the
-diagnostic) and the others still are; the exit status is then 1.`,
+diagnostic) and the others still are; the exit status is then 1.
+
+` + macroFlagsHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Reports are written as each file is analysed, through one
@@ -44,12 +47,16 @@ diagnostic) and the others still are; the exit status is then 1.`,
 			if asJSON {
 				js = newInspectJSONWriter(out, "slatec-inspect/1")
 			}
+			loadOpts, err := macros.loadOptions(includes)
+			if err != nil {
+				return err
+			}
 			failed := false
 			for _, path := range args {
 				name, src, err := readInput(cmd, path)
 				var a *transform.Analysis
 				if err == nil {
-					a, err = transform.Load(name, src, includes)
+					a, err = transform.LoadWith(name, src, loadOpts)
 				}
 				if err != nil {
 					// A file that cannot be read or parsed is reported like
@@ -99,6 +106,7 @@ diagnostic) and the others still are; the exit status is then 1.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (schema: docs/inspect.schema.json)")
 	cmd.Flags().StringSliceVarP(&includes, "include", "I", nil, "directories to search for #include \"...\" files")
+	macros.register(cmd.Flags())
 	return cmd
 }
 
@@ -267,7 +275,7 @@ type launchReport struct {
 }
 
 func buildFileReport(a *transform.Analysis) fileReport {
-	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: a.Diags}
+	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: append(append([]diag.Diagnostic(nil), a.Diags...), a.SplitDefinitions()...)}
 	if fr.Diagnostics == nil {
 		fr.Diagnostics = []diag.Diagnostic{}
 	}
@@ -314,7 +322,8 @@ func buildFileReport(a *transform.Analysis) fileReport {
 		for _, h := range k.IndexHelpers {
 			kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
 		}
-		kr.Persistent = persistentReport{OK: len(k.Refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(k.Refusals)}
+		refusals := append(append([]diag.Diagnostic(nil), k.Refusals...), k.CutLaunches...)
+		kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
 		fr.Kernels = append(fr.Kernels, kr)
 	}
 	for _, ls := range a.Launches {

@@ -15,8 +15,9 @@ import (
 // registerCaps compiles each .cu input with nvcc -Xptxas -v for each
 // architecture and returns, per architecture, the registers each kernel
 // uses (the largest over its template instances): transform.Options.RegCaps.
-// Headers are not compiled on their own; their kernels get no cap.
-func registerCaps(paths []string, archs, includes []string) (map[string]map[string]int, error) {
+// Headers are not compiled on their own; their kernels get no cap. The
+// -I directories and -D/-U macros are the build's.
+func registerCaps(paths []string, archs, includes, macroArgs []string) (map[string]map[string]int, error) {
 	nvcc, why := findNVCC()
 	if nvcc == "" {
 		return nil, fmt.Errorf("--match-regs needs nvcc: %s", why)
@@ -40,7 +41,7 @@ func registerCaps(paths []string, archs, includes []string) (map[string]map[stri
 			for _, d := range includes {
 				args = append(args, "-I", d)
 			}
-			args = append(args, p)
+			args = append(append(args, macroArgs...), p)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			out, err := exec.CommandContext(ctx, nvcc, args...).CombinedOutput()
 			cancel()

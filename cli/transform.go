@@ -29,6 +29,7 @@ type transformFlags struct {
 	matchRegs       []string
 	inPlace         bool
 	report          bool
+	macros          macroFlags
 }
 
 func newTransformCmd() *cobra.Command {
@@ -68,7 +69,10 @@ on drift (exit 1; a missing output is drift too); trouble, such as a missing
 or unreadable input or a file that fails to transform, exits 2, as diff
 does: the CI golden-file use. From Go:
 
-  //go:generate slatec transform -o k_slate.cu k.cu`,
+  //go:generate slatec transform -o k_slate.cu k.cu
+
+` + macroFlagsHelp + ` The -D and -U flags are written into the
+output's header line.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := runTransform(cmd, args, fl)
@@ -90,6 +94,7 @@ does: the CI golden-file use. From Go:
 	f.StringSliceVar(&fl.matchRegs, "match-regs", nil, "cap each worker's registers at its kernel's on these architectures (e.g. sm_90), so it keeps the kernel's blocks per SM (runs nvcc -Xptxas -v on each .cu input)")
 	f.BoolVarP(&fl.inPlace, "in-place", "i", false, "write each output over its input (atomically); not with -o")
 	f.BoolVar(&fl.report, "report", false, "compile each output with nvcc (sm_90) and print, on stderr, each kernel's and its worker's registers, shared memory and blocks per SM")
+	fl.macros.register(f)
 	return cmd
 }
 
@@ -236,6 +241,7 @@ func transformCommandLine(fl transformFlags, file string) string {
 	if len(fl.matchRegs) > 0 {
 		parts = append(parts, "--match-regs", strings.Join(fl.matchRegs, ","))
 	}
+	parts = append(parts, fl.macros.args()...)
 	return strings.Join(append(parts, filepath.ToSlash(file)), " ")
 }
 
@@ -287,7 +293,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	}
 	var regCaps map[string]map[string]int
 	if len(fl.matchRegs) > 0 {
-		caps, err := registerCaps(args, fl.matchRegs, fl.includes)
+		caps, err := registerCaps(args, fl.matchRegs, fl.includes, fl.macros.args())
 		if err != nil {
 			return err
 		}
@@ -315,6 +321,10 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		a    *transform.Analysis
 		err  error
 	}
+	loadOpts, err := fl.macros.loadOptions(fl.includes)
+	if err != nil {
+		return err
+	}
 	var inputs []loaded
 	for _, path := range args {
 		name, src, err := readInput(cmd, path)
@@ -324,7 +334,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		if err := checkNotGenerated(name, src); err != nil {
 			return err
 		}
-		a, err := transform.Load(name, src, fl.includes)
+		a, err := transform.LoadWith(name, src, loadOpts)
 		inputs = append(inputs, loaded{name, a, err})
 	}
 	names := make([]string, len(inputs))
@@ -404,7 +414,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		}
 		writes = append(writes, pendingWrite{out, res.Output})
 		if fl.report && res.Changed {
-			if err := workerReport(cmd.ErrOrStderr(), name, res.Output, fl.includes); err != nil {
+			if err := workerReport(cmd.ErrOrStderr(), name, res.Output, fl.includes, fl.macros.args()); err != nil {
 				return err
 			}
 		}

@@ -20,7 +20,7 @@ import (
 // to its worker's, and the blocks per SM of both at common block sizes: the
 // check that the persistent form keeps the kernel's occupancy (a worker
 // that needs more registers can lose a block per SM; --match-regs caps it).
-func workerReport(w io.Writer, name string, output []byte, includes []string) error {
+func workerReport(w io.Writer, name string, output []byte, includes, macroArgs []string) error {
 	nvcc, why := findNVCC()
 	if nvcc == "" {
 		return fmt.Errorf("--report needs nvcc: %s", why)
@@ -41,6 +41,7 @@ func workerReport(w io.Writer, name string, output []byte, includes []string) er
 	for _, d := range includes {
 		args = append(args, "-I", d)
 	}
+	args = append(args, macroArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, nvcc, append(args, src)...).CombinedOutput()

@@ -849,6 +849,7 @@ extern "C" __global__ void reverse_rows(float* a, int n);
 #ifndef __CUDACC_RTC__
 void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, int n);
 #endif
+#line 5 "testdata/kernels/extern_c_shared.cu"
 
 
 void launch_early(float* a, int n) { reverse_rows__slate_launch((n + 127) / 128, 128, 128 * sizeof(float), 0, a, n); }

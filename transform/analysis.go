@@ -137,6 +137,9 @@ type KernelInfo struct {
 	Unresolved []string
 	// Refusals are the reasons the persistent transform must refuse.
 	Refusals []diag.Diagnostic
+	// CutLaunches are launches of the kernel that a conditional directive
+	// cuts through: refusals unless launches are left as written.
+	CutLaunches []diag.Diagnostic
 	// NeedsLowering is true when some return precedes a sync point.
 	NeedsLowering bool
 	// HasBlockSync is true when the kernel (or a helper) synchronises the block.
@@ -164,11 +167,15 @@ type Analysis struct {
 	Deps    []*parser.File
 	Missing []*parser.Include
 	// Via maps each dep to the main file's #include that brings it in.
-	Via      map[*parser.File]*parser.Include
-	lines    map[*parser.File]*diag.Lines
-	Funcs    map[*parser.Func]*FuncInfo
-	Kernels  []*KernelInfo
-	Launches []*LaunchSite
+	Via   map[*parser.File]*parser.Include
+	lines map[*parser.File]*diag.Lines
+	// condDirs are the main file's conditional directives (branches.go).
+	condDirs []parser.CondDirective
+	// splitDefs are kernel definitions #if branches split (branches.go).
+	splitDefs []splitDef
+	Funcs     map[*parser.Func]*FuncInfo
+	Kernels   []*KernelInfo
+	Launches  []*LaunchSite
 	// DeviceLaunches are launches inside __global__ or __device__ code
 	// (dynamic parallelism): never rewritten into host launcher calls; the
 	// kernel that makes one is refused.
@@ -239,6 +246,8 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	}
 	a.Launches, a.DeviceLaunches = splitDeviceLaunches(f, findLaunches(f, a.Lines))
 	a.macroLaunches()
+	a.branchRefusals()
+	a.splitDefinitions()
 	return a
 }
 

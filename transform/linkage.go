@@ -133,15 +133,27 @@ func (t *transformer) declareLaunchers() {
 	if len(t.opts.OtherLaunchers) == 0 {
 		return
 	}
+	// After the first prototype of each kernel that a build compiles: one
+	// per #if branch when the prototypes differ by branch.
+	var done []kernelPrototype
 	for _, p := range t.a.kernelPrototypes() {
 		decl, ok := t.opts.OtherLaunchers[p.QualifiedName]
 		if !ok {
 			continue
 		}
+		again := false
+		for _, q := range done {
+			if q.QualifiedName == p.QualifiedName && !t.a.exclusive(q.Span.Start, p.Span.Start) {
+				again = true
+			}
+		}
+		if again {
+			continue
+		}
+		done = append(done, p)
 		line, _ := t.a.Lines.Position(p.Span.End)
 		text := fmt.Sprintf("\n#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n%s\n#endif\n#line %d \"%s\"\n", decl, line, t.lineFile)
 		t.edits = append(t.edits, emit.Insert(p.Span.End, text, "launcher declaration"))
-		delete(t.opts.OtherLaunchers, p.QualifiedName) // once per file
 	}
 }
 

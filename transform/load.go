@@ -2,8 +2,10 @@ package transform
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/slatec/slatec/diag"
 	"github.com/slatec/slatec/parser"
@@ -18,12 +20,36 @@ const maxIncludeDepth = 16
 // System includes (<...>) are not followed. A parse failure of the main
 // file or of a header it includes is returned as a diag.Diagnostic error.
 func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
+	return LoadWith(name, src, LoadOptions{IncludeDirs: includeDirs})
+}
+
+// LoadOptions are Load's inputs beyond the file.
+type LoadOptions struct {
+	// IncludeDirs are searched for #include "..." after the including
+	// file's directory (-I).
+	IncludeDirs []string
+	// Defines are the macros the build defines (-D NAME[=VALUE]; an empty
+	// value means 1) and Undefines those it undefines (-U NAME). They
+	// decide, with the #define lines of each file, which #include lines a
+	// build reaches (parser.File.IncludeConditions): an include in a branch
+	// known not taken is neither followed nor reported missing; one in a
+	// branch that depends on a macro nobody defined is followed if found
+	// and, if missing, only noted.
+	Defines   map[string]string
+	Undefines []string
+}
+
+// LoadWith is Load with the build's macros.
+func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
+	includeDirs := opts.IncludeDirs
 	f, err := parser.ParseFile(name, src)
 	if err != nil {
 		return nil, err
 	}
 	var deps []*parser.File
 	var missing []*parser.Include
+	var maybeMissing []*parser.Include
+	maybeIf := map[*parser.Include]parser.IncludeCond{}
 	seen := map[string]bool{}
 	if abs, err := filepath.Abs(name); err == nil {
 		seen[abs] = true
@@ -41,14 +67,24 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 		if f.Name != "<stdin>" {
 			dir = filepath.Dir(f.Name)
 		}
+		conds := f.IncludeConditions(opts.Defines, opts.Undefines)
 		for _, inc := range f.Includes {
 			if inc.System {
 				continue
 			}
+			c, ok := conds[inc]
+			if ok && c.Taken == parser.No {
+				continue // the build does not reach it
+			}
 			path, ok := findInclude(inc.Path, append([]string{dir}, includeDirs...))
 			if !ok {
 				if f == deps0(f, deps) {
-					missing = append(missing, inc)
+					if c.Taken == parser.Maybe && len(c.Unknown) > 0 {
+						maybeMissing = append(maybeMissing, inc)
+						maybeIf[inc] = c
+					} else {
+						missing = append(missing, inc)
+					}
 				}
 				continue
 			}
@@ -87,6 +123,17 @@ func Load(name string, src []byte, includeDirs []string) (*Analysis, error) {
 	for _, inc := range missing {
 		a.Diags = append(a.Diags, a.at(inc.Span.Start, diag.Note,
 			"#include \"%s\" not found next to the file or in -I directories; kernels calling functions slatec cannot see are refused", inc.Path))
+	}
+	for _, inc := range maybeMissing {
+		c := maybeIf[inc]
+		where := ""
+		if c.If.End > c.If.Start {
+			l, _ := a.Lines.Position(c.If.Start)
+			where = fmt.Sprintf(" at line %d", l)
+		}
+		a.Diags = append(a.Diags, a.at(inc.Span.Start, diag.Note,
+			"#include \"%s\" not found; it is in the #if branch%s, which depends on %s (not given with -D or -U): not a reason to refuse kernels (pass -D/-U to settle it)",
+			inc.Path, where, strings.Join(c.Unknown, ", ")))
 	}
 	a.refuseInvisibleCalls()
 	return a, nil

@@ -97,6 +97,7 @@ func Persistent(a *Analysis, opts Options) (*Result, error) {
 		kernels = nil
 	}
 	res.Diags = append(res.Diags, a.Diags...)
+	res.Diags = append(res.Diags, a.splitRefusals(opts.Kernels, opts.NoKernels)...)
 	lineFile := opts.LineFile
 	if lineFile == "" {
 		lineFile = a.File.Name
@@ -186,6 +187,10 @@ type transformer struct {
 	// clones are the helper names whose persistent copies take the virtual
 	// block index as leading parameters.
 	clones map[string]bool
+	// forwarded are the launcher declarations placed after prototypes
+	// (and the launches noted), so that the definitions of a kernel in
+	// several #if branches declare each launcher once per place.
+	forwarded map[string]bool
 }
 
 // check returns the reasons a kernel cannot be transformed.
@@ -200,6 +205,11 @@ func (t *transformer) check(k *KernelInfo) []diag.Diagnostic {
 	}
 	for _, r := range k.Refusals {
 		ds = append(ds, prefix(r))
+	}
+	if !t.opts.NoLaunchRewrite {
+		for _, r := range k.CutLaunches {
+			ds = append(ds, prefix(r))
+		}
 	}
 	// Reserved names.
 	for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
@@ -728,18 +738,23 @@ func (t *transformer) inLinkageBlock(fn *parser.Func) bool {
 func (t *transformer) forwardDecls(k *KernelInfo, launches []*LaunchSite, v kernelView) {
 	fn := k.Func
 	first := -1
+	def := fn.Def.Span().Start
 	for _, ls := range launches {
-		if t.kernelFor(ls, []*KernelInfo{k}) == k && (first < 0 || ls.Span.Start < first) {
+		// A launch in another #if branch than the definition launches
+		// another definition of the kernel (branches.go).
+		if t.kernelFor(ls, []*KernelInfo{k}) == k && (first < 0 || ls.Span.Start < first) && !t.a.exclusive(ls.Span.Start, def) {
 			first = ls.Span.Start
 		}
 	}
-	if first < 0 || first > fn.Def.Span().Start {
+	if first < 0 || first > def {
 		return
 	}
-	// Find a prototype of the kernel before the first launch.
+	// Declare it after each prototype of the kernel before the first launch
+	// that a build compiling this definition can see (one per #if branch).
+	noted := false
 	for _, it := range t.a.File.Items {
 		o, ok := it.(*parser.Opaque)
-		if !ok || o.Span().Start > first {
+		if !ok || o.Span().Start > first || t.a.exclusive(o.Span().Start, def) {
 			continue
 		}
 		toks := tokensOf(t.a.File, o.Span())
@@ -752,11 +767,24 @@ func (t *transformer) forwardDecls(k *KernelInfo, launches []*LaunchSite, v kern
 		if !isProto {
 			continue
 		}
-		decl := fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n%s%svoid %s__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream%s);\n#endif\n",
-			v.TemplateHeader, v.LauncherLinkage, fn.Name, v.LauncherParams)
+		line, _ := t.a.Lines.Position(o.Span().End)
+		decl := fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n%s%svoid %s__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream%s);\n#endif\n#line %d \"%s\"\n",
+			v.TemplateHeader, v.LauncherLinkage, fn.Name, v.LauncherParams, line, t.lineFile)
+		key := fmt.Sprint(o.Span().End, decl)
+		if t.forwarded[key] {
+			noted = true // another definition of the kernel declared it here already
+			continue
+		}
+		if t.forwarded == nil {
+			t.forwarded = map[string]bool{}
+		}
+		t.forwarded[key] = true
 		t.edits = append(t.edits, emit.Insert(o.Span().End, decl, "forward "+fn.Name))
-		t.diags = append(t.diags, t.a.at(first, diag.Note, "launch of %s before its definition: the launcher is declared after its prototype", fn.Name))
-		return
+		if !noted && !t.forwarded[fmt.Sprint("note ", first)] {
+			t.forwarded[fmt.Sprint("note ", first)] = true
+			t.diags = append(t.diags, t.a.at(first, diag.Note, "launch of %s before its definition: the launcher is declared after its prototype", fn.Name))
+		}
+		noted = true
 	}
 }
 
