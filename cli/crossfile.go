@@ -41,9 +41,10 @@ func runKernels(names []string, as []*transform.Analysis, selected func(k *trans
 // launchers it can see (its launches of them are rewritten), which it
 // cannot (they stay native, with a note), and the launcher declarations it
 // carries after its prototypes of those kernels. A launcher is visible where
-// the file includes (directly or not) the header that defines the kernel, or
-// a file of the run that declares a kernel whose launcher has external
-// linkage (that file gets the launcher's declaration).
+// the file includes (directly or not) the file that defines the kernel (a
+// header, or a .cu included whole), or a file of the run that declares a
+// kernel whose launcher has external linkage (that file gets the launcher's
+// declaration).
 func crossFile(i int, names []string, as []*transform.Analysis, kernels []runKernel) (visible, hidden []string, decls map[string]string) {
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
@@ -74,11 +75,10 @@ func crossFile(i int, names []string, as []*transform.Analysis, kernels []runKer
 			// definition; each is declared (overloads).
 			decls[k.name] = strings.TrimPrefix(decls[k.name]+"\n"+k.decl, "\n")
 		}
-		ok := false
-		switch {
-		case k.header:
-			ok = seen[abs(names[k.file])]
-		case k.decl != "":
+		// The defining file included here (a header, or a .cu included
+		// as a unity build) brings its launcher along.
+		ok := seen[abs(names[k.file])]
+		if !ok && k.decl != "" {
 			for p := range as {
 				if p != k.file && protos[p][k.name] && seen[abs(names[p])] {
 					ok = true

@@ -124,3 +124,20 @@ func TestTransformReport(t *testing.T) {
 	assert.Regexp(t, `scale\s+\d+ -> \d+`, errs)
 	assert.Contains(t, errs, "blocks per SM")
 }
+
+// A .cu included whole by another (a unity build, common in samples): its
+// kernels' launchers come with it.
+func TestIncludedCuFileBringsItsLaunchers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "kern.cu", "__global__ void inc(int* a) { a[blockIdx.x * blockDim.x + threadIdx.x] += 1; }\n")
+	write(t, dir, "main.cu", "#include \"kern.cu\"\nvoid run(int* a) { inc<<<4, 64>>>(a); }\n")
+	cwd, _ := os.Getwd()
+	require.NoError(t, os.Chdir(dir))
+	defer os.Chdir(cwd)
+	code, _, errs := slatec(t, "", "transform", "-o", "out/", "main.cu", "kern.cu")
+	require.Equal(t, 0, code, errs)
+	m, err := os.ReadFile(filepath.Join("out", "main.cu"))
+	require.NoError(t, err)
+	assert.Contains(t, string(m), "inc__slate_launch(4, 64, 0, 0, a)")
+	assert.NotContains(t, errs, "stays native")
+}
