@@ -67,7 +67,7 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 	}
 	var names []string
 	for n := range byName {
-		if !strings.HasSuffix(n, "__slate") && byName[n+"__slate"] != nil {
+		if !strings.HasSuffix(n, "__slate") && !strings.HasSuffix(n, "__slate_static") && byName[n+"__slate"] != nil {
 			names = append(names, n)
 		}
 	}
@@ -75,19 +75,25 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 	sizes := []int{128, 256, 512, 1024}
 	fmt.Fprintf(w, "%s: worker resources (%s, ptxas; blocks per SM with no dynamic shared memory)\n", name, reportArch)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "kernel\tregisters\tstatic shared\tspill bytes")
+	fmt.Fprint(tw, "kernel\tregisters (static / queue worker)\tstatic shared\tspill bytes")
 	for _, s := range sizes {
 		fmt.Fprintf(tw, "\t%d thr", s)
 	}
 	fmt.Fprintln(tw, "\t")
 	var losses []string
 	for _, n := range names {
-		k, wk := byName[n], byName[n+"__slate"]
+		// Blocks per SM are the static worker's (drop-in launches on all
+		// SMs); the queue worker serves SM ranges and resizable jobs.
+		k, qk := byName[n], byName[n+"__slate"]
+		wk := byName[n+"__slate_static"]
+		if wk == nil {
+			wk = qk
+		}
 		label := n
 		if k.template {
 			label += " (largest instance)"
 		}
-		fmt.Fprintf(tw, "%s\t%d -> %d\t%d -> %d\t%d", label, k.regs, wk.regs, k.smem, wk.smem, wk.spill)
+		fmt.Fprintf(tw, "%s\t%d -> %d / %d\t%d -> %d\t%d", label, k.regs, wk.regs, qk.regs, k.smem, wk.smem, max(wk.spill, qk.spill))
 		for _, s := range sizes {
 			a, _ := occupancy.SM90.Compute(occupancy.Kernel{Threads: s, Registers: k.regs, StaticShared: k.smem})
 			b, _ := occupancy.SM90.Compute(occupancy.Kernel{Threads: s, Registers: wk.regs, StaticShared: wk.smem})

@@ -27,13 +27,14 @@ for line in sys.stdin:
         s = re.search(r"(\d+) bytes smem", line); cur["smem"] = int(s.group(1)) if s else 0
         cur = None
 def key(sym):  # the name with the worker suffix and its extra parameters removed
-    return re.sub(r"\(.*", "", sym.replace("__slate", ""))
+    return re.sub(r"\(.*", "", sym.replace("__slate_static", "").replace("__slate", ""))
 nat = {key(e["sym"]): e for e in ents if "__slate" not in e["sym"]}
 for e in ents:
     if "__slate" not in e["sym"] or "regs" not in e: continue
     n = nat.get(key(e["sym"]))
     if n is None: continue
-    print("%-28s %-44s regs %4d -> %4d  smem %6d -> %6d  spill %d" % (sys.argv[1], key(e["sym"])[:44], n["regs"], e["regs"], n["smem"], e["smem"], e.get("spill", 0)))
+    kind = "static" if "__slate_static" in e["sym"] else "queue"
+    print("%-28s %-44s %-6s regs %4d -> %4d  smem %6d -> %6d  spill %d" % (sys.argv[1], key(e["sym"])[:44], kind, n["regs"], e["regs"], n["smem"], e["smem"], e.get("spill", 0)))
 ' "$(basename "$f")"
 }
 export -f one; export nvcc arch tmp

@@ -183,7 +183,7 @@ func TestExternCAndLateHelpers(t *testing.T) {
 		want []string // in this order in the output
 	}{
 		{"extern C specifier", `extern "C" __global__ void k(float* a) { extern __shared__ float s[]; s[0] = a[blockIdx.x]; __syncthreads(); a[0] = s[0]; }
-int main() { k<<<1, 32, 4>>>(0); }`, []string{"extern \"C\" {\n#line 1", "static __device__ __forceinline__ void k__slate_body(", "\n__global__ void k__slate(", "}\n#ifndef __CUDACC_RTC__\nvoid k__slate_launch("}},
+int main() { k<<<1, 32, 4>>>(0); }`, []string{"extern \"C\" {\n#line 1", "static __device__ __forceinline__ void k__slate_body(", "\n__global__ void k__slate(", "}\n#ifndef __CUDACC_RTC__\n__global__ void k__slate_static(", "\nvoid k__slate_launch("}},
 		{"helper after its kernel", `__device__ int base(int k);
 __global__ void k(int* a) { a[base(1)] = 1; }
 __device__ int base(int k) { return blockIdx.x * k; }`, []string{"__device__ int base(int k);\n__device__ int base__slate(const uint3 blockIdx, const dim3 gridDim, int k);\n#line 1 \"t.cu\"\n\n",

@@ -130,7 +130,8 @@ func findKernelCalls(f *parser.File, lines *diag.Lines) []*KernelCall {
 
 // rewriteKernelCalls turns the host calls on the selected kernels into
 // their slate:: helpers, with the worker as an extra argument:
-// cudaFuncSetAttribute(k<T>, a, v) -> slate::func_set_attribute(k<T>, k__slate<T>, a, v).
+// cudaFuncSetAttribute(k<T>, a, v) ->
+// slate::func_set_attribute(k<T>, k__slate<T>, k__slate_static<T>, a, v).
 // A call before the kernel's definition (its worker is not declared yet) or
 // in device code stays as written.
 func (t *transformer) rewriteKernelCalls(kernels []*KernelInfo) {
@@ -152,13 +153,12 @@ func (t *transformer) rewriteKernelCalls(kernels []*KernelInfo) {
 					"%s on %s before its definition stays as written: the worker is declared after the kernel", kc.API, k.Func.Name))
 				break
 			}
-			argText := f.Text(kc.Arg)
-			rel := n.Span.Start - kc.Arg.Start
-			worker := argText[:rel+len(n.Text)] + "__slate" + argText[rel+len(n.Text):]
-			worker = strings.ReplaceAll(worker, "\n", " ")
+			argText := strings.ReplaceAll(f.Text(kc.Arg), "\n", " ")
+			at := n.Span.Start - kc.Arg.Start + len(n.Text)
+			workers := argText[:at] + "__slate" + argText[at:] + ", " + argText[:at] + "__slate_static" + argText[at:]
 			t.edits = append(t.edits,
 				emit.Replace(kc.NameSpan.Start, kc.NameSpan.End, "slate::"+kernelAPIs[kc.API].helper, "kernel call"),
-				emit.Insert(kc.Arg.End, ", "+worker, "kernel call worker"))
+				emit.Insert(kc.Arg.End, ", "+workers, "kernel call workers"))
 			break
 		}
 	}

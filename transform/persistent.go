@@ -565,6 +565,7 @@ type kernelView struct {
 	WorkerSpecs, LaunchBounds                string
 	RegCap                                   string // #defines of the worker's register cap, before it
 	LauncherLinkage                          string // "static " unless ExternalLauncher
+	StaticSpecs                              string // "static " for a static kernel: its static worker's
 	Body                                     string
 	Sync                                     string
 	Iters                                    int
@@ -607,6 +608,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	wrapC := fn.ExternC && !t.inLinkageBlock(fn)
 	if fn.Static {
 		v.WorkerSpecs += "static "
+		v.StaticSpecs = "static "
 	}
 	if fn.LaunchBounds != nil {
 		v.LaunchBounds = tokenText(f, fn.LaunchBounds.Span()) + " "

@@ -34,8 +34,8 @@ struct __align__(8) slate_cfg {
 #define SLATE_FLAG_RESET 1u     // the last worker to exit zeroes the control block
 #define SLATE_FLAG_PROGRESS 2u  // count completed logical blocks in ctl->done
 #define SLATE_FLAG_ALL_SMS 4u   // the range is every SM: no %smid check
-#define SLATE_FLAG_STATIC 8u    // worker b runs logical blocks b, b + workers, ... without the queue
-                                // (launches on all SMs that are never resized)
+#define SLATE_FLAG_STATIC 8u    // a launch of k__slate_static: worker b runs logical blocks
+                                // b, b + workers, ... without the queue (all SMs, never resized)
 #define SLATE_FLAG_1D 16u       // grid_y == grid_z == 1: the id is blockIdx.x
 #define SLATE_STOP 0xffffffffffffffffull
 #define SLATE_STOP32 0xffffffffu
@@ -84,45 +84,52 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
     body(slate_block(id, cfg), dim3(cfg.grid_x, cfg.grid_y, cfg.grid_z));
 }
 
-// slate_worker_loop is the persistent worker: it runs body(blockIdx, gridDim)
-// for each logical block it takes. kSync adds a barrier between logical
-// blocks, which kernels using shared memory, barriers or warp operations need
-// (the next logical block reuses the shared memory, and lanes of two logical
-// blocks must never meet in one warp operation). Everything it keeps across a body is one
-// 32-bit id: the rest is re-read from the launch configuration (constant
-// memory) or the task slot (shared memory), so the worker needs no more
-// registers than the kernel and keeps its blocks per SM.
+// slate_static_loop is the worker of a launch on all SMs that is never
+// resized (k__slate_static): worker b runs logical blocks b, b + workers, ...
+// like a grid-stride loop, in the order the hardware would dispatch them (no
+// queue, no atomics, no control block). It is a kernel of its own, apart
+// from the queue worker, so that its registers and code are only its own.
+// kSync adds a barrier between logical blocks, which kernels using shared
+// memory, barriers or warp operations need (the next logical block reuses
+// the shared memory, and lanes of two logical blocks must never meet in one
+// warp operation).
+template <bool kSync, typename Body>
+static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
+{
+    const unsigned int total = (unsigned int)cfg.total;
+    // The first logical block runs outside any loop. Inside one, the
+    // compiler does not unroll the kernel's own loops whose trip count
+    // depends on blockIdx (grid-stride loops: the count is not invariant in
+    // the enclosing loop and costs a division to compute), and such kernels,
+    // run with grids of one wave, then lose their memory-level parallelism
+    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
+    // only this copy.
+    unsigned int id = blockIdx.x;
+    if (id >= total)
+        return;
+    slate_run_block(cfg, id, body, ctl);
+    id += cfg.workers;
+    if (id >= total)
+        return;
+    if (kSync)
+        __syncthreads();
+    for (; id < total; id += cfg.workers) {
+        slate_run_block(cfg, id, body, ctl);
+        if (kSync)
+            __syncthreads();
+    }
+}
+
+// slate_worker_loop is the queue worker (k__slate: resizable jobs, partial
+// SM ranges): it runs body(blockIdx, gridDim) for each logical block of each
+// task it takes. Everything it keeps across a body is one 32-bit id: the rest
+// is re-read from the launch configuration (constant memory) or the task
+// slot (shared memory), so the worker needs about as many registers as the
+// kernel. kSync as for slate_static_loop.
 template <bool kSync, typename Body>
 static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    if (cfg.flags & SLATE_FLAG_STATIC) {
-        // A launch on all SMs that is never resized needs no queue: worker b
-        // runs b, b + workers, ... like a grid-stride loop, in the order the
-        // hardware would dispatch the blocks (no atomics, no control block).
-        // The first logical block runs outside any loop. Inside one, the
-        // compiler does not unroll the kernel's own loops whose trip count
-        // depends on blockIdx (grid-stride loops: the count is not invariant
-        // in the enclosing loop and costs a division to compute), and such
-        // kernels, run with grids of one wave, then lose their memory-level
-        // parallelism (a two-pass reduction ran 3.2x slower on an H100).
-        // One-wave grids run only this copy.
-        unsigned int id = blockIdx.x;
-        if (id >= total)
-            return;
-        slate_run_block(cfg, id, body, ctl);
-        id += cfg.workers;
-        if (id >= total)
-            return;
-        if (kSync)
-            __syncthreads();
-        for (; id < total; id += cfg.workers) {
-            slate_run_block(cfg, id, body, ctl);
-            if (kSync)
-                __syncthreads();
-        }
-        return;
-    }
     // The task slot: the leader writes it, a barrier publishes it, and a
     // barrier at the end of the task lets the leader write the next one.
     __shared__ unsigned int slate_task;
@@ -283,17 +290,19 @@ struct device_state {
 struct occupancy_entry {
     int device, threads;
     size_t shmem;
+    bool stat; // of the static worker, else of the queue worker
     int blocks_per_sm;
 };
 
 // kernel_state is what the launcher of one kernel (one instantiation of a
-// template kernel) keeps: worker occupancy per device, block size and
-// dynamic shared size, and the dynamic shared memory limit set on the worker.
+// template kernel) keeps: its workers' occupancy per device, block size and
+// dynamic shared size, and the dynamic shared memory limits set on them.
 struct kernel_state {
-    const void* worker;
+    const void* worker;        // k__slate: the queue worker
+    const void* worker_static; // k__slate_static: static launches on all SMs
     const void* native;
     std::vector<occupancy_entry> occupancy;
-    int dyn_limit[kMaxDevices]; // the worker's cudaFuncAttributeMaxDynamicSharedMemorySize, 0: not set
+    int dyn_limit[2][kMaxDevices]; // [static] the workers' cudaFuncAttributeMaxDynamicSharedMemorySize, 0: not set
     std::atomic<unsigned int> generation; // bumped when the occupancy entries are dropped
 };
 
@@ -321,7 +330,7 @@ static state& global_state()
 
 // kernel_for returns the state of a worker; launchers keep the pointer in a
 // function-local static, so the look-up runs once per launcher.
-static kernel_state* kernel_for(const void* worker, const void* native)
+static kernel_state* kernel_for(const void* worker, const void* worker_static, const void* native)
 {
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
@@ -330,6 +339,7 @@ static kernel_state* kernel_for(const void* worker, const void* native)
             return st.kernels[i];
     kernel_state* k = new kernel_state(); // lives as long as the process
     k->worker = worker;
+    k->worker_static = worker_static;
     k->native = native;
     st.kernels.push_back(k);
     return k;
@@ -356,27 +366,28 @@ static int sms_locked(device_state& ds, int device)
 // dynamic shared size (st.mu held). The first query of a kernel loads the
 // worker. A dynamic shared size above 48 KB needs the opt-in the program
 // gave the native kernel: the worker gets the same limit.
-static int occupancy_locked(kernel_state& k, int device, int threads, size_t shmem)
+static int occupancy_locked(kernel_state& k, int device, int threads, size_t shmem, bool stat)
 {
     for (size_t i = 0; i < k.occupancy.size(); ++i) {
         const occupancy_entry& e = k.occupancy[i];
-        if (e.device == device && e.threads == threads && e.shmem == shmem)
+        if (e.device == device && e.threads == threads && e.shmem == shmem && e.stat == stat)
             return e.blocks_per_sm;
     }
+    const void* worker = stat ? k.worker_static : k.worker;
     const cudaError_t before = cudaPeekAtLastError();
-    if (shmem > 48u * 1024u && (size_t)k.dyn_limit[device] < shmem) {
+    if (shmem > 48u * 1024u && (size_t)k.dyn_limit[stat][device] < shmem) {
         cudaFuncAttributes attr;
         if (cudaFuncGetAttributes(&attr, k.native) == cudaSuccess && (size_t)attr.maxDynamicSharedSizeBytes >= shmem &&
-            cudaFuncSetAttribute(k.worker, cudaFuncAttributeMaxDynamicSharedMemorySize, attr.maxDynamicSharedSizeBytes) == cudaSuccess) {
-            k.dyn_limit[device] = attr.maxDynamicSharedSizeBytes;
-            cudaFuncSetAttribute(k.worker, cudaFuncAttributePreferredSharedMemoryCarveout, attr.preferredShmemCarveout);
+            cudaFuncSetAttribute(worker, cudaFuncAttributeMaxDynamicSharedMemorySize, attr.maxDynamicSharedSizeBytes) == cudaSuccess) {
+            k.dyn_limit[stat][device] = attr.maxDynamicSharedSizeBytes;
+            cudaFuncSetAttribute(worker, cudaFuncAttributePreferredSharedMemoryCarveout, attr.preferredShmemCarveout);
         }
     }
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.worker, threads, shmem) != cudaSuccess)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, worker, threads, shmem) != cudaSuccess)
         per_sm = 0;
     quiet(before);
-    occupancy_entry e = {device, threads, shmem, per_sm};
+    occupancy_entry e = {device, threads, shmem, stat, per_sm};
     k.occupancy.push_back(e);
     return per_sm;
 }
@@ -512,14 +523,14 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const int sms = sms_locked(ds, device);
     if (sms <= 0)
         return false;
-    const int per_sm = occupancy_locked(k, device, threads, shmem);
-    if (per_sm <= 0)
-        return false;
     const unsigned int sm_low = e.has_range ? e.lo : 0u;
     const unsigned int sm_high = e.has_range ? e.hi : 0xffffffffu;
     const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
     if (!full_range)
         queue = true;
+    const int per_sm = occupancy_locked(k, device, threads, shmem, !queue);
+    if (per_sm <= 0)
+        return false;
     // Queue launches keep state between launches (the control block): on a
     // stream being captured into a graph they go native. The legacy default
     // stream cannot be captured.
@@ -619,13 +630,18 @@ static void prepare(K& k, int threads, size_t shmem)
     }
     if (!persistent()) {
         // The worker is never launched.
-    } else if (threads > 0) {
-        state& st = global_state();
-        std::lock_guard<std::mutex> lock(st.mu);
-        occupancy_locked(k, device, threads, shmem);
     } else {
-        cudaFuncAttributes attr;
-        cudaFuncGetAttributes(&attr, k.worker);
+        // The worker the program's launches will take: the static one unless
+        // the environment asks for the queue.
+        const bool stat = env().iters == 0 && !env().has_range;
+        if (threads > 0) {
+            state& st = global_state();
+            std::lock_guard<std::mutex> lock(st.mu);
+            occupancy_locked(k, device, threads, shmem, stat);
+        } else {
+            cudaFuncAttributes attr;
+            cudaFuncGetAttributes(&attr, stat ? k.worker_static : k.worker);
+        }
     }
     quiet(before);
 }
@@ -634,109 +650,114 @@ static void prepare(K& k, int threads, size_t shmem)
 // Setters apply to both; queries answer for the native kernel and prepare
 // the worker. The native call's result is what the program sees.
 
-template <class N, class W>
-static cudaError_t func_set_attribute(N native, W worker, cudaFuncAttribute attr, int value)
+template <class N, class W, class S>
+static cudaError_t func_set_attribute(N native, W worker, S worker_static, cudaFuncAttribute attr, int value)
 {
     const cudaError_t r = cudaFuncSetAttribute((const void*)native, attr, value);
     if (r != cudaSuccess)
         return r;
     const cudaError_t before = cudaPeekAtLastError();
-    kernel_state* k = kernel_for((const void*)worker, (const void*)native);
-    const bool ok = cudaFuncSetAttribute(k->worker, attr, value) == cudaSuccess;
+    kernel_state* k = kernel_for((const void*)worker, (const void*)worker_static, (const void*)native);
+    const bool ok[2] = {cudaFuncSetAttribute(k->worker, attr, value) == cudaSuccess,
+                        cudaFuncSetAttribute(k->worker_static, attr, value) == cudaSuccess};
     quiet(before);
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     int device = 0;
-    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && ok && cudaGetDevice(&device) == cudaSuccess &&
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && cudaGetDevice(&device) == cudaSuccess &&
         device >= 0 && device < kMaxDevices)
-        k->dyn_limit[device] = value;
+        for (int i = 0; i < 2; ++i)
+            if (ok[i])
+                k->dyn_limit[i][device] = value;
     k->occupancy.clear(); // limits and carveout change the worker's occupancy
     k->generation.fetch_add(1u);
     return r;
 }
 
-template <class N, class W>
-static cudaError_t func_set_cache_config(N native, W worker, cudaFuncCache config)
+template <class N, class W, class S>
+static cudaError_t func_set_cache_config(N native, W worker, S worker_static, cudaFuncCache config)
 {
     const cudaError_t r = cudaFuncSetCacheConfig((const void*)native, config);
     if (r == cudaSuccess) {
         const cudaError_t before = cudaPeekAtLastError();
         cudaFuncSetCacheConfig((const void*)worker, config);
+        cudaFuncSetCacheConfig((const void*)worker_static, config);
         quiet(before);
     }
     return r;
 }
 
-template <class N, class W, class C>
-static cudaError_t func_set_shared_mem_config(N native, W worker, C config)
+template <class N, class W, class S, class C>
+static cudaError_t func_set_shared_mem_config(N native, W worker, S worker_static, C config)
 {
     const cudaError_t r = cudaFuncSetSharedMemConfig((const void*)native, config);
     if (r == cudaSuccess) {
         const cudaError_t before = cudaPeekAtLastError();
         cudaFuncSetSharedMemConfig((const void*)worker, config);
+        cudaFuncSetSharedMemConfig((const void*)worker_static, config);
         quiet(before);
     }
     return r;
 }
 
-template <class N, class W>
-static cudaError_t func_get_attributes(cudaFuncAttributes* attr, N native, W worker)
+template <class N, class W, class S>
+static cudaError_t func_get_attributes(cudaFuncAttributes* attr, N native, W worker, S worker_static)
 {
     const cudaError_t r = cudaFuncGetAttributes(attr, (const void*)native);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), 0, 0);
     return r;
 }
 
-template <class N, class W>
-static cudaError_t occupancy_max_active_blocks_per_multiprocessor(int* blocks, N native, W worker, int threads,
+template <class N, class W, class S>
+static cudaError_t occupancy_max_active_blocks_per_multiprocessor(int* blocks, N native, W worker, S worker_static, int threads,
                                                                   size_t shmem)
 {
     const cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, (const void*)native, threads, shmem);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), threads, shmem);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), threads, shmem);
     return r;
 }
 
-template <class N, class W>
-static cudaError_t occupancy_max_active_blocks_per_multiprocessor_with_flags(int* blocks, N native, W worker,
+template <class N, class W, class S>
+static cudaError_t occupancy_max_active_blocks_per_multiprocessor_with_flags(int* blocks, N native, W worker, S worker_static,
                                                                              int threads, size_t shmem,
                                                                              unsigned int flags)
 {
     const cudaError_t r =
         cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, (const void*)native, threads, shmem, flags);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), threads, shmem);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), threads, shmem);
     return r;
 }
 
 // The block-size searches are templates of the runtime API taking the
 // kernel itself; the worker is prepared for the block size they found.
-template <class N, class W, class... A>
-static cudaError_t occupancy_max_potential_block_size(int* grid, int* threads, N native, W worker, A... a)
+template <class N, class W, class S, class... A>
+static cudaError_t occupancy_max_potential_block_size(int* grid, int* threads, N native, W worker, S worker_static, A... a)
 {
     const cudaError_t r = cudaOccupancyMaxPotentialBlockSize(grid, threads, native, a...);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), 0, 0);
     return r;
 }
 
-template <class N, class W, class... A>
-static cudaError_t occupancy_max_potential_block_size_with_flags(int* grid, int* threads, N native, W worker, A... a)
+template <class N, class W, class S, class... A>
+static cudaError_t occupancy_max_potential_block_size_with_flags(int* grid, int* threads, N native, W worker, S worker_static, A... a)
 {
     const cudaError_t r = cudaOccupancyMaxPotentialBlockSizeWithFlags(grid, threads, native, a...);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), 0, 0);
     return r;
 }
 
-template <class N, class W>
-static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N native, W worker, int blocks,
+template <class N, class W, class S>
+static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N native, W worker, S worker_static, int blocks,
                                                               int threads)
 {
     const cudaError_t r = cudaOccupancyAvailableDynamicSMemPerBlock(smem, (const void*)native, blocks, threads);
     if (r == cudaSuccess)
-        prepare(*kernel_for((const void*)worker, (const void*)native), 0, 0);
+        prepare(*kernel_for((const void*)worker, (const void*)worker_static, (const void*)native), 0, 0);
     return r;
 }
 
@@ -1928,7 +1949,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 1932 "golden/merge/triad_fma.split.cu"
+#line 1953 "golden/merge/triad_fma.split.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (split mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
