@@ -18,15 +18,15 @@ import (
 
 // Config configures a Daemon. Zero values take defaults.
 type Config struct {
-	Socket        string            // default DefaultSocket()
-	Profiles      *plan.ProfileSet  // optional: classes and an STM plan
-	SMs           int               // the GPU's SMs; 0: the profiles', else the first client's hello
-	ResizeTimeout time.Duration     // a resize's wait for the client's ack (default 100 ms)
-	MaxCoRun      int               // launches sharing the GPU at once (default 2, Slate's pairs)
-	UnknownSolo   bool              // kernels of unknown class run solo (default: they co-run)
-	MaxClients    int               // connections (default 256)
-	MaxLaunches   int               // outstanding launches per client (default 1024)
-	Version       string            // reported in welcome and status
+	Socket        string           // default DefaultSocket()
+	Profiles      *plan.ProfileSet // optional: classes and an STM plan
+	SMs           int              // the GPU's SMs; 0: the profiles', else the first client's hello
+	ResizeTimeout time.Duration    // a resize's wait for the client's ack (default 100 ms)
+	MaxCoRun      int              // launches sharing the GPU at once (default 2, Slate's pairs)
+	UnknownSolo   bool             // kernels of unknown class run solo (default: they co-run)
+	MaxClients    int              // connections (default 256)
+	MaxLaunches   int              // outstanding launches per client (default 1024)
+	Version       string           // reported in welcome and status
 	Logf          func(string, ...any)
 	Clock         func() time.Time // default time.Now
 	MPS           *MPSState        // default CheckMPS()
@@ -134,6 +134,11 @@ func New(cfg Config) (*Daemon, error) {
 	pol, err := NewPolicy(cfg.Profiles, !cfg.UnknownSolo)
 	if err != nil {
 		return nil, err
+	}
+	if pol.Plan != nil {
+		for _, ph := range pol.Plan.Phases {
+			cfg.MaxCoRun = max(cfg.MaxCoRun, len(ph.Kernels))
+		}
 	}
 	d := &Daemon{cfg: cfg, pol: pol, conns: map[*conn]struct{}{}, start: cfg.Clock()}
 	pol.lookup = d.info
