@@ -172,13 +172,21 @@ func (c *Client) Request(ctx context.Context, m *serve.Msg) (*serve.Msg, error) 
 	if err := c.write(m); err != nil {
 		return nil, err
 	}
-	select {
-	case r := <-ch:
+	reply := func(r *serve.Msg) (*serve.Msg, error) {
 		if r.Type == serve.TError {
 			return r, &ServerError{r.Code, r.Err}
 		}
 		return r, nil
+	}
+	select {
+	case r := <-ch:
+		return reply(r)
 	case <-c.lost:
+		select { // a reply read before the EOF wins
+		case r := <-ch:
+			return reply(r)
+		default:
+		}
 		return nil, ErrLost
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -311,6 +319,11 @@ func (c *Client) Launch(ctx context.Context, s LaunchSpec) (*Launch, error) {
 	case <-l.started:
 		return l, nil
 	case <-c.lost:
+		select {
+		case <-l.started:
+			return l, nil
+		default:
+		}
 		return l, ErrLost
 	case <-ctx.Done():
 		return l, ctx.Err()
