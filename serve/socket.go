@@ -20,7 +20,7 @@ func DefaultSocket() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "slatec", "serve.sock")
 	}
-	return filepath.Join(os.TempDir(), "slatec-"+strconv.Itoa(os.Getuid()), "serve.sock")
+	return filepath.Join("/tmp", "slatec-"+strconv.Itoa(os.Getuid()), "serve.sock")
 }
 
 // ErrDaemonRunning is returned by Listen when another daemon answers on
@@ -43,7 +43,7 @@ func Listen(path string) (*net.UnixListener, error) {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
 		return nil, fmt.Errorf("serve: socket directory %s belongs to uid %d, not to this user", dir, sys.Uid)
 	}
-	if st.Mode().Perm()&0o077 != 0 && dir != os.TempDir() {
+	if st.Mode().Perm()&0o077 != 0 && dir != "/tmp" && dir != os.TempDir() {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("serve: socket directory: %w", err)
 		}
