@@ -192,18 +192,20 @@ func (d *Daemon) bind(sms int) error {
 	return nil
 }
 
-func (d *Daemon) info(task string) (KernelInfo, bool) {
+// info returns a launch's kernel information and whether it has ended
+// (false, false: unknown).
+func (d *Daemon) info(task string) (ki KernelInfo, ended, ok bool) {
 	v, ok := d.launches.Load(task)
 	if !ok {
-		return KernelInfo{}, false
+		return KernelInfo{}, true, false
 	}
 	l := v.(*launch)
 	select {
 	case <-l.done:
-		return KernelInfo{}, false
+		ended = true
 	default:
 	}
-	return l.info, true
+	return l.info, ended, true
 }
 
 func (d *Daemon) emit(ev Event) {

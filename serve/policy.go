@@ -29,7 +29,7 @@ type Policy struct {
 	classes map[string]plan.Class
 	phases  map[string]int
 	sms     map[string]int
-	lookup  func(task string) (KernelInfo, bool)
+	lookup  func(task string) (ki KernelInfo, ended, ok bool)
 }
 
 // NewPolicy builds the policy from an optional profile set: with profiles,
@@ -95,16 +95,20 @@ func (p *Policy) pair(run, cand KernelInfo) bool {
 }
 
 // CoRun implements runtime.Policy: cand co-runs only when it is
-// complementary to every running task.
+// complementary to every running task. A running task whose launch ended
+// but whose completion the scheduler has not processed yet still counts,
+// so that a candidate is not split in beside it; a candidate that ended
+// while queued (its client left) never co-runs and so reaches the
+// scheduler's Start, which drops it, only when the GPU is idle.
 func (p *Policy) CoRun(running []rt.Candidate, cand rt.Candidate) bool {
-	ci, ok := p.lookup(cand.Name)
-	if !ok {
+	ci, ended, ok := p.lookup(cand.Name)
+	if !ok || ended {
 		return false
 	}
 	for _, r := range running {
-		ri, ok := p.lookup(r.Name)
+		ri, _, ok := p.lookup(r.Name)
 		if !ok {
-			continue // ended meanwhile
+			continue
 		}
 		if !p.pair(ri, ci) {
 			return false

@@ -153,7 +153,7 @@ func TestCheckMPS(t *testing.T) {
 	if s := checkMPSDir(dir); s.Active || s.Warning() == "" || !strings.Contains(s.Warning(), "nvidia-cuda-mps-control -d") {
 		t.Fatalf("empty dir: %+v %q", s, s.Warning())
 	}
-	if err := writeFile(dir+"/control"); err != nil {
+	if err := writeFile(dir + "/control"); err != nil {
 		t.Fatal(err)
 	}
 	if s := checkMPSDir(dir); s.Active {
