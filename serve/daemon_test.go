@@ -543,3 +543,49 @@ func TestConcurrentClients(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// fakeClock is a settable clock for latency records.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestResizeLatencyWithFakeClock(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h := newHarness(t, serve.Config{Clock: clk.Now})
+	a, b := h.connect("a"), h.connect("b")
+	la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := nextResize(t, la, 2*time.Second)
+		clk.Advance(3 * time.Millisecond) // the drain and relaunch take 3ms
+		la.Ack(r, false)
+	}()
+	if _, err := b.Launch(ctxT(t, 2*time.Second), spec("kb", "")); err != nil {
+		t.Fatal(err)
+	}
+	st := h.d.Status()
+	if len(st.Resizes) != 1 || st.Resizes[0].LatencyUs != 3000 || st.Resizes[0].Outcome != "ok" {
+		t.Fatalf("resize records %+v, want one ok at 3000us", st.Resizes)
+	}
+	if st.Resizes[0].From != full() || st.Resizes[0].To != (serve.Range{Lo: 0, Hi: 49}) {
+		t.Fatalf("record %+v", st.Resizes[0])
+	}
+	if st.UptimeS != 0.003 {
+		t.Fatalf("uptime %v on the fake clock", st.UptimeS)
+	}
+}
