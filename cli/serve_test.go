@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +141,46 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	assert.Contains(t, string(b), "policy stm-plan+slate-table (unknown classes solo)")
 	assert.Contains(t, string(b), "MPS is not active")
 	assert.True(t, strings.Contains(errOut.String(), "nvidia-cuda-mps-control -d"), errOut.String())
+}
+
+// TestServeSIGTERM runs `slatec serve` in a child process (this test binary)
+// and stops it with SIGTERM: exit 0, the client told, the socket removed.
+func TestServeSIGTERM(t *testing.T) {
+	if sock := os.Getenv("SLATEC_SERVE_CHILD_SOCKET"); sock != "" {
+		os.Exit(run(newRootCmd(), []string{"serve", "--socket", sock, "--sms", "16"}))
+	}
+	sock := shortSocket(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeSIGTERM$")
+	cmd.Env = append(os.Environ(), "SLATEC_SERVE_CHILD_SOCKET="+sock)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	var c *client.Client
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if c, err = client.Connect(client.Options{Socket: sock, HandshakeTimeout: time.Second}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child daemon not up: %v\n%s", err, stderr.String())
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(5 * time.Second):
+		t.Fatal("daemon did not exit on SIGTERM")
+	}
+	select {
+	case <-c.Lost():
+	case <-time.After(2 * time.Second):
+		t.Fatal("client not told")
+	}
+	_, err := os.Stat(sock)
+	assert.True(t, os.IsNotExist(err), "socket left after SIGTERM")
+	assert.Contains(t, stderr.String(), "stopping")
 }
