@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -219,4 +220,59 @@ func TestSTMPlanFromProfiles(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("stencil never started")
 	}
+}
+
+// TestDaemonSurvivesRandomBytes sends random frames and bytes on many
+// connections; the daemon must keep serving a good client throughout.
+func TestDaemonSurvivesRandomBytes(t *testing.T) {
+	h := newHarness(t, serve.Config{})
+	good := h.connect("good")
+	rng := rand.New(rand.NewPCG(1, 2))
+	bodies := []string{
+		helloBody,
+		`{"v":1,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`,
+		`{"v":1,"type":"resized","id":3,"launch":1,"cmd":1,"range":{"lo":0,"hi":1}}`,
+		`{"v":1,"type":"done","id":4,"launch":1}`,
+	}
+	for i := range 100 {
+		nc, err := net.Dial("unix", h.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg []byte
+		for range 1 + rng.IntN(4) {
+			b := []byte(bodies[rng.IntN(len(bodies))])
+			for range rng.IntN(4) { // mutate a few bytes
+				b[rng.IntN(len(b))] = byte(rng.IntN(256))
+			}
+			f := rawFrame(string(b))
+			if rng.IntN(5) == 0 {
+				f = f[:rng.IntN(len(f))]
+			}
+			msg = append(msg, f...)
+		}
+		if i%10 == 0 {
+			junk := make([]byte, rng.IntN(64))
+			for j := range junk {
+				junk[j] = byte(rng.IntN(256))
+			}
+			msg = append(junk, msg...)
+		}
+		nc.Write(msg)
+		if i%2 == 0 {
+			nc.Close()
+		} else {
+			defer nc.Close()
+		}
+	}
+	if _, err := good.Status(ctxT(t, 2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := good.Launch(ctxT(t, 2*time.Second), spec("k", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	autoAck(l, stop)
 }
