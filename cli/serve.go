@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/serve"
+)
+
+func init() { register(newServeCmd) }
+
+type serveFlags struct {
+	socket        string
+	profiles      string
+	resizeTimeout time.Duration
+	logFile       string
+	sms           int
+	maxCoRun      int
+	unknown       string
+	status        bool
+	asJSON        bool
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon that shares one GPU's SMs among drop-in transformed programs",
+		Long: `serve runs the cross-process scheduler: one daemon per GPU and user. Programs
+transformed with slatec transform find it through a Unix socket ($SLATEC_SOCKET,
+else $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock),
+register, announce each launch and get an SM range; the daemon applies Slate's
+policy table across all processes (or an STM plan with --profiles) and resizes
+running launches as others arrive and leave. A program that finds no daemon
+runs natively. The protocol is in docs/SERVE.md.
+
+Kernels of different processes run at once only under MPS
+(nvidia-cuda-mps-control -d); serve says at start whether MPS is active.
+SIGINT or SIGTERM stops the daemon: clients are told and fall back to the
+whole GPU, and the socket is removed. --status prints the state of a running
+daemon (as slatec top) instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.status {
+				return runTop(cmd, f.socket, f.asJSON)
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.socket, "socket", "", "socket path (default $SLATEC_SOCKET, $XDG_RUNTIME_DIR/slatec/serve.sock or /tmp/slatec-$UID/serve.sock)")
+	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): classes for the table and an STM plan")
+	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a resize before it is marked stuck")
+	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
+	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
+	fl.IntVar(&f.maxCoRun, "max-corun", 2, "launches that share the GPU at once (Slate's table is about pairs)")
+	fl.StringVar(&f.unknown, "unknown", "corun", "kernels of unknown class: corun (with anything) or solo")
+	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
+	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
+	_ = cmd.RegisterFlagCompletionFunc("unknown", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"corun", "solo"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
+	if f.unknown != "corun" && f.unknown != "solo" {
+		return usagef("--unknown: %q is not corun or solo", f.unknown)
+	}
+	if f.resizeTimeout <= 0 {
+		return usagef("--resize-timeout must be positive")
+	}
+	if f.sms < 0 || f.maxCoRun < 1 {
+		return usagef("--sms must be >= 0 and --max-corun >= 1")
+	}
+	var w io.Writer = stderr
+	if f.logFile != "" {
+		lf, err := os.OpenFile(f.logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return codeError{exitInput, fmt.Errorf("--log: %w", err)}
+		}
+		defer lf.Close()
+		w = lf
+	}
+	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
+	cfg := serve.Config{
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, MaxCoRun: f.maxCoRun,
+		UnknownSolo: f.unknown == "solo", Version: Version, Logf: lg.Printf,
+	}
+	if f.profiles != "" {
+		ps, err := plan.ReadProfileFile(f.profiles)
+		if err != nil {
+			return codeError{exitInput, fmt.Errorf("--profiles: %w", err)}
+		}
+		cfg.Profiles = ps
+	}
+	d, err := serve.New(cfg)
+	if err != nil {
+		return codeError{exitInput, err}
+	}
+	mps := d.MPS()
+	lg.Printf("listening on %s (pid %d), policy %s, resize timeout %v", d.Socket(), os.Getpid(), d.PolicyName(), f.resizeTimeout)
+	if msg := mps.Warning(); msg != "" {
+		lg.Printf("warning: %s", msg)
+		if w != stderr {
+			fmt.Fprintf(stderr, "slatec serve: warning: %s\n", msg)
+		}
+	} else {
+		lg.Printf("%s: kernels of different processes can run at once", mps.Detail)
+	}
+	served := make(chan error, 1)
+	go func() { served <- d.Serve() }()
+	select {
+	case <-ctx.Done():
+		lg.Printf("stopping: telling clients, removing %s", d.Socket())
+		err := d.Close()
+		<-served
+		return err
+	case err := <-served:
+		d.Close()
+		if err != nil {
+			return codeError{exitInput, err}
+		}
+		return errors.New("serve: listener closed")
+	}
+}

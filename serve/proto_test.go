@@ -1,0 +1,191 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func frame(body string) []byte {
+	b := make([]byte, 4+len(body))
+	binary.LittleEndian.PutUint32(b, uint32(len(body)))
+	copy(b[4:], body)
+	return b
+}
+
+func TestReadFrame(t *testing.T) {
+	big := make([]byte, 4)
+	binary.LittleEndian.PutUint32(big, MaxFrame+1)
+	huge := []byte{0xff, 0xff, 0xff, 0xff}
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string // body, or the error
+	}{
+		{"ok", frame(`{"v":1}`), `{"v":1}`},
+		{"empty stream", nil, "EOF"},
+		{"short header", []byte{1, 0}, "unexpected EOF"},
+		{"zero length", []byte{0, 0, 0, 0}, ErrBadFrame},
+		{"over max", big, ErrBadFrame},
+		{"4 GiB", huge, ErrBadFrame},
+		{"cut body", frame(`{"v":1}`)[:7], "unexpected EOF"},
+		{"max ok", frame(`"` + strings.Repeat("a", MaxFrame-2) + `"`), "len"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadFrame(bytes.NewReader(tc.in), nil)
+			switch {
+			case tc.want == "len":
+				if err != nil || len(got) != MaxFrame {
+					t.Fatalf("got %d bytes, %v", len(got), err)
+				}
+			case err != nil:
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+			case string(got) != tc.want:
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if _, err := ReadFrame(bytes.NewReader(nil), nil); !errors.Is(err, io.EOF) {
+		t.Fatalf("clean EOF: %v", err)
+	}
+}
+
+func TestDecodeValidate(t *testing.T) {
+	launch := `"type":"launch","id":3,"launch":7,"kernel":"saxpy","grid":[10,1,1],"block":[256,1,1]`
+	for _, tc := range []struct {
+		name, body, code string // code "" = valid request
+	}{
+		{"hello", `{"v":1,"type":"hello","id":1,"pid":42,"name":"a","device":0,"sms":132}`, ""},
+		{"hello unknown field ignored", `{"v":1,"type":"hello","id":1,"pid":42,"future":[1,2]}`, ""},
+		{"launch", `{"v":1,` + launch + `}`, ""},
+		{"launch with class", `{"v":1,` + launch + `,"class":"H_M","blocks":10,"shmem":1024}`, ""},
+		{"status", `{"v":1,"type":"status","id":9}`, ""},
+		{"bye", `{"v":1,"type":"bye","id":9}`, ""},
+		{"done", `{"v":1,"type":"done","id":9,"launch":7}`, ""},
+		{"resized", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"range":{"lo":0,"hi":3}}`, ""},
+		{"resized finished", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"finished":true}`, ""},
+
+		{"not json", `hello`, ErrBadJSON},
+		{"array", `[1,2]`, ErrBadJSON},
+		{"trailing", `{"v":1,"type":"bye","id":1} {}`, ErrBadJSON},
+		{"wrong type of field", `{"v":1,"type":"hello","id":"x"}`, ErrBadJSON},
+		{"negative id", `{"v":1,"type":"bye","id":-1}`, ErrBadJSON},
+		{"no version", `{"type":"bye","id":1}`, ErrBadVersion},
+		{"version 2", `{"v":2,"type":"bye","id":1}`, ErrBadVersion},
+		{"unknown type", `{"v":1,"type":"rm -rf","id":1}`, ErrUnknownType},
+		{"daemon type from client", `{"v":1,"type":"welcome","id":1}`, ErrUnknownType},
+		{"no id", `{"v":1,"type":"bye"}`, ErrBadField},
+		{"hello no pid", `{"v":1,"type":"hello","id":1}`, ErrBadField},
+		{"hello long name", `{"v":1,"type":"hello","id":1,"pid":1,"name":"` + strings.Repeat("n", MaxName+1) + `"}`, ErrBadField},
+		{"hello device", `{"v":1,"type":"hello","id":1,"pid":1,"device":-1}`, ErrBadField},
+		{"launch no kernel", `{"v":1,"type":"launch","id":3,"launch":7,"grid":[1,1,1],"block":[1,1,1]}`, ErrBadField},
+		{"launch zero grid", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[0,1,1],"block":[1,1,1]}`, ErrBadField},
+		{"launch grid y", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[1,65536,1],"block":[1,1,1]}`, ErrBadField},
+		{"launch big block", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[1,1,1],"block":[1024,2,1]}`, ErrBadField},
+		{"launch grid overflow", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[4294967296,1,1],"block":[1,1,1]}`, ErrBadJSON},
+		{"launch grid short", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[5],"block":[1,1,1]}`, ErrBadField},
+		{"launch bad class", `{"v":1,` + launch + `,"class":"XX"}`, ErrBadField},
+		{"launch no id", `{"v":1,"type":"launch","id":3,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`, ErrBadField},
+		{"resized empty range", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"range":{"lo":5,"hi":3}}`, ErrBadField},
+		{"resized no range", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4}`, ErrBadField},
+		{"done no launch", `{"v":1,"type":"done","id":9}`, ErrBadField},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Decode([]byte(tc.body))
+			if err == nil {
+				err = ValidateRequest(m)
+			}
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				return
+			}
+			pe, ok := AsProtoError(err)
+			if !ok || pe.Code != tc.code {
+				t.Fatalf("got %v, want code %s", err, tc.code)
+			}
+		})
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	m := &Msg{Type: TLaunch, ID: 5, Launch: 9, Kernel: "k<float>", Grid: [3]uint32{4, 2, 1}, Block: [3]uint32{128, 1, 1}, Class: "H_C", Blocks: 8}
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := ReadFrame(bytes.NewReader(b), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(body)
+	if err != nil || ValidateRequest(got) != nil {
+		t.Fatalf("%v %v", err, ValidateRequest(got))
+	}
+	if got.Kernel != m.Kernel || got.Grid != m.Grid || got.Class != m.Class || got.V != ProtocolVersion {
+		t.Fatalf("round trip: %+v", got)
+	}
+	if _, err := Encode(&Msg{Type: TError, Err: strings.Repeat("x", MaxFrame)}); err == nil {
+		t.Fatal("encoded an oversized message")
+	}
+}
+
+func TestFatalCodes(t *testing.T) {
+	for code, fatal := range map[string]bool{
+		ErrBadFrame: true, ErrBadJSON: true, ErrBadVersion: true, ErrUnknownType: true, ErrBadField: true,
+		ErrNotRegistered: true, ErrWrongDevice: true, ErrTooMany: true, ErrShuttingDown: true,
+		ErrRegistered: false, ErrUnknownLaunch: false, ErrDupLaunch: false, ErrUnknownCmd: false,
+	} {
+		if FatalCode(code) != fatal {
+			t.Errorf("FatalCode(%s) = %v", code, !fatal)
+		}
+	}
+}
+
+func TestCheckMPS(t *testing.T) {
+	dir := t.TempDir()
+	if s := checkMPSDir(dir); s.Active || s.Warning() == "" || !strings.Contains(s.Warning(), "nvidia-cuda-mps-control -d") {
+		t.Fatalf("empty dir: %+v %q", s, s.Warning())
+	}
+	if err := writeFile(dir + "/control"); err != nil {
+		t.Fatal(err)
+	}
+	if s := checkMPSDir(dir); s.Active {
+		t.Fatalf("regular file taken for a pipe: %+v", s)
+	}
+	sockDir := t.TempDir()
+	ln, err := Listen(sockDir + "/control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if s := checkMPSDir(sockDir); !s.Active || s.Warning() != "" {
+		t.Fatalf("control socket present: %+v", s)
+	}
+	t.Setenv("CUDA_MPS_PIPE_DIRECTORY", sockDir)
+	if s := CheckMPS(); !s.Active || s.PipeDir != sockDir {
+		t.Fatalf("CheckMPS with CUDA_MPS_PIPE_DIRECTORY: %+v", s)
+	}
+}
+
+func TestDefaultSocket(t *testing.T) {
+	t.Setenv("SLATEC_SOCKET", "/x/y.sock")
+	if got := DefaultSocket(); got != "/x/y.sock" {
+		t.Fatal(got)
+	}
+	t.Setenv("SLATEC_SOCKET", "")
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
+	if got := DefaultSocket(); got != "/run/user/7/slatec/serve.sock" {
+		t.Fatal(got)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	if got := DefaultSocket(); !strings.HasPrefix(got, "/tmp/slatec-") || !strings.HasSuffix(got, "/serve.sock") {
+		t.Fatal(got)
+	}
+}
