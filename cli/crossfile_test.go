@@ -141,3 +141,16 @@ func TestIncludedCuFileBringsItsLaunchers(t *testing.T) {
 	assert.Contains(t, string(m), "inc__slate_launch(4, 64, 0, 0, a)")
 	assert.NotContains(t, errs, "stays native")
 }
+
+func TestInstanceArgs(t *testing.T) {
+	tests := []struct{ demangled, name, want string }{
+		{"void wmma_gemm_f16_tiles<64, 64, 2, 2>(int, int, int, __half const*, __half const*, __half*)", "wmma_gemm_f16_tiles", "64, 64, 2, 2"},
+		{"void ns::scale<float, 4u>(float*)", "ns::scale", "float, 4u"},
+		{"void conv<Vec<float, 4>, true>(int)", "conv", "Vec<float, 4>, true"},
+		{"void k<(anonymous namespace)::Tag>(int)", "k", ""},
+		{"void other<1>(int)", "k", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, instanceArgs(tt.demangled, tt.name), tt.demangled)
+	}
+}

@@ -17,22 +17,24 @@ import (
 // uses (the largest over its template instances): transform.Options.RegCaps.
 // Headers are not compiled on their own; their kernels get no cap. The
 // -I directories and -D/-U macros are the build's.
-func registerCaps(paths []string, archs, includes, macroArgs []string) (map[string]map[string]int, error) {
+func registerCaps(paths []string, archs, includes, macroArgs []string) (map[string]map[string]int, map[string]map[string]map[string]int, error) {
 	nvcc, why := findNVCC()
 	if nvcc == "" {
-		return nil, fmt.Errorf("--match-regs needs nvcc: %s", why)
+		return nil, nil, fmt.Errorf("--match-regs needs nvcc: %s", why)
 	}
 	tmp, err := os.MkdirTemp("", "slatec-regs-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
 	caps := map[string]map[string]int{}
+	instances := map[string]map[string]map[string]int{}
 	for _, arch := range archs {
 		if !strings.HasPrefix(arch, "sm_") {
-			return nil, usagef("--match-regs takes real architectures such as sm_90, not %q", arch)
+			return nil, nil, usagef("--match-regs takes real architectures such as sm_90, not %q", arch)
 		}
 		caps[arch] = map[string]int{}
+		instances[arch] = map[string]map[string]int{}
 		for _, p := range paths {
 			if p == "-" || !strings.HasSuffix(p, ".cu") {
 				continue
@@ -50,14 +52,83 @@ func registerCaps(paths []string, archs, includes, macroArgs []string) (map[stri
 				if lines := strings.Split(msg, "\n"); len(lines) > 12 {
 					msg = strings.Join(lines[:12], "\n") + "\n..."
 				}
-				return nil, fmt.Errorf("--match-regs: %s does not compile for %s (%s):\n%s", p, arch, filepath.Base(nvcc), msg)
+				return nil, nil, fmt.Errorf("--match-regs: %s does not compile for %s (%s):\n%s", p, arch, filepath.Base(nvcc), msg)
 			}
-			for _, u := range occupancy.ParsePtxas(string(out)) {
+			usages := occupancy.ParsePtxas(string(out))
+			instArgs := templateArgs(usages)
+			for i, u := range usages {
 				if u.Registers > caps[arch][u.Name] {
 					caps[arch][u.Name] = u.Registers
+				}
+				if u.Template && instArgs[i] != "" {
+					if instances[arch][u.Name] == nil {
+						instances[arch][u.Name] = map[string]int{}
+					}
+					instances[arch][u.Name][instArgs[i]] = u.Registers
 				}
 			}
 		}
 	}
-	return caps, nil
+	return caps, instances, nil
+}
+
+// templateArgs returns, for each template instance among us, its template
+// arguments as C++ spells them ("64, 64, 2, 2"), demangled with c++filt;
+// "" where c++filt is missing or the arguments are not plain (then the
+// instance is capped at its kernel's largest instance).
+func templateArgs(us []occupancy.Usage) []string {
+	out := make([]string, len(us))
+	filt, err := exec.LookPath("c++filt")
+	if err != nil {
+		return out
+	}
+	var in strings.Builder
+	for _, u := range us {
+		in.WriteString(u.Mangled + "\n")
+	}
+	cmd := exec.Command(filt)
+	cmd.Stdin = strings.NewReader(in.String())
+	res, err := cmd.Output()
+	if err != nil {
+		return out
+	}
+	lines := strings.Split(strings.TrimRight(string(res), "\n"), "\n")
+	if len(lines) != len(us) {
+		return out
+	}
+	for i, l := range lines {
+		if !us[i].Template {
+			continue
+		}
+		out[i] = instanceArgs(l, us[i].Name)
+	}
+	return out
+}
+
+// instanceArgs extracts "A, B" from "void ns::k<A, B>(params)" for name
+// ns::k, or "" when the arguments are not plain C++ (lambdas, anonymous
+// namespaces, nested parentheses).
+func instanceArgs(demangled, name string) string {
+	i := strings.Index(demangled, name+"<")
+	if i < 0 {
+		return ""
+	}
+	rest := demangled[i+len(name)+1:]
+	depth := 1
+	for j, c := range rest {
+		switch c {
+		case '<':
+			depth++
+		case '>':
+			depth--
+			if depth == 0 {
+				a := rest[:j]
+				if strings.ContainsAny(a, "{}") || strings.Contains(a, "anonymous") || strings.Contains(a, "lambda") {
+					return ""
+				}
+				return a
+			}
+		}
+	}
+	return ""
 }

@@ -292,12 +292,13 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		}
 	}
 	var regCaps map[string]map[string]int
+	var regInstances map[string]map[string]map[string]int
 	if len(fl.matchRegs) > 0 {
-		caps, err := registerCaps(args, fl.matchRegs, fl.includes, fl.macros.args())
+		caps, inst, err := registerCaps(args, fl.matchRegs, fl.includes, fl.macros.args())
 		if err != nil {
 			return err
 		}
-		regCaps = caps
+		regCaps, regInstances = caps, inst
 	}
 	version, _ := BuildInfo()
 	type fileResult struct {
@@ -375,7 +376,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
-			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps}
+			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps, RegCapInstances: regInstances}
 		if (multi || fl.inPlace) && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true

@@ -45,6 +45,10 @@ type Options struct {
 	// kernel uses there (ptxas -v; the largest over template instances).
 	// The worker then keeps the kernel's blocks per SM (regcaps.go).
 	RegCaps map[string]map[string]int
+	// RegCapInstances refines RegCaps for template kernels: architecture ->
+	// qualified name -> template arguments as C++ spells them ("64, 2") ->
+	// registers of that instance.
+	RegCapInstances map[string]map[string]map[string]int
 	// DeviceOnly makes the output compile with NVRTC as well: host-only
 	// function definitions and includes of host-only system headers are
 	// fenced with #ifndef __CUDACC_RTC__ (slatec gen embeds such output).
