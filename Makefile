@@ -3,7 +3,10 @@ GO       ?= go
 CUDA     ?= .cuda
 NVCC     ?= $(CUDA)/nvidia/cu13/bin/nvcc
 export SLATEC_CUDA_PREFIX := $(abspath $(CUDA))
-FUZZTIME ?= 20s
+# An execution count, not a duration: a -fuzztime duration races the fuzz
+# coordinator's deadline on a loaded machine (Go issue 75804, fixed in Go 1.27)
+# and fails with "context deadline exceeded" and no crasher.
+FUZZTIME ?= 100000x
 
 .PHONY: all build demo test cuda-tools vet unit fuzz nvcc-check project-check gpu-build gpu-test clean
 
@@ -40,6 +43,8 @@ unit:
 
 fuzz:
 	$(GO) test ./parser -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./transform -run '^$$' -fuzz FuzzTransform -fuzztime 20000x
+	$(GO) test ./serve -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 
 nvcc-check: cuda-tools
 	NVCC=$(NVCC) ./scripts/nvcc-check.sh testdata golden examples

@@ -14,7 +14,7 @@ template <int N, typename T> __global__ void tk(T* a) { a[blockIdx.x * N] = 3; }
 template __global__ void tk<4, float>(float*);
 `
 	opts := Options{Version: "test",
-		RegCaps: map[string]map[string]int{"sm_90": {"plain": 37, "bounded": 20, "tk": 90}},
+		RegCaps:         map[string]map[string]int{"sm_90": {"plain": 37, "bounded": 20, "tk": 90}},
 		RegCapInstances: map[string]map[string]map[string]int{"sm_90": {"tk": {"4, float": 50, "8, double": 90}}},
 	}
 	res, err := Persistent(load(t, "t.cu", src), opts)
