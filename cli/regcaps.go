@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,22 +40,11 @@ func registerCaps(paths []string, archs, includes, macroArgs []string) (map[stri
 			if p == "-" || !strings.HasSuffix(p, ".cu") {
 				continue
 			}
-			args := []string{"-std=c++17", "-arch=" + arch, "-Xptxas", "-v", "-c", "-o", filepath.Join(tmp, "k.o")}
-			for _, d := range includes {
-				args = append(args, "-I", d)
-			}
-			args = append(append(args, macroArgs...), p)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			out, err := exec.CommandContext(ctx, nvcc, args...).CombinedOutput()
-			cancel()
+			out, err := runPtxas(nvcc, arch, p, tmp, includes, macroArgs)
 			if err != nil {
-				msg := strings.TrimSpace(string(out))
-				if lines := strings.Split(msg, "\n"); len(lines) > 12 {
-					msg = strings.Join(lines[:12], "\n") + "\n..."
-				}
-				return nil, nil, fmt.Errorf("--match-regs: %s does not compile for %s (%s):\n%s", p, arch, filepath.Base(nvcc), msg)
+				return nil, nil, fmt.Errorf("--match-regs: %s does not compile for %s (%s):\n%s", p, arch, filepath.Base(nvcc), err)
 			}
-			usages := occupancy.ParsePtxas(string(out))
+			usages := occupancy.ParsePtxas(out)
 			instArgs := templateArgs(usages)
 			for i, u := range usages {
 				if u.Registers > caps[arch][u.Name] {
@@ -131,4 +121,26 @@ func instanceArgs(demangled, name string) string {
 		}
 	}
 	return ""
+}
+
+// runPtxas compiles src with nvcc -Xptxas -v for arch (the object goes to
+// objDir) and returns the output with ptxas's report; on failure the error
+// holds nvcc's first lines.
+func runPtxas(nvcc, arch, src, objDir string, includes, macroArgs []string) (string, error) {
+	args := []string{"-std=c++17", "-arch=" + arch, "-Xptxas", "-v", "-c", "-o", filepath.Join(objDir, "out.o")}
+	for _, d := range includes {
+		args = append(args, "-I", d)
+	}
+	args = append(append(args, macroArgs...), src)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, nvcc, args...).CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if lines := strings.Split(msg, "\n"); len(lines) > 12 {
+			msg = strings.Join(lines[:12], "\n") + "\n..."
+		}
+		return "", errors.New(msg)
+	}
+	return string(out), nil
 }

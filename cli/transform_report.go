@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/slatec/slatec/occupancy"
 )
@@ -34,20 +31,13 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 	if err := os.WriteFile(src, output, 0o644); err != nil {
 		return err
 	}
-	args := []string{"-std=c++17", "-arch=" + reportArch, "-Xptxas", "-v", "-c", "-o", filepath.Join(tmp, "out.o")}
+	dirs := includes
 	if name != "-" && name != "<stdin>" {
-		args = append(args, "-I", filepath.Dir(name)) // the input's own includes
+		dirs = append([]string{filepath.Dir(name)}, includes...) // the input's own includes
 	}
-	for _, d := range includes {
-		args = append(args, "-I", d)
-	}
-	args = append(args, macroArgs...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, nvcc, append(args, src)...).CombinedOutput()
+	out, err := runPtxas(nvcc, reportArch, src, tmp, dirs, macroArgs)
 	if err != nil {
-		msg := strings.ReplaceAll(strings.TrimSpace(string(out)), src, name)
-		return fmt.Errorf("--report: nvcc failed on the output of %s:\n%s", name, msg)
+		return fmt.Errorf("--report: nvcc failed on the output of %s:\n%s", name, strings.ReplaceAll(err.Error(), src, name))
 	}
 	// The largest usage per name (template instances together).
 	type usage struct {
@@ -55,7 +45,7 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 		template          bool
 	}
 	byName := map[string]*usage{}
-	for _, u := range occupancy.ParsePtxas(string(out)) {
+	for _, u := range occupancy.ParsePtxas(out) {
 		e := byName[u.Name]
 		if e == nil {
 			e = &usage{template: u.Template}
