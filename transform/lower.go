@@ -416,7 +416,13 @@ func (l *lowerer) isTail(s parser.Stmt, r *parser.ReturnStmt) bool {
 	return true
 }
 
-// decl handles a declaration that inactive threads may reach.
+// decl handles a declaration that inactive threads may reach. An
+// initialiser that is not safe for inactive threads is hoisted: the
+// declarator is value-initialised and assigned under the guard after the
+// declaration. A safe initialiser that reads a hoisted declarator of the
+// same declaration (`float a = in[i], b = 0.5f * a;`) is moved after that
+// guard too, unguarded, so that it still sees the value: the assignments
+// after the declaration keep the declarators' order.
 func (l *lowerer) decl(d *parser.DeclStmt) {
 	for _, q := range d.Specs.Pre {
 		switch q.Word {
@@ -424,7 +430,12 @@ func (l *lowerer) decl(d *parser.DeclStmt) {
 			return // no per-thread initialisation to guard
 		}
 	}
-	var guarded []string
+	type step struct {
+		assign  string
+		guarded bool
+	}
+	var steps []step
+	moved := map[string]bool{} // declarators assigned after the declaration
 	topConst := hasWord(d.Specs, "const")
 	for _, id := range d.Decls {
 		if id.Init == nil {
@@ -441,23 +452,39 @@ func (l *lowerer) decl(d *parser.DeclStmt) {
 				init = id.Init.Ctor[0]
 			}
 		}
-		if init != nil && l.safe(init) {
-			l.defs = append(l.defs, varDef{name: declName(id.Decl), uses: l.idents(init)})
-			continue
-		}
 		name := declName(id.Decl)
+		guarded := true
+		if init != nil && l.safe(init) {
+			l.defs = append(l.defs, varDef{name: name, uses: l.idents(init)})
+			if !readsAny(l.idents(init), moved) {
+				continue
+			}
+			guarded = false // safe, but must follow the guarded assignment it reads
+		}
+		what := "initialised after it"
+		if !guarded {
+			what = "initialised from " + strings.Join(sortedKeys(moved), ", ") + ", which is assigned after the declaration; declare it separately"
+		}
 		switch {
 		case name == "":
 			l.errorf(id, "cannot lower an early return: declarator too complex to split")
 			continue
 		case len(id.Decl.Arrays) > 0:
-			l.errorf(id, "cannot lower an early return: the array %s is initialised after it; declare it before the return or initialise it element by element", name)
+			if guarded {
+				l.errorf(id, "cannot lower an early return: the array %s is initialised after it; declare it before the return or initialise it element by element", name)
+			} else {
+				l.errorf(id, "cannot lower an early return: the array %s is %s", name, what)
+			}
 			continue
 		case hasRef(id.Decl):
-			l.errorf(id, "cannot lower an early return: the reference %s is bound after it; bind it before the return or use a pointer", name)
+			if guarded {
+				l.errorf(id, "cannot lower an early return: the reference %s is bound after it; bind it before the return or use a pointer", name)
+			} else {
+				l.errorf(id, "cannot lower an early return: the reference %s is %s", name, what)
+			}
 			continue
 		}
-		// Hoist: keep the declaration, value-initialised; assign under the guard.
+		// Hoist: keep the declaration, value-initialised; assign after it.
 		var assign string
 		switch {
 		case id.Init.Assign != nil:
@@ -476,7 +503,7 @@ func (l *lowerer) decl(d *parser.DeclStmt) {
 		for _, p := range id.Decl.Ptrs {
 			for range p.Quals {
 				if strings.Contains(l.text(p), "const") {
-					l.errorf(p, "cannot lower an early return: the const pointer %s is initialised after it", name)
+					l.errorf(p, "cannot lower an early return: the const pointer %s is %s", name, what)
 				}
 			}
 		}
@@ -489,12 +516,37 @@ func (l *lowerer) decl(d *parser.DeclStmt) {
 			l.edits = append(l.edits, emit.Replace(autoSpan(l.f, d), autoSpan(l.f, d)+len("auto"),
 				"typename slate_plain<decltype("+l.text(initExpr(id))+")>::type", "hoist"))
 		}
-		guarded = append(guarded, assign)
-		l.assigned[name] = true
+		steps = append(steps, step{assign, guarded})
+		moved[name] = true
+		if guarded {
+			l.assigned[name] = true
+		}
 	}
-	if len(guarded) > 0 {
-		l.edits = append(l.edits, emit.Insert(d.Span().End, " if (slate_active) { "+strings.Join(guarded, " ")+" }", "hoist"))
+	var b strings.Builder
+	for i := 0; i < len(steps); {
+		if !steps[i].guarded {
+			b.WriteString(" " + steps[i].assign)
+			i++
+			continue
+		}
+		b.WriteString(" if (slate_active) {")
+		for ; i < len(steps) && steps[i].guarded; i++ {
+			b.WriteString(" " + steps[i].assign)
+		}
+		b.WriteString(" }")
 	}
+	if b.Len() > 0 {
+		l.edits = append(l.edits, emit.Insert(d.Span().End, b.String(), "hoist"))
+	}
+}
+
+func readsAny(uses []string, names map[string]bool) bool {
+	for _, u := range uses {
+		if names[u] {
+			return true
+		}
+	}
+	return false
 }
 
 func initExpr(id *parser.InitDeclarator) parser.Node {

@@ -253,6 +253,49 @@ func TestMergeIdleThreadPredication(t *testing.T) {
 	has(t, out, "if (tid < n) {")
 }
 
+func TestMergeHoistKeepsDeclaratorOrder(t *testing.T) {
+	// A declarator whose initialiser loads is hoisted (assigned under the
+	// guard after the declaration); later declarators that read it follow
+	// that assignment in order, not before it (found on the GPU: `float a =
+	// in[i], b = 0.5f * a` computed b from a's zero).
+	big := load(t, "big.cu", `__global__ void big(float* x) { x[blockIdx.x * 512 + threadIdx.x] += 1.0f; }`)
+	for _, tc := range []struct{ name, decl, want, wantErr string }{
+		{"derived", "float a = in[i], b = 0.5f * a + 0.25f, c = 2.0f;",
+			"float a {}, b {}, c = 2.0f; if (slate_active) { a = in[i]; } b = 0.5f * a + 0.25f;", ""},
+		{"chain", "const int j = in[i], k = j + 1, v = in[k], w = v + k;",
+			"/*const*/ int j {}, k {}, v {}, w {}; if (slate_active) { j = in[i]; } k = j + 1; if (slate_active) { v = in[k]; } w = v + k;", ""},
+		{"independent", "float a = in[i], b = 2.0f * n;",
+			"float a {}, b = 2.0f * n; if (slate_active) { a = in[i]; }", ""},
+		{"transitive", "float a = in[i], b = a, c = b + 1.0f;",
+			"float a {}, b {}, c {}; if (slate_active) { a = in[i]; } b = a; c = b + 1.0f;", ""},
+		{"array", "float a = in[i], arr[2] = {a, a};", "", "the array arr is initialised from a"},
+		{"reference", "float a = in[i], &r = a;", "", "the reference r is initialised from a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `__global__ void early(const float* in, float* out, int n) {
+    __shared__ float s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ` + tc.decl + `
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[i] = s[threadIdx.x];
+}`
+			a := load(t, "e.cu", src)
+			if tc.wantErr != "" {
+				res := merge(t, MergeOptions{}, MergeInput{Analysis: a, Kernel: "early"}, MergeInput{Analysis: big, Kernel: "big"})
+				require.True(t, res.Diags.HasErrors())
+				var b strings.Builder
+				diag.Write(&b, res.Diags)
+				assert.Contains(t, b.String(), tc.wantErr)
+				return
+			}
+			out := mustMerge(t, MergeOptions{}, MergeInput{Analysis: a, Kernel: "early"}, MergeInput{Analysis: big, Kernel: "big"})
+			has(t, between(t, out, "early__merged_body(const", "\n}\n"), tc.want)
+		})
+	}
+}
+
 func TestMergeRefusals(t *testing.T) {
 	ok := load(t, "ok.cu", scaleSrc)
 	for _, tc := range []struct {

@@ -1938,7 +1938,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 { bool slate_active = slate_tid < slate_nthreads;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (slate_active) { if (i >= n) return; }
-    float a {}, b = 0.5f * a + 0.25f, c = 0.25f - a, d = 1.0f + 0.125f * a; if (slate_active) { a = in[i]; }
+    float a {}, b {}, c {}, d {}; if (slate_active) { a = in[i]; } b = 0.5f * a + 0.25f; c = 0.25f - a; d = 1.0f + 0.125f * a;
     if (slate_active) { for (int k = 0; k < iters; ++k) {
         a = fmaf(a, 0.99990f, 0.00010f);
         b = fmaf(b, 1.00010f, -0.00010f);
