@@ -408,7 +408,10 @@ func writeInspectText(w io.Writer, fr fileReport) {
 		var rets []string
 		for _, r := range k.Returns {
 			t := fmt.Sprintf("line %d", r.Line)
-			if r.BeforeSync {
+			switch {
+			case r.BeforeSync && r.Uniform:
+				t += fmt.Sprintf(" (before the sync at line %d; the whole block returns together)", r.SyncLine)
+			case r.BeforeSync:
 				t += fmt.Sprintf(" (before the sync at line %d)", r.SyncLine)
 			}
 			rets = append(rets, t)

@@ -956,25 +956,25 @@ __global__ void settle(int* vals, int* iters_used, int max_iters) {
 #line 29 "testdata/kernels/early_return_in_loop.cu"
 static __device__ __forceinline__ void settle__slate_body(const uint3 blockIdx, const dim3 gridDim, int* vals, int* iters_used, int max_iters)
 #line 29 "testdata/kernels/early_return_in_loop.cu"
-{ bool slate_active = true;
+{
     __shared__ int s[B];
     const int t = threadIdx.x, i = blockIdx.x * B + t;
     int v = vals[i];
     for (int it = 0; it < max_iters; ++it) {
-        if (slate_active) { s[t] = v; }
+        s[t] = v;
         __syncthreads();
         int nv = (v + s[(t + 1) % B]) / 3;
         __syncthreads();
         int changed = nv != v;
         v = nv;
-        if (!__syncthreads_or(slate_active && (changed))) {
-            if (slate_active) { vals[i] = v;
-            if (t == 0) iters_used[blockIdx.x] = it + 1; }
-            if (slate_active) { { slate_active = false; } }
+        if (!__syncthreads_or(changed)) {
+            vals[i] = v;
+            if (t == 0) iters_used[blockIdx.x] = it + 1;
+            return;
         }
     }
-    if (slate_active) { vals[i] = v;
-    if (t == 0) iters_used[blockIdx.x] = -1; }  // did not settle
+    vals[i] = v;
+    if (t == 0) iters_used[blockIdx.x] = -1;  // did not settle
 }
 #line 29 "testdata/kernels/early_return_in_loop.cu"
 __global__ void settle__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* vals, int* iters_used, int max_iters)

@@ -71,6 +71,10 @@ type ReturnInfo struct {
 	BeforeSync bool `json:"before_sync"`
 	// SyncLine is the line of one such following sync point.
 	SyncLine int `json:"sync_line,omitempty"`
+	// Uniform is true when the whole block takes this return together (its
+	// condition is a block-wide vote): no thread is left to meet a barrier,
+	// so it need not be lowered.
+	Uniform bool `json:"uniform,omitempty"`
 }
 
 // SharedDecl is a __shared__ variable.
@@ -239,7 +243,7 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 		}
 		k.Returns = a.returns(k.Func, k)
 		for _, r := range k.Returns {
-			if r.BeforeSync {
+			if r.BeforeSync && !r.Uniform {
 				k.NeedsLowering = true
 			}
 		}

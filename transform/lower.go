@@ -96,7 +96,7 @@ func (a *Analysis) Lower(k *KernelInfo, opts LowerOptions) ([]emit.Edit, []diag.
 		assigned: map[string]bool{}}
 	l.sites = append(a.syncSites(k.Func), k.OpaqueSync...)
 	for _, r := range k.Returns {
-		if r.BeforeSync || opts.AllReturns {
+		if r.BeforeSync && !r.Uniform || opts.AllReturns {
 			l.rets[r.Span.Start] = true
 		}
 	}
@@ -135,7 +135,7 @@ func (l *lowerer) errorf(n parser.Node, format string, args ...any) {
 	d := l.a.at(n.Span().Start, diag.Error, format, args...)
 	// Point at the first lowered return as well.
 	for _, r := range l.k.Returns {
-		if r.BeforeSync {
+		if r.BeforeSync && !r.Uniform {
 			d.Notes = append(d.Notes, l.a.at(r.Span.Start, diag.Note, "this return precedes a barrier or warp-synchronous operation, so it must be lowered"))
 			break
 		}
@@ -260,6 +260,10 @@ func (l *lowerer) list(stmts []parser.Stmt, inactive, single bool) bool {
 					l.errorf(s, "cannot lower an early return: this declaration after it is not understood by slatec")
 				}
 			case *parser.EmptyStmt:
+			case *parser.ReturnStmt:
+				// A return the whole block takes together (not lowered):
+				// threads inactive since an earlier return leave too.
+				flush()
 			case *parser.ExprStmt:
 				// Pure local bookkeeping (++it, cur = 1 - cur) runs for all
 				// threads: loop counters stay valid for inactive ones.

@@ -53,8 +53,11 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 	sites := append(a.syncSites(fn), k.OpaqueSync...)
 	var out []ReturnInfo
 	var loops []parser.Span
+	var path []parser.Node // the statements enclosing n
 	var visit func(n parser.Node)
 	visit = func(n parser.Node) {
+		path = append(path, n)
+		defer func() { path = path[:len(path)-1] }()
 		switch n := n.(type) {
 		case *parser.Lambda:
 			return // a lambda's return ends the lambda, not the thread
@@ -83,6 +86,7 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 					break
 				}
 			}
+			r.Uniform = uniformReturn(path)
 			out = append(out, r)
 			return
 		}
@@ -92,4 +96,60 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 	}
 	visit(fn.Def.Body)
 	return out
+}
+
+// blockVotes are the barriers whose result every thread of the block gets
+// alike.
+var blockVotes = map[string]bool{"__syncthreads_or": true, "__syncthreads_and": true, "__syncthreads_count": true}
+
+// uniformReturn reports whether the return at the end of path is taken by
+// the whole block together: it is a statement of a branch of an if (the
+// branch itself or directly in its braces) whose condition is a block-wide
+// vote (__syncthreads_or, _and, _count) combined only with literals. Every
+// thread of the block evaluates such a condition (it is a barrier) and gets
+// the same value, so no thread stays behind to meet a later barrier alone.
+// (Lowering leaves such a return unguarded, so threads inactive since an
+// earlier return leave with the others.)
+func uniformReturn(path []parser.Node) bool {
+	i := len(path) - 2
+	if i >= 0 {
+		if _, ok := path[i].(*parser.Block); ok {
+			i--
+		}
+	}
+	if i < 0 {
+		return false
+	}
+	n, ok := path[i].(*parser.IfStmt)
+	return ok && n.Init == nil && n.CondDecl == nil && n.Cond != nil && uniformCond(n.Cond)
+}
+
+func uniformCond(x parser.Node) bool {
+	votes, ok := 0, true
+	parser.Walk(x, func(n parser.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *parser.PostfixExpr:
+			if len(n.Ops) == 1 && n.Ops[0].Call != nil && n.X.Name != nil && len(n.X.Name.Segs) == 1 &&
+				blockVotes[n.X.Name.Segs[0].Name] {
+				votes++
+				return false // the predicate may be anything: only the result counts
+			}
+			if len(n.Ops) > 0 {
+				ok = false
+			}
+		case *parser.Primary:
+			if n.Name != nil || n.Lambda != nil || n.Brace != nil || n.Constr != nil || n.CppCast != nil {
+				ok = false
+			}
+		case *parser.AssignExpr:
+			if n.Op != "" {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && votes > 0
 }
