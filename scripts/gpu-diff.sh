@@ -146,7 +146,9 @@ fi
 # ---- solo -------------------------------------------------------------------
 # Solo cost: the program's kernels timed with CUDA events by the harness
 # ($HARNESS_REPS repetitions after a warm-up, median), original and
-# transformed (auto iters, all SMs) alternating, three rounds.
+# transformed (auto iters, all SMs) alternating, three rounds. MIN_US
+# (HARNESS_MIN_US) raises the repetitions of short timers so that each timed
+# round lasts at least that long.
 if has solo; then
     raw=$OUT/solo-raw.txt
     : >"$raw"
@@ -157,7 +159,7 @@ if has solo; then
             [ -x "$W/$n.env" ] || continue
             for v in $variants; do
                 [ -x "$W/$n.$v" ] || continue
-                HARNESS_REPS=${REPS:-20} timeout 120 "$W/$n.$v" >"$W/solo.out" 2>/dev/null
+                HARNESS_REPS=${REPS:-20} HARNESS_MIN_US=${MIN_US:-} timeout 120 "$W/$n.$v" >"$W/solo.out" 2>/dev/null
                 grep -q '^PASS' "$W/solo.out" || echo "$n $v $round SELFCHECK-FAIL" >>"$raw"
                 grep '^HARNESS_TIME' "$W/solo.out" | sed "s/^/$n $v $round /" >>"$raw"
             done

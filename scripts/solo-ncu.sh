@@ -11,15 +11,18 @@ cd "$(dirname "$0")/.."
 export SLATE_MODE=${SLATE_MODE:-persistent}
 W=${W:-/tmp/slatec-gpu}
 OUT=${OUT:-$PWD/.work/gpu-out}
+# NCU_VARIANT: the transformed build to time: env (the golden, default) or
+# cap (transformed with $SLATEC_FLAGS, e.g. --match-regs sm_90).
+V=${NCU_VARIANT:-env}
 mkdir -p "$OUT/ncu"
 files=${FILES:-$(ls "$W"/*.orig | xargs -n1 basename | sed 's/\.orig$//')}
 printf '%-28s %8s %14s %14s %7s\n' program kernels "original us" "slatec us" ratio >"$OUT/solo-ncu.txt"
 for n in $files; do
-    for v in orig env; do
+    for v in orig "$V"; do
         (cd /tmp && timeout 300 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none \
             --csv --print-units base "$W/$n.$v" >"$OUT/ncu/$n.$v.csv" 2>/dev/null)
     done
-    python3 - "$n" "$OUT/ncu/$n.orig.csv" "$OUT/ncu/$n.env.csv" >>"$OUT/solo-ncu.txt" <<'PY'
+    python3 - "$n" "$OUT/ncu/$n.orig.csv" "$OUT/ncu/$n.$V.csv" >>"$OUT/solo-ncu.txt" <<'PY'
 import csv, sys
 def total(path):
     s, k = 0.0, 0

@@ -184,9 +184,17 @@ static inline int harness_reps() {
 // stream 0 (never for non-blocking streams), so a harness that launches on
 // other streams ends fn() with cudaDeviceSynchronize() (or synchronises each
 // of its streams): the timed region then includes that synchronisation.
+// $HARNESS_MIN_US (optional): raise the runs per round so that a round lasts
+// at least this long (a calibration round of $HARNESS_REPS runs decides), so
+// that 5 us kernels are timed over enough launches to resolve a few percent.
+static inline double harness_min_us() {
+    const char* s = std::getenv("HARNESS_MIN_US");
+    return s && *s ? std::strtod(s, nullptr) : 0.0;
+}
+
 template <class F>
 static inline void harness_timed(const char* label, F fn) {
-    const int reps = harness_reps();
+    int reps = harness_reps();
     if (reps == 0) {
         fn();
         return;
@@ -197,6 +205,17 @@ static inline void harness_timed(const char* label, F fn) {
     fn();  // warm-up: module loading, first-touch, caches
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
+    if (const double min_us = harness_min_us(); min_us > 0.0) {
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        for (int r = 0; r < reps; ++r) fn();
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        const double per_run = 1000.0 * ms / reps;
+        if (per_run > 0.0 && per_run * reps < min_us)
+            reps = (int)std::min(100000.0, std::ceil(min_us / per_run));
+    }
     // Three rounds of `reps` back-to-back runs between one pair of events:
     // the host enqueues ahead of the GPU, so the time per run is the GPU's
     // (kernels and the gaps between them), not the host's launch latency.
