@@ -178,67 +178,22 @@ type instantiation struct {
 	args       []string
 }
 
-// parseInstantiations reads "name<arg, ...>" items; arguments are split at
-// top-level commas (a template argument may hold <...> or (...) itself).
+// parseInstantiations reads "name<arg, ...>" items (transform.ParseInstance).
 func parseInstantiations(items []string) ([]instantiation, error) {
 	var out []instantiation
 	for _, it := range items {
 		t := strings.TrimSpace(it)
-		lt := strings.IndexByte(t, '<')
-		if lt <= 0 || !strings.HasSuffix(t, ">") {
-			return nil, optionErrorf("--instantiate %q: want KERNEL<ARGS>, such as scale<float>", it)
-		}
-		name := strings.TrimSpace(t[:lt])
-		var args []string
-		depth, start := 0, lt+1
-		body := t[:len(t)-1]
-		for i := lt + 1; i < len(body); i++ {
-			switch body[i] {
-			case '<', '(', '[':
-				depth++
-			case '>', ')', ']':
-				depth--
-			case ',':
-				if depth == 0 {
-					args = append(args, strings.TrimSpace(body[start:i]))
-					start = i + 1
-				}
-			}
-		}
-		args = append(args, strings.TrimSpace(body[start:]))
-		for _, a := range args {
-			if a == "" || depth != 0 {
-				return nil, optionErrorf("--instantiate %q: an empty or unbalanced template argument", it)
-			}
+		name, args, err := transform.ParseInstance(t)
+		if err != nil {
+			return nil, optionErrorf("--instantiate %q: %v", it, err)
 		}
 		out = append(out, instantiation{text: t, name: name, args: args})
 	}
 	return out, nil
 }
 
-// substitute replaces whole identifiers of ctype by their template
-// arguments: "const T*" with T=float gives "const float*".
 func substitute(ctype string, subst map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(ctype); {
-		c := rune(ctype[i])
-		if unicode.IsLetter(c) || c == '_' {
-			j := i
-			for j < len(ctype) && (unicode.IsLetter(rune(ctype[j])) || unicode.IsDigit(rune(ctype[j])) || ctype[j] == '_') {
-				j++
-			}
-			id := ctype[i:j]
-			if r, ok := subst[id]; ok {
-				id = r
-			}
-			b.WriteString(id)
-			i = j
-			continue
-		}
-		b.WriteByte(ctype[i])
-		i++
-	}
-	return b.String()
+	return transform.SubstituteTemplate(ctype, subst)
 }
 
 // identOnly keeps the letters and digits of a template argument, for a

@@ -63,12 +63,21 @@ func Prepare(file string, src []byte, kernel string, includeDirs []string) (*Pre
 	if err != nil {
 		return nil, nil, err
 	}
+	// A template kernel is profiled as one instance: reduce_sum<256>.
+	lookup, instArgs := kernel, []string(nil)
+	if strings.Contains(kernel, "<") {
+		name, args, err := transform.ParseInstance(kernel)
+		if err != nil {
+			return nil, a.Diags, &KernelError{Kernel: kernel, Usage: true, Msg: err.Error()}
+		}
+		lookup, instArgs = name, args
+	}
 	var matches []string
 	var all []string
 	for _, k := range a.Kernels {
 		q := k.Func.QualifiedName()
 		all = append(all, q)
-		if k.Func.Name == kernel || q == kernel {
+		if k.Func.Name == lookup || q == lookup {
 			matches = append(matches, q)
 		}
 	}
@@ -106,16 +115,41 @@ func Prepare(file string, src []byte, kernel string, includeDirs []string) (*Pre
 	if kl == nil {
 		return nil, res.Diags, fmt.Errorf("internal error: the transform of %s reported no layout for %s", file, matches[0])
 	}
-	if len(kl.Template) > 0 {
-		return nil, res.Diags, &KernelError{Kernel: kernel, Msg: fmt.Sprintf("%s is a template (%s); profile a non-template kernel that calls the instantiation you want",
-			kl.QualifiedName, strings.Join(kl.Template, ", "))}
+	switch {
+	case len(kl.Template) > 0 && instArgs == nil:
+		return nil, res.Diags, &KernelError{Kernel: kernel, Usage: true, Msg: fmt.Sprintf("%s is a template (%s); name an instance, such as %s<%s>",
+			kl.QualifiedName, strings.Join(kl.Template, ", "), kl.QualifiedName, strings.Join(kl.Template, ", "))}
+	case len(kl.Template) == 0 && instArgs != nil:
+		return nil, res.Diags, &KernelError{Kernel: kernel, Usage: true, Msg: fmt.Sprintf("%s is not a template", kl.QualifiedName)}
+	case len(kl.Template) != len(instArgs):
+		return nil, res.Diags, &KernelError{Kernel: kernel, Usage: true, Msg: fmt.Sprintf("%s has %d template parameters (%s), not %d",
+			kl.QualifiedName, len(kl.Template), strings.Join(kl.Template, ", "), len(instArgs))}
 	}
 	p := &Prepared{
 		Name: kl.Name, QualifiedName: kl.QualifiedName, File: filepath.Base(file),
 		Source: string(res.Output), Worker: workerExpr(kl), Diags: res.Diags,
 	}
+	var subst map[string]string
+	if instArgs != nil {
+		subst = map[string]string{}
+		for i, tp := range kl.Template {
+			subst[tp] = instArgs[i]
+		}
+		inst := "<" + strings.Join(instArgs, ", ") + ">"
+		p.Name, p.QualifiedName, p.Worker = kl.Name+inst, kl.QualifiedName+inst, p.Worker+inst
+	}
 	for _, pl := range kl.Params {
-		p.Layout.Params = append(p.Layout.Params, runtime.Param{Name: pl.Name, CType: pl.Type, Size: pl.Size, Align: pl.Align})
+		prm := runtime.Param{Name: pl.Name, CType: pl.Type, Size: pl.Size, Align: pl.Align}
+		if subst != nil {
+			// The instance's types; their sizes from the type table, else
+			// from the driver once the instance is loaded.
+			prm.CType = transform.SubstituteTemplate(pl.Type, subst)
+			prm.Size, prm.Align = 0, 0
+			if ti, ok := runtime.CTypeInfo(prm.CType); ok {
+				prm.Size, prm.Align = ti.Size, ti.Align
+			}
+		}
+		p.Layout.Params = append(p.Layout.Params, prm)
 	}
 	return p, res.Diags, nil
 }

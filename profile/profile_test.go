@@ -64,7 +64,10 @@ func TestPrepareErrors(t *testing.T) {
 		usage        bool
 	}{
 		{"nope", "has no kernel of that name (kernels: triad, block_sum, ns::scale, fill)", true},
-		{"fill", "fill is a template (T)", false},
+		{"fill", "fill is a template (T); name an instance, such as fill<T>", true},
+		{"fill<float, int>", "fill has 1 template parameters (T), not 2", true},
+		{"triad<float>", "triad is not a template", true},
+		{"fill<", "want KERNEL<ARGS>", true},
 	} {
 		_, _, err := Prepare("triad.cu", src, tc.kernel, nil)
 		var ke *KernelError
@@ -72,10 +75,20 @@ func TestPrepareErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 		assert.Equal(t, tc.usage, ke.Usage)
 	}
+	// An instance: the worker's name expression and the parameter types
+	// are the instance's.
+	p, _, err := Prepare("triad.cu", src, "fill<double>", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "fill__slate<double>", p.Worker)
+	assert.Equal(t, "fill<double>", p.Name)
+	require.NotEmpty(t, p.Layout.Params)
+	assert.Equal(t, "double*", p.Layout.Params[0].CType)
+	assert.Equal(t, 8, p.Layout.Params[0].Size)
+
 	amb := []byte("namespace a { __global__ void k(int* x) { x[0] = 1; } }\nnamespace b { __global__ void k(int* x) { x[0] = 2; } }\n")
 	_, _, err = Prepare("amb.cu", amb, "k", nil)
 	assert.ErrorContains(t, err, "ambiguous in amb.cu (a::k, b::k)")
-	p, _, err := Prepare("amb.cu", amb, "b::k", nil)
+	p, _, err = Prepare("amb.cu", amb, "b::k", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "b::k__slate", p.Worker)
 
