@@ -128,9 +128,10 @@ func TestProfileInputErrorsExit1(t *testing.T) {
 	assert.Contains(t, errs, "refused.cu:")
 	assert.Contains(t, errs, "error")
 
+	// A template needs an instance (a usage error, like an unknown kernel).
 	code, _, errs = slatec(t, "", "profile", f, "--kernel", "fill", "--args", "buf:f32:4,f32:1,i32:4")
-	assert.Equal(t, 1, code, errs)
-	assert.Contains(t, errs, "fill is a template")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "fill is a template (T); name an instance")
 
 	broken := write(t, dir, "broken.json", `{"format": "slatec-profile/1", "device": {"name": "x", "sms": 0}}`)
 	code, _, errs = slatec(t, "", "profile", f, "--kernel", "triad", "--args", triadArgs, "-o", broken, "--append")
