@@ -213,6 +213,24 @@ func TestProfileToStdout(t *testing.T) {
 	assert.Contains(t, errs, "B[132] = 3000.0 GB/s (89% of the 3352 GB/s peak)")
 }
 
+func TestProfileTemplateInstance(t *testing.T) {
+	dev := withFakeGPU(t, fakeH100())
+	f := triadFile(t)
+	code, out, errs := slatec(t, "", "profile", f, "--kernel", "fill<float>", "--args", "out:f32:64K,f32:1.5,i32:64K",
+		"--sms", "step:64", "--reps", "1")
+	require.Equal(t, 0, code, errs)
+	ps, err := plan.ParseProfile([]byte(out))
+	require.NoError(t, err, out)
+	require.Len(t, ps.Kernels, 1)
+	assert.Equal(t, "fill<float>", ps.Kernels[0].Name, "the profile names the instance, as slatec merge and serve do")
+	assert.Equal(t, "fill__slate<float>", dev.loaded.Worker)
+
+	// The instance's parameter types are checked: T = float takes f32.
+	code, _, errs = slatec(t, "", "profile", f, "--kernel", "fill<float>", "--args", "out:f64:64K,f32:1.5,i32:64K")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "float")
+}
+
 func TestProfileAppendAndPlot(t *testing.T) {
 	dev := withFakeGPU(t, fakeH100())
 	f := triadFile(t)
