@@ -9,6 +9,8 @@ Input: the BENCH lines the drivers in bench/merge/ print:
     BENCH CASE MODE merged default MS
     BENCH CASE MODE sweep A:B[:C] MS
     BENCH CASE MODE iters N MS
+    BENCH CASE MODE planned A:B[:C] MS     (the planner's merge, scripts/merge-gpu.sh plan)
+    BENCH CASE - planned-baseline sequential|streams   (the planner says: do not merge)
 Output, per case: the baselines, the merged kernel with the default allocation
 per mode, the allocation sweep (Liang et al., Fig. 2) as a table with one
 column per mode, and the best allocation of each mode with its speedup over
@@ -39,14 +41,16 @@ def rows_of(cases, complementary):
         if name in VARIANTS:
             base["variant"] = VARIANTS[name]
 
-        def add(mode, split, ms, **extra):
-            r = dict(base, mode=mode, split=split, ms=round(ms, 4), planned=False)
+        def add(mode, split, ms, planned=False, **extra):
+            r = dict(base, mode=mode, split=split, ms=round(ms, 4), planned=planned)
             r.update(extra)
             rows.append(r)
         if c["seq"] is not None:
-            add("sequential", "-", c["seq"])
+            add("sequential", "-", c["seq"], planned=c["planned_baseline"] == "sequential")
         if c["conc"] is not None:
-            add("streams", "-", c["conc"])
+            add("streams", "-", c["conc"], planned=c["planned_baseline"] == "streams")
+        for m, (alloc, ms) in c["planned"].items():
+            add(m, alloc, ms, planned=True)
         for k, ms in c["solo"].items():
             add("solo", "-", ms, kernel=k)
         for m in MODES:
@@ -72,7 +76,8 @@ def main(path, args=None):
                 continue
             case, mode, what = p[1], p[2], p[3]
             c = cases.setdefault(case, {"sms": None, "solo": OrderedDict(), "seq": None, "conc": None,
-                                        "default": {}, "sweep": defaultdict(dict), "iters": defaultdict(dict)})
+                                        "default": {}, "sweep": defaultdict(dict), "iters": defaultdict(dict),
+                                        "planned": {}, "planned_baseline": None})
             try:
                 if what == "sms":
                     c["sms"] = int(p[4])
@@ -88,6 +93,10 @@ def main(path, args=None):
                     c["sweep"][p[4]][mode] = float(p[5])
                 elif what == "iters":
                     c["iters"][mode][p[4]] = float(p[5])
+                elif what == "planned":
+                    c["planned"][mode] = (p[4], float(p[5]))
+                elif what == "planned-baseline" and p[4] in ("sequential", "streams"):
+                    c["planned_baseline"] = p[4]
             except (IndexError, ValueError):
                 print("skipping malformed line: %s" % line.strip(), file=sys.stderr)
     if args is not None and args.json:
@@ -125,6 +134,20 @@ def main(path, args=None):
             if c["conc"]:
                 line += ", vs concurrent %.3fx" % (c["conc"] / best)
             print(line)
+        # The planner's choice against the best measured run of any mode (baselines included).
+        choice = None
+        if c["planned"]:
+            m, (alloc, ms) = next(iter(c["planned"].items()))
+            choice = ("%s %s" % (m, alloc), ms)
+        elif c["planned_baseline"] == "sequential" and c["seq"]:
+            choice = ("sequential (no merge)", c["seq"])
+        elif c["planned_baseline"] == "streams" and c["conc"]:
+            choice = ("streams (no merge)", c["conc"])
+        if choice:
+            runs = [v for v in (c["seq"], c["conc"]) if v] + list(c["default"].values()) + \
+                [v for r in c["sweep"].values() for v in r.values()] + [choice[1]]
+            best = min(runs)
+            print("  planned %s: %.4f ms; best measured %.4f ms; planned/best %.3f" % (choice[0], choice[1], best, choice[1] / best))
         print()
 
 

@@ -19,6 +19,8 @@
 #   check     differential runs          -> $OUT/check.txt
 #   sanitize  compute-sanitizer          -> $OUT/sanitize.txt
 #   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt, $OUT/merge.json
+#   plan      the planner's choice timed -> "planned" rows added to the three above; needs
+#             the carried .gpu/slatec (make gpu-build) for slatec profile and slatec plan
 # $OUT/summary.txt gets the verdicts and is printed last. ONLY="case ..." restricts the
 # cases; BENCH_CASES the benchmarked ones; BENCH_REPS, BENCH_WARMUP, SWEEP_STEP tune the
 # timing (bench/merge/common.h).
@@ -91,7 +93,7 @@ export NVCC NVCC_FLAGS ARCH W
 if has build; then
     variants=""
     { has check || has sanitize; } && variants="check"
-    has bench && variants="$variants bench"
+    { has bench || has plan; } && variants="$variants bench"
     # PHASES=build alone (e.g. on a machine without a GPU): build every variant.
     [ -z "$variants" ] && variants="check bench"
     for c in "${cases[@]}"; do
@@ -209,5 +211,69 @@ if has bench; then
     echo "## bench rows: $OUT/merge.json (copy to bench/results/merge.json)" >>"$S"
     echo "## bench ($OUT/bench.txt)" >>"$S"
     grep -E '^(case|  best|  baselines|  merged)' "$OUT/bench.txt" >>"$S"
+fi
+# ---- plan ---------------------------------------------------------------------
+# The planner's choice, timed: each kernel of a case profiled on this GPU (`slatec
+# profile`, the carried .gpu/slatec, sizes from bench/merge/profile-specs.tsv), then
+# `slatec plan --algo stm`: one phase with every kernel and a recommended merge -> the
+# interleaved merged kernel on the plan's SMs ("planned" row); kernels in phases of
+# their own -> sequential; a co-run phase the merge model advises against -> streams.
+# Appends to $OUT/bench-raw.txt and rewrites bench.txt and merge.json.
+SLATEC=${SLATEC:-.gpu/slatec}
+if has plan; then
+    mkdir -p "$W/plan"
+    [ -f "$OUT/bench-raw.txt" ] || : >"$OUT/bench-raw.txt"
+    for name in $(grep -v '^#' bench/merge/profile-specs.tsv | cut -f1 | uniq); do
+        grep -qw "$name" <<<"$BENCH_CASES" || continue
+        if [ -n "$ONLY" ] && ! grep -qw "$name" <<<"$ONLY"; then continue; fi
+        prof=$W/plan/$name.profile.json
+        rm -f "$prof"
+        ok=yes
+        while IFS=$'\t' read -r c f k b g sh bpb args; do
+            [ "$c" = "$name" ] || continue
+            "$SLATEC" profile "$f" -I testdata/include --kernel "$k" --block "$b" --grid "$g" --shmem "$sh" \
+                --bytes-per-block "$bpb" --args "$args" --sms "${PLAN_SMS:-step:4}" --reps 3 \
+                -o "$prof" --append >>"$W/plan/$name.profile.log" 2>&1 || { ok=no; break; }
+        done < <(grep -v '^#' bench/merge/profile-specs.tsv)
+        if [ $ok = no ]; then
+            echo "PLAN-FAIL $name profile: $(tail -3 "$W/plan/$name.profile.log" | tr '\n' ' ')" | tee -a "$S"
+            continue
+        fi
+        cp "$prof" "$OUT/profile-$name.json"
+        if ! "$SLATEC" plan "$prof" --algo stm --json >"$W/plan/$name.plan.json" 2>"$W/plan/$name.plan.log"; then
+            echo "PLAN-FAIL $name plan: $(head -3 "$W/plan/$name.plan.log" | tr '\n' ' ')" | tee -a "$S"
+            continue
+        fi
+        order=$(grep -v '^#' bench/merge/profile-specs.tsv | awk -F'\t' -v c="$name" '$1 == c { print $3 }' | paste -sd' ')
+        choice=$(python3 - "$W/plan/$name.plan.json" $order <<'PY'
+import json, sys
+plan, order = json.load(open(sys.argv[1])), sys.argv[2:]
+phases = plan["phases"]
+if len(phases) == 1 and len(phases[0]["kernels"]) == len(order) and (phases[0].get("merge") or {}).get("recommended"):
+    sms = {k["name"]: k["sms"] for k in phases[0]["kernels"]}
+    print("merge " + ",".join(str(sms[k]) for k in order))
+elif all(len(p["kernels"]) == 1 for p in phases):
+    print("sequential")
+else:
+    print("streams")
+PY
+)
+        echo "## plan $name: $choice (predicted $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_ms"])' "$W/plan/$name.plan.json") ms)" | tee -a "$S"
+        case "$choice" in
+        merge\ *)
+            BENCH_CASE=$name timeout 300 "$W/$name.interleaved.bench" bench planned "${choice#merge }" >>"$OUT/bench-raw.txt" 2>"$W/plan/$name.bench.err" ||
+                echo "PLAN-FAIL $name bench: $(head -1 "$W/plan/$name.bench.err")" | tee -a "$S" ;;
+        sequential | streams)
+            echo "BENCH $name - planned-baseline $choice" >>"$OUT/bench-raw.txt" ;;
+        *)
+            echo "PLAN-FAIL $name: no choice" | tee -a "$S" ;;
+        esac
+    done
+    python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
+        --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" --complementary "$COMPLEMENTARY" \
+        "$OUT/bench-raw.txt" >/dev/null
+    grep -E '^(case|  planned)' "$OUT/bench.txt" >>"$S"
 fi
 cat "$S"

@@ -161,6 +161,18 @@ static int bench(Case& c, int argc, char** argv) {
     // e.g. bs_vecadd_cap, must not mix its rows with the plain case's).
     const char* cname = std::getenv("BENCH_CASE") && *std::getenv("BENCH_CASE") ? std::getenv("BENCH_CASE") : Case::name();
     std::printf("BENCH %s %s sms %d\n", cname, MERGE_MODE, sms);
+    // `bench planned A,B[,C]`: only the planner's allocation (scripts/merge-gpu.sh, phase plan).
+    if (argc > 3 && !std::strcmp(argv[2], "planned")) {
+        std::vector<unsigned> alloc;
+        parse_alloc(argv[3], n, sms, &alloc);
+        const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); });
+        std::printf("BENCH %s %s planned", cname, MERGE_MODE);
+        for (int k = 0; k < n; ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
+        std::printf(" %.4f\n", ms);
+        for (auto& x : st) CUDA_CHECK(cudaStreamDestroy(x));
+        for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
+        return 0;
+    }
     if (baselines) {
         for (int k = 0; k < n; ++k) {
             const double ms = time_ms(s, [&] { c.launch(k, s); });
@@ -226,7 +238,7 @@ static int driver_main(int argc, char** argv) {
     Case c;
     if (argc >= 2 && !std::strcmp(argv[1], "check")) return check(c, argc, argv);
     if (argc >= 2 && !std::strcmp(argv[1], "bench")) return bench(c, argc, argv);
-    std::fprintf(stderr, "usage: %s check sep|merged [ALLOC] | bench [baselines]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s check sep|merged [ALLOC] | bench [baselines | planned ALLOC]\n", argv[0]);
     return 2;
 }
 
