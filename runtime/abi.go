@@ -22,6 +22,15 @@ const (
 	// (used by the drop-in launch helpers, never by this runtime, which must
 	// keep `next` across a retreat).
 	FlagReset = 1
+	// FlagProgress makes each worker's leader add every finished task's
+	// size to `done`: the runtime sets it on every job (Progress, and the
+	// check that a job ran all its logical blocks, read it).
+	FlagProgress = 2
+	// FlagAllSMs says the range is every SM: workers skip the %smid check.
+	FlagAllSMs = 4
+	// FlagStatic marks a launch of the static worker k__slate_static (the
+	// drop-in launcher's; never this runtime's).
+	FlagStatic = 8
 	// FlagOneD marks a grid whose y and z are 1: the logical id is blockIdx.x.
 	FlagOneD = 16
 
@@ -71,6 +80,16 @@ func NewCfg(grid Dim3) Cfg {
 	if grid.Y == 1 && grid.Z == 1 {
 		c.Flags = FlagOneD
 	}
+	return c
+}
+
+// jobCfg is the configuration of a runtime job: the grid's, with its task
+// size and workers, counting progress (FlagProgress: Progress and the check
+// that every logical block ran read `done`).
+func jobCfg(grid Dim3, iters, workers uint32) Cfg {
+	c := NewCfg(grid)
+	c.Iters, c.Workers = iters, workers
+	c.Flags |= FlagProgress
 	return c
 }
 

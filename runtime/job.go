@@ -140,8 +140,7 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 		return nil, fmt.Errorf("job %q: %w", o.name, err)
 	}
 
-	cfg := NewCfg(grid)
-	cfg.Iters, cfg.Workers = uint32(iters), uint32(workers)
+	cfg := jobCfg(grid, uint32(iters), uint32(workers))
 	j := &Job{
 		dev: d, k: k, name: o.name, grid: grid, block: block, shared: shared, args: buf,
 		cfg:  cfg,

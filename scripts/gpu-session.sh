@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/gpu-out}
 R=$OUT/results
 mkdir -p "$R"
-STEPS=${STEPS:-diff realworld runtime}
+STEPS=${STEPS:-diff realworld runtime profile}
 S=$OUT/summary.txt
 {
     echo "# slatec GPU session $(date -u +%FT%TZ)"

@@ -55,6 +55,8 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 		seen[abs] = true
 	}
 	via := map[*parser.File]*parser.Include{}
+	includeFiles := map[*parser.Include]*parser.File{}
+	byAbs := map[string]*parser.File{}
 	// A header slatec cannot read as a whole is an error, like the main
 	// file: skipping it would hide the helpers and macros it defines.
 	var headerErr error
@@ -90,6 +92,9 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 			}
 			abs, _ := filepath.Abs(path)
 			if seen[abs] {
+				if df := byAbs[abs]; df != nil {
+					includeFiles[inc] = df
+				}
 				continue
 			}
 			seen[abs] = true
@@ -105,6 +110,7 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 				continue
 			}
 			deps = append(deps, df)
+			byAbs[abs], includeFiles[inc] = df, df
 			if root := via[f]; root != nil {
 				via[df] = root
 			} else {
@@ -120,6 +126,7 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	a := Analyze(f, deps...)
 	a.Missing = missing
 	a.Via = via
+	a.IncludeFiles = includeFiles
 	for _, inc := range missing {
 		a.Diags = append(a.Diags, a.at(inc.Span.Start, diag.Note,
 			"#include \"%s\" not found next to the file or in -I directories; kernels calling functions slatec cannot see are refused", inc.Path))

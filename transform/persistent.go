@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -342,23 +343,98 @@ var nvrtcHeaders = map[string]bool{
 // #ifndef __CUDACC_RTC__ so that NVRTC sees device code only.
 func (t *transformer) fenceHostCode() {
 	// Each fence restores the line numbering of what follows it.
-	fence := func(sp parser.Span) {
+	fence := func(sp parser.Span, alt string) {
 		l0, _ := t.a.Lines.Position(sp.Start)
 		l1, _ := t.a.Lines.Position(sp.End)
 		t.edits = append(t.edits,
 			emit.Insert(sp.Start, fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n#line %d \"%s\"\n", l0, t.lineFile), "fence"),
-			emit.Insert(sp.End, fmt.Sprintf("\n#endif\n#line %d \"%s\"\n", l1, t.lineFile), "fence"))
+			emit.Insert(sp.End, fmt.Sprintf("\n%s#endif\n#line %d \"%s\"\n", alt, l1, t.lineFile), "fence"))
 	}
+	inlined := map[*parser.File]bool{}
 	for _, inc := range t.a.File.Includes {
-		if inc.System && !nvrtcHeaders[inc.Path] && !strings.HasPrefix(inc.Path, "cooperative_groups/") && !strings.HasPrefix(inc.Path, "cuda/") {
-			fence(inc.Span)
+		if hostOnlyInclude(inc) {
+			fence(inc.Span, fenceElse(inc))
+		}
+		// A project header goes in device-only as well: NVRTC gets a copy
+		// with its host-only parts fenced, nvcc the #include as written.
+		if h := t.a.IncludeFiles[inc]; h != nil && !inc.System {
+			l, _ := t.a.Lines.Position(inc.Span.Start)
+			text := t.a.File.Text(inc.Span)
+			t.edits = append(t.edits, emit.Replace(inc.Span.Start, inc.Span.End,
+				fmt.Sprintf("#ifdef __CUDACC_RTC__\n%s#else\n#line %d \"%s\"\n%s\n#endif\n#line %d \"%s\"\n",
+					t.deviceOnlyHeader(h, inlined), l, t.lineFile, text, l, t.lineFile), "inline header"))
 		}
 	}
 	for _, fn := range t.a.File.Funcs {
 		if !fn.Global && !fn.Device {
-			fence(fn.Def.Span())
+			fence(fn.Def.Span(), "")
 		}
 	}
+}
+
+// nvrtcSubstitutes are system headers whose global names and macros
+// libcu++ provides under NVRTC: the fence gives NVRTC the substitute.
+var nvrtcSubstitutes = map[string]string{
+	"cstdint": "cuda/std/cstdint", "stdint.h": "cuda/std/cstdint",
+	"climits": "cuda/std/climits", "limits.h": "cuda/std/climits",
+}
+
+// fenceElse is what NVRTC gets instead of a fenced host-only include.
+func fenceElse(inc *parser.Include) string {
+	if sub := nvrtcSubstitutes[inc.Path]; sub != "" {
+		return "#else\n#include <" + sub + ">\n"
+	}
+	return ""
+}
+
+func hostOnlyInclude(inc *parser.Include) bool {
+	return inc.System && !nvrtcHeaders[inc.Path] && !strings.HasPrefix(inc.Path, "cooperative_groups/") && !strings.HasPrefix(inc.Path, "cuda/")
+}
+
+// pragmaOnce matches a #pragma once line (inlined headers drop it: the
+// copy is emitted once, and in the main file it would draw a warning).
+var pragmaOnce = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*pragma[ \t]+once\b.*$`)
+
+// deviceOnlyHeader is the text of header h as NVRTC gets it: host-only
+// system includes and host-only function definitions fenced, its own
+// project headers inlined the same way, each header once (as include
+// guards and #pragma once would have it), with #line directives naming h.
+func (t *transformer) deviceOnlyHeader(h *parser.File, inlined map[*parser.File]bool) string {
+	if inlined[h] {
+		return ""
+	}
+	inlined[h] = true
+	lines := diag.NewLines(h.Src)
+	var edits []emit.Edit
+	fence := func(sp parser.Span, alt string) {
+		l0, _ := lines.Position(sp.Start)
+		l1, _ := lines.Position(sp.End)
+		edits = append(edits,
+			emit.Insert(sp.Start, fmt.Sprintf("\n#ifndef __CUDACC_RTC__\n#line %d \"%s\"\n", l0, h.Name), "fence"),
+			emit.Insert(sp.End, fmt.Sprintf("\n%s#endif\n#line %d \"%s\"\n", alt, l1, h.Name), "fence"))
+	}
+	for _, inc := range h.Includes {
+		switch d := t.a.IncludeFiles[inc]; {
+		case hostOnlyInclude(inc):
+			fence(inc.Span, fenceElse(inc))
+		case d != nil && !inc.System:
+			l, _ := lines.Position(inc.Span.Start)
+			edits = append(edits, emit.Replace(inc.Span.Start, inc.Span.End,
+				fmt.Sprintf("%s#line %d \"%s\"\n", t.deviceOnlyHeader(d, inlined), l, h.Name), "inline header"))
+		}
+	}
+	for _, fn := range h.Funcs {
+		if !fn.Global && !fn.Device && fn.Def != nil {
+			fence(fn.Def.Span(), "")
+		}
+	}
+	text, err := emit.Apply(h.Src, edits)
+	if err != nil {
+		t.diags = append(t.diags, t.a.at(0, diag.Error, "%s: %v", h.Name, err))
+		return ""
+	}
+	text = pragmaOnce.ReplaceAllString(text, "")
+	return fmt.Sprintf("#line 1 \"%s\"\n%s\n", h.Name, text)
 }
 
 // cloneHelpers emits, after each helper that reads blockIdx or gridDim

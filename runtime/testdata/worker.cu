@@ -7,7 +7,8 @@
 // No #include: NVRTC provides the CUDA built-ins, so this compiles with no
 // CUDA headers on the include path.
 
-#define SLATE_FLAG_RESET 1u
+#define SLATE_FLAG_RESET 1u     // the flags as templates/prelude.cu defines them
+#define SLATE_FLAG_PROGRESS 2u  // (runtime/abi_test.go checks that they agree)
 
 struct slate_ctl {                   // 32 bytes, zeroed before a job's first launch
     unsigned long long next;         //  0: first logical block not yet handed out
@@ -97,7 +98,7 @@ __global__ void vadd__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate
                 if (++bid.y == slate_cfg_v.grid_y) { bid.y = 0; ++bid.z; }
             }
         }
-        if (slate_leader) atomicAdd(&slate_ctl_p->done, last - first);
+        if (slate_leader && (slate_cfg_v.flags & SLATE_FLAG_PROGRESS)) atomicAdd(&slate_ctl_p->done, last - first);
         __syncthreads();  // everyone has read slate_first before the leader rewrites it
     }
     if (slate_leader) slate_exit(slate_ctl_p, slate_cfg_v);
@@ -138,7 +139,7 @@ __device__ __forceinline__ void slate_worker(slate_ctl* __restrict__ ctl, const 
                 if (++bid.y == cfg.grid_y) { bid.y = 0; ++bid.z; }
             }
         }
-        if (leader) atomicAdd(&ctl->done, last - first);
+        if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) atomicAdd(&ctl->done, last - first);
     }
     if (leader) slate_exit(ctl, cfg);
 }
