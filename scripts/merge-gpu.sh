@@ -185,6 +185,17 @@ if has sanitize; then
     fi
 fi
 
+# write_report turns $OUT/bench-raw.txt into bench.txt and the rows in the shape of
+# bench/results/merge.json (schema: bench/results/merge.schema.json).
+write_report() {
+    python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
+    local gpu
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
+        --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" --complementary "$COMPLEMENTARY" \
+        "$OUT/bench-raw.txt" >/dev/null
+}
+
 # ---- bench --------------------------------------------------------------------
 # One binary at a time (timings need the GPU to themselves).
 if has bench; then
@@ -202,12 +213,7 @@ if has bench; then
                 echo "BENCH-FAIL $name $m $(head -1 "$W/$name.$m.bench.err")" | tee -a "$S"
         done
     done
-    python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
-    # Rows in the shape of bench/results/merge.json (schema: bench/results/merge.schema.json).
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
-        --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" --complementary "$COMPLEMENTARY" \
-        "$OUT/bench-raw.txt" >/dev/null
+    write_report
     echo "## bench rows: $OUT/merge.json (copy to bench/results/merge.json)" >>"$S"
     echo "## bench ($OUT/bench.txt)" >>"$S"
     grep -E '^(case|  best|  baselines|  merged)' "$OUT/bench.txt" >>"$S"
@@ -269,11 +275,7 @@ PY
             echo "PLAN-FAIL $name: no choice" | tee -a "$S" ;;
         esac
     done
-    python3 scripts/merge-bench-report.py "$OUT/bench-raw.txt" >"$OUT/bench.txt"
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
-        --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" --complementary "$COMPLEMENTARY" \
-        "$OUT/bench-raw.txt" >/dev/null
+    write_report
     grep -E '^(case|  planned)' "$OUT/bench.txt" >>"$S"
 fi
 cat "$S"

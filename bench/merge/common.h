@@ -144,6 +144,13 @@ static int check(Case& c, int argc, char** argv) {
     return harness_pass();
 }
 
+// print_alloc_ms prints "BENCH CASE MODE WHAT A:B[:C] MS" (scripts/merge-bench-report.py).
+static void print_alloc_ms(const char* cname, const char* what, const std::vector<unsigned>& alloc, double ms) {
+    std::printf("BENCH %s %s %s", cname, MERGE_MODE, what);
+    for (size_t k = 0; k < alloc.size(); ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
+    std::printf(" %.4f\n", ms);
+}
+
 template <class Case>
 static int bench(Case& c, int argc, char** argv) {
     const bool baselines = argc > 2 && !std::strcmp(argv[2], "baselines");
@@ -165,10 +172,7 @@ static int bench(Case& c, int argc, char** argv) {
     if (argc > 3 && !std::strcmp(argv[2], "planned")) {
         std::vector<unsigned> alloc;
         parse_alloc(argv[3], n, sms, &alloc);
-        const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); });
-        std::printf("BENCH %s %s planned", cname, MERGE_MODE);
-        for (int k = 0; k < n; ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
-        std::printf(" %.4f\n", ms);
+        print_alloc_ms(cname, "planned", alloc, time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); }));
         for (auto& x : st) CUDA_CHECK(cudaStreamDestroy(x));
         for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
         return 0;
@@ -223,10 +227,7 @@ static int bench(Case& c, int argc, char** argv) {
         alloc[0] = (unsigned)a;
         const int rest = sms - a;
         for (int k = 1; k < n; ++k) alloc[k] = (unsigned)(rest / (n - 1) + (k - 1 < rest % (n - 1) ? 1 : 0));
-        const double ms = time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); });
-        std::printf("BENCH %s %s sweep", cname, MERGE_MODE);
-        for (int k = 0; k < n; ++k) std::printf("%c%u", k ? ':' : ' ', alloc[k]);
-        std::printf(" %.4f\n", ms);
+        print_alloc_ms(cname, "sweep", alloc, time_ms(s, [&] { CUDA_CHECK(c.merged(alloc.data(), s)); }));
     }
     for (auto& x : st) CUDA_CHECK(cudaStreamDestroy(x));
     for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));

@@ -192,6 +192,19 @@ static inline double harness_min_us() {
     return s && *s ? std::strtod(s, nullptr) : 0.0;
 }
 
+// harness_round_us times `reps` back-to-back runs of fn() between one pair
+// of events and returns the GPU time per run in microseconds.
+template <class F>
+static inline float harness_round_us(cudaEvent_t start, cudaEvent_t stop, int reps, F& fn) {
+    CUDA_CHECK(cudaEventRecord(start, 0));
+    for (int r = 0; r < reps; ++r) fn();
+    CUDA_CHECK(cudaEventRecord(stop, 0));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return 1000.0f * ms / (float)reps;
+}
+
 template <class F>
 static inline void harness_timed(const char* label, F fn) {
     int reps = harness_reps();
@@ -206,13 +219,7 @@ static inline void harness_timed(const char* label, F fn) {
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     if (const double min_us = harness_min_us(); min_us > 0.0) {
-        CUDA_CHECK(cudaEventRecord(start, 0));
-        for (int r = 0; r < reps; ++r) fn();
-        CUDA_CHECK(cudaEventRecord(stop, 0));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        const double per_run = 1000.0 * ms / reps;
+        const double per_run = harness_round_us(start, stop, reps, fn);  // calibration
         if (per_run > 0.0 && per_run * reps < min_us)
             reps = (int)std::min(100000.0, std::ceil(min_us / per_run));
     }
@@ -221,15 +228,7 @@ static inline void harness_timed(const char* label, F fn) {
     // (kernels and the gaps between them), not the host's launch latency.
     // Printed: the median round and the best round, per run.
     std::vector<float> us;
-    for (int round = 0; round < 3; ++round) {
-        CUDA_CHECK(cudaEventRecord(start, 0));
-        for (int r = 0; r < reps; ++r) fn();
-        CUDA_CHECK(cudaEventRecord(stop, 0));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        us.push_back(1000.0f * ms / (float)reps);
-    }
+    for (int round = 0; round < 3; ++round) us.push_back(harness_round_us(start, stop, reps, fn));
     CUDA_CHECK(cudaGetLastError());
     std::sort(us.begin(), us.end());
     std::printf("HARNESS_TIME %s %.2f %.2f\n", label, (double)us[1], (double)us[0]);
