@@ -57,7 +57,7 @@ type FakeOptions struct {
 	// Start or Resize before it moves its clock for jobs waited on with
 	// Job.Wait from other goroutines (the runtime's Scheduler), so that the
 	// scheduler has reacted to one completion before the next happens.
-	// WaitAny never waits. Default 5 ms.
+	// WaitAny never waits. Default 10 ms.
 	Settle time.Duration
 }
 
@@ -103,7 +103,7 @@ func NewFake(o FakeOptions) *Fake {
 		o.ResizeLatency = 40 * time.Microsecond
 	}
 	if o.Settle <= 0 {
-		o.Settle = 5 * time.Millisecond
+		o.Settle = 10 * time.Millisecond
 	}
 	f := &Fake{opts: o, stop: make(chan struct{}), stopped: make(chan struct{}),
 		info: plan.Device{Name: fmt.Sprintf("fake GPU (%d SMs)", o.SMs), SMs: o.SMs, PeakBWGBs: o.PeakBWGBs, MemBytes: 80 << 30}}
