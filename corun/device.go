@@ -71,20 +71,3 @@ func unavailable(format string, args ...any) error {
 
 // ms converts a duration to float milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// waitAll waits for every job (in any order) and returns their errors joined.
-func waitAll(ctx context.Context, dev Device, jobs []Job) error {
-	left := append([]Job(nil), jobs...)
-	var errs []error
-	for len(left) > 0 {
-		i, err := dev.WaitAny(ctx, left)
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			errs = append(errs, err)
-		}
-		left = append(left[:i], left[i+1:]...)
-	}
-	return errors.Join(errs...)
-}

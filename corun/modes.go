@@ -309,10 +309,17 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 	cur := make([]runtime.SMRange, n)
 	segFrom := make([]time.Duration, n)
 	var gantt []Segment
+	// On failure, jobs still running are canceled and waited for, so that
+	// they do not run into the next measurement.
+	ok := false
+	defer func() {
+		if !ok {
+			cleanup(dev, jobs)
+		}
+	}()
 	for i := range ks {
 		j, r, err := start(i)
 		if err != nil {
-			_ = waitAll(ctx, dev, jobs[:i])
 			return runResult{}, fmt.Errorf("starting %s: %w", ks[i].Name, err)
 		}
 		jobs[i], cur[i] = j, r
@@ -385,7 +392,31 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 	if err := errors.Join(errs...); err != nil {
 		return runResult{}, err
 	}
+	ok = true
 	return spans(ks, jobs, gantt, resizes), nil
+}
+
+// canceler is a Job that can be stopped early (the real device's).
+type canceler interface{ Cancel() }
+
+// cleanup cancels the started jobs of a failed run and waits (briefly)
+// for them to end.
+func cleanup(dev Device, jobs []Job) {
+	var started []Job
+	for _, j := range jobs {
+		if j == nil {
+			continue
+		}
+		if c, ok := j.(canceler); ok {
+			c.Cancel()
+		}
+		started = append(started, j)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, j := range started {
+		_ = j.Wait(ctx)
+	}
 }
 
 // spans turns the jobs' spans into a run: times from the earliest start.
