@@ -1,11 +1,18 @@
 package corun
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/slatec/slatec/runtime"
 )
 
 // MPSRunner runs a workload's kernels in separate processes, one kernel
@@ -80,4 +87,205 @@ func MPSDaemonRunning() (bool, string) {
 		return false, fmt.Sprintf("no MPS daemon (no control pipe in %s; %s)", dir, hint)
 	}
 	return true, ""
+}
+
+// ProcessMPS is the MPSRunner of `slatec bench`: each kernel runs in a
+// child process (Exe with Args and the kernel's name, i.e. `slatec bench
+// --mps-child KERNEL`), all started together under the MPS daemon. The
+// children of one workload and percentage are kept across repetitions
+// (their CUDA start-up is not what is measured): each "go" line on a
+// child's stdin runs its kernel once on all SMs, and the child answers
+// "done START_UNIX_NS GPU_NS" (see ServeMPSChild).
+type ProcessMPS struct {
+	Exe  string
+	Args []string
+	// Ready bounds a child's start-up (CUDA init, NVRTC or the CUBIN
+	// cache, buffers, a warm-up run); default 2 minutes.
+	Ready time.Duration
+
+	key      string
+	children []*mpsChild
+}
+
+type mpsChild struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// Unavailable implements MPSRunner.
+func (p *ProcessMPS) Unavailable() string {
+	if ok, why := MPSDaemonRunning(); !ok {
+		return why
+	}
+	return ""
+}
+
+// Run implements MPSRunner.
+func (p *ProcessMPS) Run(ctx context.Context, ks []*Kernel, pct int) ([]float64, float64, error) {
+	key := fmt.Sprintf("%s@%d", names(ks), pct)
+	if key != p.key {
+		p.Close()
+		if err := p.spawn(ctx, ks, pct); err != nil {
+			p.Close()
+			return nil, 0, err
+		}
+		p.key = key
+	}
+	for _, c := range p.children {
+		if _, err := io.WriteString(c.in, "go\n"); err != nil {
+			p.Close()
+			return nil, 0, fmt.Errorf("MPS child: %w", err)
+		}
+	}
+	starts := make([]int64, len(ks))
+	gpu := make([]int64, len(ks))
+	for i, c := range p.children {
+		line, err := c.line(ctx, 10*time.Minute)
+		if err == nil {
+			_, err = fmt.Sscanf(line, "done %d %d", &starts[i], &gpu[i])
+			if err != nil {
+				err = fmt.Errorf("unexpected answer %q", line)
+			}
+		}
+		if err != nil {
+			p.Close()
+			return nil, 0, fmt.Errorf("MPS child running %s: %w", ks[i].Name, err)
+		}
+	}
+	t0 := starts[0]
+	for _, s := range starts {
+		t0 = min(t0, s)
+	}
+	ends := make([]float64, len(ks))
+	makespan := 0.0
+	for i := range ks {
+		ends[i] = float64(starts[i]-t0+gpu[i]) / 1e6
+		makespan = max(makespan, ends[i])
+	}
+	return ends, makespan, nil
+}
+
+func (p *ProcessMPS) spawn(ctx context.Context, ks []*Kernel, pct int) error {
+	ready := p.Ready
+	if ready <= 0 {
+		ready = 2 * time.Minute
+	}
+	for _, k := range ks {
+		cmd := exec.Command(p.Exe, append(append([]string(nil), p.Args...), k.Name)...)
+		cmd.Env = os.Environ()
+		if pct > 0 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", pct))
+		}
+		cmd.Stderr = os.Stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting an MPS child: %w", err)
+		}
+		c := &mpsChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+		p.children = append(p.children, c)
+	}
+	for i, c := range p.children {
+		line, err := c.line(ctx, ready)
+		if err == nil && line != "ready" {
+			err = fmt.Errorf("unexpected first line %q", line)
+		}
+		if err != nil {
+			return fmt.Errorf("MPS child for %s: %w", ks[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// line reads the child's next line, within timeout.
+func (c *mpsChild) line(ctx context.Context, timeout time.Duration) (string, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		if c.out.Scan() {
+			ch <- res{s: strings.TrimSpace(c.out.Text())}
+			return
+		}
+		err := c.out.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		ch <- res{err: err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err == nil && strings.HasPrefix(r.s, "error ") {
+			return "", errors.New(strings.TrimPrefix(r.s, "error "))
+		}
+		return r.s, r.err
+	case <-time.After(timeout):
+		return "", fmt.Errorf("no answer in %v", timeout)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Close ends the children (closing their stdin) and waits for them.
+func (p *ProcessMPS) Close() {
+	for _, c := range p.children {
+		c.in.Close()
+		done := make(chan struct{})
+		go func() { c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			c.cmd.Process.Kill()
+			<-done
+		}
+	}
+	p.children, p.key = nil, ""
+}
+
+// ServeMPSChild is the child side of ProcessMPS: it starts k once on all
+// SMs of dev (a warm-up that also allocates its buffers), says "ready",
+// then for each "go" line runs k on all SMs and answers "done START GPU"
+// (the launch's Unix time and the job's GPU time, in ns), until stdin
+// ends.
+func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out io.Writer, now func() time.Time) error {
+	all := runtime.SMRange{Low: 0, High: dev.Info().SMs - 1}
+	once := func() (int64, time.Duration, error) {
+		start := now().UnixNano()
+		j, err := dev.Start(k, all)
+		if err != nil {
+			return 0, 0, err
+		}
+		if _, err := dev.WaitAny(ctx, []Job{j}); err != nil {
+			return 0, 0, err
+		}
+		s, e := j.Span()
+		return start, e - s, nil
+	}
+	if _, _, err := once(); err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
+		return err
+	}
+	fmt.Fprintln(out, "ready")
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "go" {
+			continue
+		}
+		start, gpu, err := once()
+		if err != nil {
+			fmt.Fprintf(out, "error %v\n", err)
+			return err
+		}
+		fmt.Fprintf(out, "done %d %d\n", start, gpu.Nanoseconds())
+	}
+	return sc.Err()
 }
