@@ -106,7 +106,7 @@ func NewFake(o FakeOptions) *Fake {
 		o.Settle = 10 * time.Millisecond
 	}
 	f := &Fake{opts: o, stop: make(chan struct{}), stopped: make(chan struct{}),
-		info: plan.Device{Name: fmt.Sprintf("fake GPU (%d SMs)", o.SMs), SMs: o.SMs, PeakBWGBs: o.PeakBWGBs, MemBytes: 80 << 30}}
+		info: plan.Device{Name: "fake GPU", SMs: o.SMs, PeakBWGBs: o.PeakBWGBs, MemBytes: 80 << 30}}
 	go f.clock()
 	return f
 }

@@ -570,6 +570,15 @@ func (b *Bench) bestOf(ctx context.Context, splits [][]int, run func([]int) (run
 	return best, nil
 }
 
+// phaseText describes a phase: "triad_f4 on 2, fma_chain on 14".
+func phaseText(ks []*Kernel, split []int) string {
+	p := make([]string, len(ks))
+	for i, k := range ks {
+		p[i] = fmt.Sprintf("%s on %d", k.Name, split[i])
+	}
+	return strings.Join(p, ", ")
+}
+
 func splitText(s []int) string {
 	p := make([]string, len(s))
 	for i, x := range s {
@@ -639,6 +648,7 @@ func (b *Bench) stm(ctx context.Context, w Workload) (Outcome, error) {
 		index[k.Name] = i
 	}
 	o := Outcome{Ends: make([]float64, len(w.Kernels))}
+	var desc []string
 	pred := p.PredictedMs
 	o.PredictedMs = &pred
 	offset := 0.0
@@ -652,9 +662,12 @@ func (b *Bench) stm(ctx context.Context, w Workload) (Outcome, error) {
 		if sum(split) > b.Dev.Info().SMs {
 			return Outcome{}, fmt.Errorf("phase %d allocates %d SMs of %d", pi+1, sum(split), b.Dev.Info().SMs)
 		}
-		if pi == 0 {
+		// A split names every kernel of the workload; a plan whose first
+		// phase leaves some out (or runs one alone) has none.
+		if pi == 0 && len(split) == len(w.Kernels) && len(split) > 1 {
 			o.Split = split
 		}
+		desc = append(desc, phaseText(ks, split))
 		r, err := b.median(ctx, func() (runResult, error) {
 			return b.coRun(ctx, ks, startRanges(b.Dev, ks, rangesOf(split)), false)
 		})
@@ -667,6 +680,7 @@ func (b *Bench) stm(ctx context.Context, w Workload) (Outcome, error) {
 		offset += r.makespan
 	}
 	o.MakespanMs = offset
+	o.Notes = append(o.Notes, "phases: "+strings.Join(desc, " | "))
 	if p.Fallback {
 		o.Notes = append(o.Notes, "the STM plan fell back to sequential")
 	}

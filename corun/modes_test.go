@@ -186,6 +186,7 @@ func TestModesOnFake(t *testing.T) {
 	assert.Equal(t, []int{2, 14}, stm.Split)
 	assert.InDelta(t, 40.0/14, stm.MakespanMs, 1e-6)
 	assert.InDelta(t, stm.MakespanMs, *stm.PredictedMs, 1e-3, "the fake runs Liang's model")
+	assert.Equal(t, []string{"phases: triad_f4 on 2, fma_chain on 14"}, stm.Notes)
 
 	mps := outcome(t, outs, MPS)
 	assert.Contains(t, mps.Unavailable, "no MPS runner")
