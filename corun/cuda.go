@@ -50,7 +50,7 @@ func OpenCUDA(ordinal int, c *runtime.Compiler, peakBWGBs float64) (*CUDADevice,
 		peakBWGBs = d.Info().PeakBandwidth() / 1e9
 	}
 	cd := &CUDADevice{dev: d, ks: ks, handles: kernelHandles(ks), epoch: time.Now(), peakBW: peakBWGBs, bufs: map[string][]runtime.DevicePtr{}}
-	cd.green.probe(d)
+	cd.green.probe(d, c)
 	return cd, nil
 }
 
