@@ -99,7 +99,7 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.IntVar(&fl.device, "device", 0, "CUDA device ordinal")
 	f.Float64Var(&fl.peakBW, "peak-bw", 0, "device peak DRAM bandwidth in GB/s (default: from the driver's memory clock and bus width)")
 	f.DurationVar(&fl.timeout, "timeout", time.Minute, "longest one run of a workload may take")
-	f.BoolVar(&fl.profileCommands, "profile-commands", false, "print the slatec profile command of each benchmark kernel (for --profiles) and exit")
+	f.BoolVar(&fl.profileCommands, "profile-commands", false, "print the slatec profile command of each benchmark kernel, appending to --profiles FILE (default profiles.json), and exit")
 	f.BoolVar(&fl.list, "list", false, "list the kernels and workloads and exit")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
@@ -171,8 +171,12 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		if len(os.Args) > 0 && strings.HasSuffix(os.Args[0], "slatec") {
 			self = os.Args[0]
 		}
+		dst := fl.profiles
+		if dst == "" {
+			dst = "profiles.json"
+		}
 		for _, k := range corun.Catalogue() {
-			fmt.Fprintln(stdout, k.ProfileCommand(self, "profiles.json", bp.sweep))
+			fmt.Fprintln(stdout, k.ProfileCommand(self, dst, bp.sweep))
 		}
 		return nil
 	}

@@ -136,8 +136,9 @@ func TestBenchProfilesFile(t *testing.T) {
 // The printed slatec profile commands are accepted by slatec profile: run
 // here, each gets as far as looking for a GPU.
 func TestBenchProfileCommands(t *testing.T) {
-	code, stdout, errs := slatec(t, "", "bench", "--profile-commands", "--quick")
+	code, stdout, errs := slatec(t, "", "bench", "--profile-commands", "--quick", "--profiles", "out/p.json")
 	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, " -o out/p.json --append\n")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, len(corun.Catalogue()))
 	old := openProfileDevice

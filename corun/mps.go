@@ -65,11 +65,16 @@ func (b *Bench) mps(ctx context.Context, w Workload) ([]Outcome, error) {
 	return out, nil
 }
 
-// MPSPipeDir is where the MPS control daemon keeps its pipes: the
-// CUDA_MPS_PIPE_DIRECTORY of the environment, else the default.
+// MPSPipeDir is where the MPS control daemon of the mps mode keeps its
+// pipes: $SLATEC_MPS_PIPE_DIRECTORY, else $CUDA_MPS_PIPE_DIRECTORY, else
+// the default. The first lets the bench's own process stay a plain CUDA
+// client (so that the other modes do not run through MPS) while its
+// children get CUDA_MPS_PIPE_DIRECTORY set to it.
 func MPSPipeDir() string {
-	if d := os.Getenv("CUDA_MPS_PIPE_DIRECTORY"); d != "" {
-		return d
+	for _, v := range []string{"SLATEC_MPS_PIPE_DIRECTORY", "CUDA_MPS_PIPE_DIRECTORY"} {
+		if d := os.Getenv(v); d != "" {
+			return d
+		}
 	}
 	return "/tmp/nvidia-mps"
 }
@@ -173,7 +178,7 @@ func (p *ProcessMPS) spawn(ctx context.Context, ks []*Kernel, pct int) error {
 	}
 	for _, k := range ks {
 		cmd := exec.Command(p.Exe, append(append([]string(nil), p.Args...), k.Name)...)
-		cmd.Env = os.Environ()
+		cmd.Env = append(os.Environ(), "CUDA_MPS_PIPE_DIRECTORY="+MPSPipeDir())
 		if pct > 0 {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", pct))
 		}

@@ -25,6 +25,14 @@ func TestMain(m *testing.M) {
 
 func mpsTestChild() int {
 	name := os.Args[len(os.Args)-1]
+	if os.Getenv("CORUN_TEST_MPS_CHILD") == "env" {
+		// The parent's environment reached us: the daemon's pipes and the
+		// thread percentage.
+		if os.Getenv("CUDA_MPS_PIPE_DIRECTORY") != os.Getenv("SLATEC_MPS_PIPE_DIRECTORY") || os.Getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") != "30" {
+			fmt.Println("error wrong environment: " + os.Getenv("CUDA_MPS_PIPE_DIRECTORY") + " " + os.Getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+			return 1
+		}
+	}
 	f := NewFake(FakeOptions{})
 	defer f.Close()
 	for _, k := range Catalogue() {
@@ -104,4 +112,22 @@ func TestMPSDaemonRunning(t *testing.T) {
 	ok, why = MPSDaemonRunning()
 	assert.True(t, ok, why)
 	assert.Empty(t, (&ProcessMPS{}).Unavailable())
+
+	// The bench's own variable wins, so its process need not be a client.
+	own := t.TempDir()
+	t.Setenv("SLATEC_MPS_PIPE_DIRECTORY", own)
+	assert.Equal(t, own, MPSPipeDir())
+	ok, _ = MPSDaemonRunning()
+	assert.False(t, ok)
+}
+
+// Children are told where the daemon is.
+func TestProcessMPSChildEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SLATEC_MPS_PIPE_DIRECTORY", dir)
+	t.Setenv("CUDA_MPS_PIPE_DIRECTORY", "")
+	p := testMPS(t)
+	t.Setenv("CORUN_TEST_MPS_CHILD", "env")
+	_, _, err := p.Run(context.Background(), kernelsByName(t, "triad_f4"), 30)
+	require.NoError(t, err)
 }
