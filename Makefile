@@ -61,6 +61,8 @@ gpu-build:
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/profile.test ./profile
 	@if [ -d .realworld/cuda-samples ]; then ./scripts/realworld.sh transform; fi
 
+## The co-running benchmark (slatec bench, issue 11) needs only .gpu/slatec:
+##   run(command: "./scripts/corun-gpu.sh", carry: [".gpu"])   (QUICK=0 for the full run)
 ## gpu-test: run on the GPU machine through the device tool, for example
 ##   run(command: "STEPS='diff realworld runtime' ./scripts/gpu-session.sh", carry: [".gpu", ".realworld"])
 ## Results: $$OUT/summary.txt and $$OUT/results.tgz. See docs/GPU.md.
