@@ -60,6 +60,17 @@ type GreenDevice interface {
 	StartGreen(k *Kernel, parts []int, part int) (Job, error)
 }
 
+// NativeDevice is a Device that can also launch a kernel as written: its
+// own grid over every SM, no persistent worker. Sequential and streams use
+// it when it is there, so that the baselines are what a program would run.
+type NativeDevice interface {
+	Device
+	// NativeUnavailable says why native launches are not possible here
+	// ("" when they are).
+	NativeUnavailable() string
+	StartNative(k *Kernel) (Job, error)
+}
+
 // ErrUnavailable marks a mode that this device or machine cannot run
 // (no green contexts, no MPS daemon): a row says so, the run goes on.
 var ErrUnavailable = errors.New("mode unavailable")

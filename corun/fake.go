@@ -50,6 +50,8 @@ type FakeOptions struct {
 	// GreenGranularity > 0 gives the fake green contexts in steps of that
 	// many SMs.
 	GreenGranularity int
+	// NoNative makes the fake refuse native launches (NativeDevice).
+	NoNative bool
 	// ResizeLatency is what every resize reports (default 40 us); the
 	// virtual clock does not move during a resize.
 	ResizeLatency time.Duration
@@ -64,7 +66,8 @@ type FakeOptions struct {
 // Fake is a deterministic model of a GPU on a virtual clock: kernels
 // progress at the rates of their FakeModel on the SMs they hold (an SM held
 // by several jobs is shared equally, which is how it models streams), and
-// time moves only when something waits. It implements GreenDevice.
+// time moves only when something waits. It implements GreenDevice and
+// NativeDevice.
 type Fake struct {
 	opts FakeOptions
 	info plan.Device
@@ -74,6 +77,7 @@ type Fake struct {
 	running    []*fakeJob
 	lastAction time.Time
 	starts     int
+	natives    int
 	closed     bool
 	stop       chan struct{}
 	stopped    chan struct{}
@@ -153,6 +157,36 @@ func (f *Fake) Start(k *Kernel, r runtime.SMRange) (Job, error) {
 	f.starts++
 	f.lastAction = time.Now()
 	return j, nil
+}
+
+// NativeStarts counts the native launches so far.
+func (f *Fake) NativeStarts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.natives
+}
+
+// NativeUnavailable implements NativeDevice.
+func (f *Fake) NativeUnavailable() string {
+	if f.opts.NoNative {
+		return "the fake device was made without native launches"
+	}
+	return ""
+}
+
+// StartNative implements NativeDevice: the model does not tell a native
+// kernel from its worker on all SMs.
+func (f *Fake) StartNative(k *Kernel) (Job, error) {
+	if f.opts.NoNative {
+		return nil, unavailable("%s", f.NativeUnavailable())
+	}
+	j, err := f.Start(k, runtime.SMRange{Low: 0, High: f.info.SMs - 1})
+	if err == nil {
+		f.mu.Lock()
+		f.natives++
+		f.mu.Unlock()
+	}
+	return j, err
 }
 
 // GreenGranularity implements GreenDevice.

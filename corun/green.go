@@ -145,21 +145,63 @@ func (d *CUDADevice) StartGreen(k *Kernel, parts []int, part int) (Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &greenJob{gl: gl, start: start}, nil
+	return &nativeJob{nl: gl, start: start}, nil
 }
 
-// greenJob is a native kernel running in a green context: static, so it
-// cannot be resized.
-type greenJob struct {
-	gl    *runtime.GreenLaunch
+// NativeUnavailable implements NativeDevice: native kernels come from a
+// context-independent library, which this runtime loads only with the
+// green-context entry points (CUDA >= 12.4).
+func (d *CUDADevice) NativeUnavailable() string {
+	if !runtime.GreenSupported() {
+		return runtime.ErrNoGreen.Error()
+	}
+	return ""
+}
+
+// StartNative implements NativeDevice: k as written, over its whole grid
+// on all SMs, on a stream of its own in the primary context.
+func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
+	if why := d.NativeUnavailable(); why != "" {
+		return nil, unavailable("%s", why)
+	}
+	h := d.handles[k.Name]
+	if h == nil {
+		return nil, fmt.Errorf("no kernel %s", k.Name)
+	}
+	bufs, err := d.buffers(k)
+	if err != nil {
+		return nil, err
+	}
+	args, err := LaunchArgs(k, bufs)
+	if err != nil {
+		return nil, err
+	}
+	d.green.mu.Lock()
+	nk, err := d.green.kernel(k, h.Layout())
+	d.green.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	start := d.Now()
+	nl, err := d.dev.LaunchNative(nk, k.Grid, k.Block, 0, args)
+	if err != nil {
+		return nil, err
+	}
+	return &nativeJob{nl: nl, start: start}, nil
+}
+
+// nativeJob is a native kernel (in a green context or the primary one):
+// not a persistent worker, so it cannot be resized.
+type nativeJob struct {
+	nl    *runtime.NativeLaunch
 	start time.Duration
 }
 
-func (j *greenJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
-	return 0, fmt.Errorf("a kernel in a green context cannot be resized")
+func (j *nativeJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
+	return 0, fmt.Errorf("a native kernel cannot be resized")
 }
-func (j *greenJob) Wait(ctx context.Context) error { return j.gl.Wait(ctx) }
-func (j *greenJob) Done() <-chan struct{}          { return j.gl.Done() }
-func (j *greenJob) Span() (time.Duration, time.Duration) {
-	return j.start, j.start + j.gl.GPUTime()
+func (j *nativeJob) Wait(ctx context.Context) error { return j.nl.Wait(ctx) }
+func (j *nativeJob) Done() <-chan struct{}          { return j.nl.Done() }
+func (j *nativeJob) Span() (time.Duration, time.Duration) {
+	return j.start, j.start + j.nl.GPUTime()
 }

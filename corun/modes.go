@@ -222,14 +222,11 @@ func (b *Bench) runMode(ctx context.Context, w Workload, m Mode, solo []float64)
 	case Sequential:
 		o, err = b.sequential(ctx, w)
 	case Streams:
-		M := b.Dev.Info().SMs
-		rs := make([]runtime.SMRange, len(w.Kernels))
-		for i := range rs {
-			rs[i] = runtime.SMRange{Low: 0, High: M - 1}
-		}
+		start, note := b.baselineStarter(w.Kernels)
 		var r runResult
-		r, err = b.median(ctx, func() (runResult, error) { return b.coRun(ctx, w.Kernels, startRanges(b.Dev, w.Kernels, rs), false) })
+		r, err = b.median(ctx, func() (runResult, error) { return b.coRun(ctx, w.Kernels, start, false) })
 		o = r.outcome()
+		o.Notes = append(o.Notes, note)
 	case Static, Oracle:
 		o, err = b.sweep(ctx, w, m == Oracle)
 	case Green:
@@ -456,18 +453,40 @@ func names(ks []*Kernel) string {
 	return strings.Join(s, "+")
 }
 
-// sequential runs each kernel alone on all SMs; the makespan is the sum of
-// their solo times.
+// baselineStarter starts kernels the way the baselines run them: native
+// kernels over all SMs when the device can, else persistent workers on
+// all SMs; the note says which.
+func (b *Bench) baselineStarter(ks []*Kernel) (starter, string) {
+	all := runtime.SMRange{Low: 0, High: b.Dev.Info().SMs - 1}
+	if nd, ok := b.Dev.(NativeDevice); ok && nd.NativeUnavailable() == "" {
+		return func(i int) (Job, runtime.SMRange, error) {
+			j, err := nd.StartNative(ks[i])
+			return j, all, err
+		}, "native kernels"
+	}
+	why := "the device has no native launches"
+	if nd, ok := b.Dev.(NativeDevice); ok {
+		why = nd.NativeUnavailable()
+	}
+	rs := make([]runtime.SMRange, len(ks))
+	for i := range rs {
+		rs[i] = all
+	}
+	return startRanges(b.Dev, ks, rs), "persistent workers on all SMs (" + why + ")"
+}
+
+// sequential runs each kernel alone on all SMs (natively where the device
+// can); the makespan is the sum of their solo times.
 func (b *Bench) sequential(ctx context.Context, w Workload) (Outcome, error) {
 	M := b.Dev.Info().SMs
-	all := runtime.SMRange{Low: 0, High: M - 1}
 	var o Outcome
 	t := 0.0
+	var note string
 	for _, k := range w.Kernels {
 		ks := []*Kernel{k}
-		r, err := b.median(ctx, func() (runResult, error) {
-			return b.coRun(ctx, ks, startRanges(b.Dev, ks, []runtime.SMRange{all}), false)
-		})
+		var start starter
+		start, note = b.baselineStarter(ks)
+		r, err := b.median(ctx, func() (runResult, error) { return b.coRun(ctx, ks, start, false) })
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -475,6 +494,7 @@ func (b *Bench) sequential(ctx context.Context, w Workload) (Outcome, error) {
 		o.Ends = append(o.Ends, t)
 	}
 	o.MakespanMs = t
+	o.Notes = append(o.Notes, note)
 	if ps, _ := b.subset(w); ps != nil {
 		p := 0.0
 		for i := range ps.Kernels {

@@ -359,3 +359,28 @@ func TestRunCanceled(t *testing.T) {
 	_, err := b.Run(ctx, []Workload{workload(t, "triad_f4", "fma_chain")}, []Mode{Sequential})
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// The baselines run native kernels where the device can, persistent
+// workers on all SMs otherwise, and say which.
+func TestBaselinesNative(t *testing.T) {
+	for _, noNative := range []bool{false, true} {
+		t.Run(fmt.Sprint("noNative=", noNative), func(t *testing.T) {
+			f := NewFake(FakeOptions{NoNative: noNative})
+			defer f.Close()
+			b := &Bench{Dev: f, Opts: Options{Reps: 2}}
+			outs, err := b.Run(context.Background(), []Workload{workload(t, "triad_f4", "fma_chain")}, []Mode{Sequential, Streams})
+			require.NoError(t, err)
+			want := "native kernels"
+			natives := 2*2 + 2*2 // sequential: 2 kernels x 2 reps; streams: 2 reps x 2 kernels
+			if noNative {
+				want = "persistent workers on all SMs (the fake device was made without native launches)"
+				natives = 0
+			}
+			for _, m := range []Mode{Sequential, Streams} {
+				assert.Equal(t, []string{want}, outcome(t, outs, m).Notes, "%s", m)
+			}
+			assert.Equal(t, natives, f.NativeStarts())
+			assert.InDelta(t, 3.0, outcome(t, outs, Streams).MakespanMs, 1e-6)
+		})
+	}
+}

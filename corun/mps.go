@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/slatec/slatec/runtime"
 )
 
 // MPSRunner runs a workload's kernels in separate processes, one kernel
@@ -256,16 +254,17 @@ func (p *ProcessMPS) Close() {
 	p.children, p.key = nil, ""
 }
 
-// ServeMPSChild is the child side of ProcessMPS: it starts k once on all
-// SMs of dev (a warm-up that also allocates its buffers), says "ready",
-// then for each "go" line runs k on all SMs and answers "done START GPU"
-// (the launch's Unix time and the job's GPU time, in ns), until stdin
-// ends.
+// ServeMPSChild is the child side of ProcessMPS: it runs k once as the
+// baselines do (natively where dev can, else its worker on all SMs; a
+// warm-up that also allocates its buffers), says "ready", then for each
+// "go" line runs k again and answers "done START GPU" (the launch's Unix
+// time and the job's GPU time, in ns), until stdin ends.
 func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out io.Writer, now func() time.Time) error {
-	all := runtime.SMRange{Low: 0, High: dev.Info().SMs - 1}
+	b := &Bench{Dev: dev}
+	start1, _ := b.baselineStarter([]*Kernel{k})
 	once := func() (int64, time.Duration, error) {
 		start := now().UnixNano()
-		j, err := dev.Start(k, all)
+		j, _, err := start1(0)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -100,6 +100,7 @@ func TestServeMPSChild(t *testing.T) {
 	require.NoError(t, ServeMPSChild(context.Background(), f, k, strings.NewReader("go\nnoise\ngo\n"), &out, func() time.Time { return at }))
 	assert.Equal(t, "ready\ndone 100000000000 2500000\ndone 100000000000 2500000\n", out.String())
 	assert.Equal(t, 3, f.Starts(), "a warm-up and two runs")
+	assert.Equal(t, 3, f.NativeStarts(), "the kernel as written, as the baselines run it")
 }
 
 func TestMPSDaemonRunning(t *testing.T) {

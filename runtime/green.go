@@ -190,8 +190,9 @@ func (l *Library) Kernel(name string, layout ParamLayout) (*NativeKernel, error)
 	return k, nil
 }
 
-// GreenLaunch is a native kernel running in a green context.
-type GreenLaunch struct {
+// NativeLaunch is a native kernel running, in a green context
+// (GreenSet.Launch) or the primary one (Device.LaunchNative).
+type NativeLaunch struct {
 	done chan struct{}
 	mu   sync.Mutex
 	err  error
@@ -200,19 +201,39 @@ type GreenLaunch struct {
 
 // Launch runs k over grid in green context part, asynchronously, timed
 // with events in that context.
-func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*GreenLaunch, error) {
-	d := s.dev
+func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
+	if part < 0 || part >= len(s.ctxs) {
+		return nil, fmt.Errorf("runtime: no green context %d of %d", part, len(s.ctxs))
+	}
+	return s.dev.launchNative(s.ctxs[part], s.streams[part], false, k, grid, block, shared, args)
+}
+
+// LaunchNative runs k over grid in the primary context on a stream of its
+// own (destroyed when it ends), as a program's kernel runs: the baseline
+// the persistent workers are compared with.
+func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	if part < 0 || part >= len(s.ctxs) {
-		return nil, fmt.Errorf("runtime: no green context %d of %d", part, len(s.ctxs))
+	st, err := d.newStream(d.prioLeast)
+	if err != nil {
+		return nil, err
+	}
+	l, err := d.launchNative(d.ctx, st, true, k, grid, block, shared, args)
+	if err != nil {
+		C.slate_cuStreamDestroy(d.ctx, st)
+	}
+	return l, err
+}
+
+func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
 	buf, err := k.frame.marshalNative(k.layout, args)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", k.name, err)
 	}
-	ctx, st := s.ctxs[part], s.streams[part]
 	var start, end C.CUevent
 	if err := d.check("cuEventCreate", C.slate_cuEventCreate(ctx, &start, eventDefault)); err != nil {
 		return nil, err
@@ -243,31 +264,34 @@ func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared ui
 	if coffs != nil {
 		C.free(coffs)
 	}
-	if err := d.check("green launch of "+k.name, r); err != nil {
+	if err := d.check("native launch of "+k.name, r); err != nil {
 		C.slate_cuEventDestroy(ctx, start)
 		C.slate_cuEventDestroy(ctx, end)
 		return nil, err
 	}
-	gl := &GreenLaunch{done: make(chan struct{})}
+	nl := &NativeLaunch{done: make(chan struct{})}
 	go func() {
-		defer close(gl.done)
+		defer close(nl.done)
 		defer C.slate_cuEventDestroy(ctx, start)
 		defer C.slate_cuEventDestroy(ctx, end)
+		if ownStream {
+			defer C.slate_cuStreamDestroy(ctx, st)
+		}
 		sleep := 10 * time.Microsecond
 		for {
 			r := C.slate_cuEventQuery(ctx, end)
 			if r == cudaSuccess {
 				var ms C.float
 				err := d.check("cuEventElapsedTime", C.slate_cuEventElapsedTime(ctx, &ms, start, end))
-				gl.mu.Lock()
-				gl.err, gl.gpu = err, time.Duration(float64(ms)*float64(time.Millisecond))
-				gl.mu.Unlock()
+				nl.mu.Lock()
+				nl.err, nl.gpu = err, time.Duration(float64(ms)*float64(time.Millisecond))
+				nl.mu.Unlock()
 				return
 			}
 			if r != cudaErrNotReady {
-				gl.mu.Lock()
-				gl.err = d.check("green kernel "+k.name, r)
-				gl.mu.Unlock()
+				nl.mu.Lock()
+				nl.err = d.check("kernel "+k.name, r)
+				nl.mu.Unlock()
 				return
 			}
 			time.Sleep(sleep)
@@ -276,14 +300,14 @@ func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared ui
 			}
 		}
 	}()
-	return gl, nil
+	return nl, nil
 }
 
 // Done is closed when the launch has ended.
-func (g *GreenLaunch) Done() <-chan struct{} { return g.done }
+func (g *NativeLaunch) Done() <-chan struct{} { return g.done }
 
 // Wait blocks until the launch has ended or ctx is done.
-func (g *GreenLaunch) Wait(ctx context.Context) error {
+func (g *NativeLaunch) Wait(ctx context.Context) error {
 	select {
 	case <-g.done:
 		g.mu.Lock()
@@ -295,7 +319,7 @@ func (g *GreenLaunch) Wait(ctx context.Context) error {
 }
 
 // GPUTime is the kernel's time between its events (valid once done).
-func (g *GreenLaunch) GPUTime() time.Duration {
+func (g *NativeLaunch) GPUTime() time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.gpu

@@ -44,19 +44,24 @@ func (l *Library) Kernel(name string, layout ParamLayout) (*NativeKernel, error)
 	return nil, ErrNoCgo
 }
 
-// GreenLaunch is a launch in a green context.
-type GreenLaunch struct{ done chan struct{} }
+// NativeLaunch is a launch in a green context.
+type NativeLaunch struct{ done chan struct{} }
 
 // Launch returns ErrNoCgo.
-func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*GreenLaunch, error) {
+func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
+	return nil, ErrNoCgo
+}
+
+// LaunchNative returns ErrNoCgo.
+func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
 	return nil, ErrNoCgo
 }
 
 // Done returns a nil channel.
-func (g *GreenLaunch) Done() <-chan struct{} { return g.done }
+func (g *NativeLaunch) Done() <-chan struct{} { return g.done }
 
 // Wait returns ErrNoCgo.
-func (g *GreenLaunch) Wait(ctx context.Context) error { return ErrNoCgo }
+func (g *NativeLaunch) Wait(ctx context.Context) error { return ErrNoCgo }
 
 // GPUTime returns 0.
-func (g *GreenLaunch) GPUTime() time.Duration { return 0 }
+func (g *NativeLaunch) GPUTime() time.Duration { return 0 }
