@@ -72,7 +72,10 @@ through slatec's runtime:
   stm         Liang's STM plan, phase after phase
   oracle      every split, survivors grown to all SMs when one ends
 
-A mode this machine cannot run is reported unavailable, not failed. The
+The baselines (sequential, streams, mps, green) launch the kernels as
+written where the driver allows (CUDA 12.4+), the slatec modes their
+persistent workers. A mode this machine cannot run is reported unavailable,
+not failed. The
 planners' profiles come from --profiles (slatec profile; --profile-commands
 prints the commands) or are measured first. The report (stdout) gives per
 workload and mode the makespan, gain over sequential, STP and ANTT (Luley),

@@ -21,7 +21,11 @@
 //     (best split at green-context granularity, optional), scheduler
 //     (runtime.Scheduler with Slate's table), stm (Liang's plan) and oracle
 //     (every split, survivors grown on completion). MPS (mps.go) runs the
-//     kernels in child processes under the MPS daemon.
+//     kernels in child processes under the MPS daemon. The baselines
+//     (sequential, streams, MPS, green) run the kernels as written (native
+//     launches from a context-independent library) where the driver
+//     allows; the slatec modes run their persistent workers, so the
+//     comparison includes the workers' own cost.
 //   - Metrics (metrics.go): makespan, STP and ANTT (Luley), per-kernel
 //     slowdowns, percentiles of resize latencies.
 //   - Results (results.go): the corun.json document
