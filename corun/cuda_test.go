@@ -81,3 +81,28 @@ func TestOpenCUDAWithoutGPU(t *testing.T) {
 	}
 	assert.True(t, NoGPU(err), "%v", err)
 }
+
+// The embedded persistent source compiles with NVRTC for sm_90 with the
+// CUDA headers (wmma), and every worker and native kernel is found by its
+// name expression: what OpenCUDA and the green and native paths ask for
+// (no GPU needed; skipped where NVRTC is not installed).
+func TestKernelsCompileWithNVRTC(t *testing.T) {
+	if _, _, err := runtime.NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	dirs := runtime.DefaultIncludeDirs()
+	if len(dirs) == 0 {
+		t.Skip("no CUDA headers for NVRTC (make cuda-tools, or SLATEC_CUDA_INCLUDE)")
+	}
+	var exprs []string
+	for _, k := range Catalogue() {
+		exprs = append(exprs, k.Name+"__slate", k.Name)
+	}
+	c := &runtime.Compiler{NoCache: true, IncludeDirs: dirs}
+	comp, err := c.Compile(runtime.CompileRequest{Name: "corun.cu", Source: kernelsSource, Arch: "sm_90", NameExpressions: exprs})
+	require.NoError(t, err)
+	assert.NotEmpty(t, comp.CUBIN)
+	for _, e := range exprs {
+		assert.NotEmpty(t, comp.Lowered[e], e)
+	}
+}
