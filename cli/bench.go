@@ -179,7 +179,11 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 			dst = "profiles.json"
 		}
 		for _, k := range corun.Catalogue() {
-			fmt.Fprintln(stdout, k.ProfileCommand(self, dst, bp.sweep))
+			line := k.ProfileCommand(self, dst, bp.sweep)
+			if fl.peakBW > 0 {
+				line += fmt.Sprintf(" --peak-bw %g", fl.peakBW)
+			}
+			fmt.Fprintln(stdout, line)
 		}
 		return nil
 	}

@@ -157,6 +157,15 @@ func TestBenchProfileCommands(t *testing.T) {
 	}
 }
 
+func TestBenchProfileCommandsPeakBW(t *testing.T) {
+	code, stdout, errs := slatec(t, "", "bench", "--profile-commands", "--peak-bw", "3352.3")
+	require.Equal(t, 0, code, errs)
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		assert.True(t, strings.HasSuffix(l, " -o profiles.json --append --peak-bw 3352.3"), l)
+		assert.Contains(t, l, "--sms step:4", "the full run's sweep")
+	}
+}
+
 func TestBenchList(t *testing.T) {
 	code, stdout, errs := slatec(t, "", "bench", "--list", "--workloads", "triples")
 	require.Equal(t, 0, code, errs)

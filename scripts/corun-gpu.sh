@@ -11,8 +11,9 @@
 # report.txt (the bench's report), logs, and summary.txt, printed last.
 # Environment: QUICK=1 (default) for --quick (about 5 minutes on an H100),
 # QUICK=0 for the full run (at most 20 minutes); MPS=0 to skip starting the
-# MPS daemon (the mps mode is then reported unavailable); BENCH_ARGS for more
-# flags (e.g. "--workloads complementary").
+# MPS daemon (the mps mode is then reported unavailable); PEAK_BW=GB/s when
+# the driver does not report the memory clock; BENCH_ARGS for more flags
+# (e.g. "--workloads complementary").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/corun-gpu}
@@ -29,6 +30,7 @@ fi
 . scripts/nvrtc-env.sh
 q=()
 [ "$QUICK" = 1 ] && q=(--quick)
+[ -n "${PEAK_BW:-}" ] && q+=(--peak-bw "$PEAK_BW")
 {
   echo "# slatec co-running benchmark $(date -u +%FT%TZ) (quick=$QUICK)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null
