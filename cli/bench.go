@@ -22,7 +22,14 @@ import (
 	"github.com/slatec/slatec/runtime"
 )
 
-func init() { register(newBenchCmd) }
+func init() {
+	register(newBenchCmd)
+	modes := []string{"all"}
+	for _, m := range corun.AllModes {
+		modes = append(modes, string(m))
+	}
+	enumFlags["bench"] = map[string][]string{"modes": modes, "workloads": {"all", "complementary", "pairs", "triples"}}
+}
 
 type benchFlags struct {
 	quick           bool
