@@ -190,10 +190,10 @@ func Catalogue() []*Kernel {
 type Workload struct {
 	Name    string // kernel names joined with '+'
 	Kernels []*Kernel
-	// Complementary: the kernels stress different resources (issue 11:
-	// memory-bound beside compute-, latency- or shared-memory-bound, and
-	// latency-bound beside compute-bound); same-class pairs and triples
-	// with two of one class are not.
+	// Complementary: the kernels stress different resources: kernels of
+	// different classes, except compute-bound beside shared-memory heavy
+	// (both keep the SM pipes busy). Same-class pairs and triples with two
+	// of one class are not complementary.
 	Complementary bool
 }
 

@@ -390,7 +390,7 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 		return runResult{}, err
 	}
 	ok = true
-	return spans(ks, jobs, gantt, resizes), nil
+	return spans(jobs, gantt, resizes), nil
 }
 
 // canceler is a Job that can be stopped early (the real device's).
@@ -417,7 +417,7 @@ func cleanup(dev Device, jobs []Job) {
 }
 
 // spans turns the jobs' spans into a run: times from the earliest start.
-func spans(ks []*Kernel, jobs []Job, gantt []Segment, resizes []time.Duration) runResult {
+func spans(jobs []Job, gantt []Segment, resizes []time.Duration) runResult {
 	t0 := time.Duration(-1)
 	for _, j := range jobs {
 		if s, _ := j.Span(); t0 < 0 || s < t0 {
@@ -441,7 +441,6 @@ func spans(ks []*Kernel, jobs []Job, gantt []Segment, resizes []time.Duration) r
 		}
 		return r.gantt[a].Low < r.gantt[b].Low
 	})
-	_ = ks
 	return r
 }
 

@@ -164,5 +164,5 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weig
 	for i, k := range w.Kernels {
 		jobs[i] = x.jobs[k.Name]
 	}
-	return spans(w.Kernels, jobs, x.gantt, x.resizes), nil
+	return spans(jobs, x.gantt, x.resizes), nil
 }
