@@ -59,7 +59,7 @@ type FakeOptions struct {
 	// Start or Resize before it moves its clock for jobs waited on with
 	// Job.Wait from other goroutines (the runtime's Scheduler), so that the
 	// scheduler has reacted to one completion before the next happens.
-	// WaitAny never waits. Default 10 ms.
+	// WaitAny never waits. Default 20 ms (a loaded CI machine still reacts well within it).
 	Settle time.Duration
 }
 
@@ -107,7 +107,7 @@ func NewFake(o FakeOptions) *Fake {
 		o.ResizeLatency = 40 * time.Microsecond
 	}
 	if o.Settle <= 0 {
-		o.Settle = 10 * time.Millisecond
+		o.Settle = 20 * time.Millisecond
 	}
 	f := &Fake{opts: o, stop: make(chan struct{}), stopped: make(chan struct{}),
 		info: plan.Device{Name: "fake GPU", SMs: o.SMs, PeakBWGBs: o.PeakBWGBs, MemBytes: 80 << 30}}
