@@ -13,7 +13,8 @@
 # QUICK=0 for the full run (at most 20 minutes); MPS=0 to skip starting the
 # MPS daemon (the mps mode is then reported unavailable); PEAK_BW=GB/s when
 # the driver does not report the memory clock; BENCH_ARGS for more flags
-# (e.g. "--workloads complementary").
+# (e.g. "--workloads complementary"). FAKE=N checks the script without a GPU:
+# no profiling, no MPS, slatec bench on its fake device of N SMs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/corun-gpu}
@@ -39,16 +40,22 @@ q=()
 
 # 1. Profiles of every benchmark kernel, as the planners read them.
 rm -f "$OUT/profiles.json"
-"$SLATEC" bench "${q[@]}" --profile-commands --profiles "$OUT/profiles.json" >"$OUT/profile-commands.sh"
-t0=$(date +%s)
-if ! bash -e "$OUT/profile-commands.sh" >"$OUT/profile.log" 2>&1; then
-  echo "## profiling failed (profile.log):" >>"$S"
-  tail -n 20 "$OUT/profile.log" >>"$S"
-  cat "$S"
-  exit 1
+if [ -n "${FAKE:-}" ]; then
+  MPS=0
+  q+=(--fake "$FAKE")
+  echo "## FAKE=$FAKE: a fake device, profiles measured by the bench" >>"$S"
+else
+  "$SLATEC" bench "${q[@]}" --profile-commands --profiles "$OUT/profiles.json" >"$OUT/profile-commands.sh"
+  t0=$(date +%s)
+  if ! bash -e "$OUT/profile-commands.sh" >"$OUT/profile.log" 2>&1; then
+    echo "## profiling failed (profile.log):" >>"$S"
+    tail -n 20 "$OUT/profile.log" >>"$S"
+    cat "$S"
+    exit 1
+  fi
+  echo "## profiles: $(grep -c '^slatec: .* on .* SMs)' "$OUT/profile.log") kernels in $(( $(date +%s) - t0 )) s" >>"$S"
+  grep -E '^  class ' "$OUT/profile.log" | paste -sd' ' >>"$S"
 fi
-echo "## profiles: $(grep -c '^slatec: .* on .* SMs)' "$OUT/profile.log") kernels in $(( $(date +%s) - t0 )) s" >>"$S"
-grep -E '^  class ' "$OUT/profile.log" | paste -sd' ' >>"$S"
 
 # 2. The MPS control daemon, private to this run. Only the bench's MPS
 # children connect to it (SLATEC_MPS_PIPE_DIRECTORY, see corun.MPSPipeDir);
@@ -74,7 +81,9 @@ trap stop_mps EXIT
 # 3. The benchmark.
 t0=$(date +%s)
 # shellcheck disable=SC2086
-"$SLATEC" bench "${q[@]}" --profiles "$OUT/profiles.json" --json --plot --out "$OUT" ${BENCH_ARGS:-} \
+prof=(--profiles "$OUT/profiles.json")
+[ -n "${FAKE:-}" ] && prof=()
+"$SLATEC" bench "${q[@]}" "${prof[@]}" --json --plot --out "$OUT" ${BENCH_ARGS:-} \
   >"$OUT/report.txt" 2>"$OUT/bench.log"
 rc=$?
 stop_mps
