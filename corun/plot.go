@@ -26,7 +26,22 @@ var modeColors = map[Mode]color.RGBA{
 	Oracle:     {0x00, 0x00, 0x00, 0xff},
 }
 
+var colorWhite = color.RGBA{0xff, 0xff, 0xff, 0xff}
+
 var kernelColors = []color.RGBA{{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}}
+
+// newPlot makes a plot with the report's title (the device and commit on a
+// second line) and small legend text, so long workload names fit.
+func newPlot(d *Document, title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title + "\n" + d.titleSuffix()
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	return p
+}
 
 func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
 	c := vgsvg.New(w, h)
@@ -76,11 +91,16 @@ func GainSVG(d *Document) ([]byte, error) {
 			modes = append(modes, m)
 		}
 	}
-	p := plot.New()
-	p.Title.Text = "Gain over sequential per workload, " + d.titleSuffix()
+	p := newPlot(d, "Gain over sequential per workload")
 	p.Y.Label.Text = "gain = 1 - makespan / sequential"
 	p.Add(plotter.NewGrid())
 	width := vg.Points(5)
+	lo, hi := 0.0, 0.0
+	for _, m := range modes {
+		for _, g := range gain[m] {
+			lo, hi = min(lo, g), max(hi, g)
+		}
+	}
 	for i, m := range modes {
 		vals := make(plotter.Values, len(workloads))
 		for j, w := range workloads {
@@ -102,8 +122,9 @@ func GainSVG(d *Document) ([]byte, error) {
 	}
 	p.NominalX(labels...)
 	p.X.Tick.Label.Font.Size = vg.Points(6)
-	p.Legend.Top = true
-	p.Legend.Left = true
+	p.X.Min, p.X.Max = -0.5, float64(len(workloads))-0.5
+	// Room above the bars for the legend.
+	p.Y.Min, p.Y.Max = lo-0.05*(hi-lo+0.01), hi+0.6*(hi-lo+0.01)
 	w := max(7*vg.Inch, vg.Length(len(workloads)*len(modes))*width+vg.Inch)
 	return render(p, w, 5*vg.Inch)
 }
@@ -129,13 +150,13 @@ func SweepSVG(d *Document, workload string) ([]byte, error) {
 			stmSplit, stmMs = r.Split, r.MakespanMs
 		}
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: SM-split sweep, %s", workload, d.titleSuffix())
+	p := newPlot(d, workload+": SM-split sweep")
 	p.X.Label.Text = "SMs of the first kernel (the second has the rest)"
 	p.Y.Label.Text = "makespan (ms)"
 	p.Add(plotter.NewGrid())
 	found := false
 	xMax := float64(d.SMs)
+	yMax := max(seq, streams)
 	for _, s := range d.Sweeps {
 		if s.Workload != workload {
 			continue
@@ -148,6 +169,7 @@ func SweepSVG(d *Document, workload string) ([]byte, error) {
 				return nil, fmt.Errorf("%s %s: %w", workload, s.Mode, err)
 			}
 			xys = append(xys, plotter.XY{X: float64(a), Y: pt.MakespanMs})
+			yMax = max(yMax, pt.MakespanMs)
 			if pt.Split == s.Best {
 				best = append(best, plotter.XY{X: float64(a), Y: pt.MakespanMs})
 			}
@@ -211,8 +233,7 @@ func SweepSVG(d *Document, workload string) ([]byte, error) {
 		return nil, err
 	}
 	p.X.Min, p.X.Max = 0, xMax
-	p.Y.Min = 0
-	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 0, 1.6*yMax // room above for the legend
 	return render(p, 7*vg.Inch, 4.5*vg.Inch)
 }
 
@@ -241,8 +262,7 @@ func GanttSVG(d *Document, workload string) ([]byte, error) {
 	if g == nil {
 		return nil, fmt.Errorf("workload %s has no scheduler run to draw", workload)
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Scheduler run of %s, %s", workload, d.titleSuffix())
+	p := newPlot(d, "Scheduler run of "+workload)
 	p.X.Label.Text = "time (ms)"
 	p.Y.Label.Text = "SM"
 	var kernels []string
@@ -266,7 +286,9 @@ func GanttSVG(d *Document, workload string) ([]byte, error) {
 		}
 		c := color[s.Kernel]
 		poly.Color = c
-		poly.LineStyle.Color = c
+		// A white outline shows where a resize split a kernel's time.
+		poly.LineStyle.Color = colorWhite
+		poly.LineStyle.Width = vg.Points(0.5)
 		p.Add(poly)
 		if !legend[s.Kernel] {
 			legend[s.Kernel] = true
@@ -274,8 +296,8 @@ func GanttSVG(d *Document, workload string) ([]byte, error) {
 		}
 	}
 	p.X.Min, p.X.Max = 0, tMax*1.02
-	p.Y.Min, p.Y.Max = 0, float64(d.SMs)
-	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 0, 1.3*float64(d.SMs) // room above for the legend
+	p.Legend.Left = false
 	return render(p, 7*vg.Inch, 4*vg.Inch)
 }
 
