@@ -50,6 +50,9 @@ type FakeOptions struct {
 	// GreenGranularity > 0 gives the fake green contexts in steps of that
 	// many SMs.
 	GreenGranularity int
+	// GreenFault, if set, is what every green launch fails with (a kernel
+	// fault in a green context, for tests).
+	GreenFault error
 	// NoNative makes the fake refuse native launches (NativeDevice).
 	NoNative bool
 	// ResizeLatency is what every resize reports (default 40 us); the
@@ -205,6 +208,9 @@ func (f *Fake) GreenUnavailable() string {
 func (f *Fake) StartGreen(k *Kernel, parts []int, part int) (Job, error) {
 	if f.opts.GreenGranularity <= 0 {
 		return nil, unavailable("%s", f.GreenUnavailable())
+	}
+	if f.opts.GreenFault != nil {
+		return nil, f.opts.GreenFault
 	}
 	lo := 0
 	for _, p := range parts[:part] {

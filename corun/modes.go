@@ -168,38 +168,83 @@ type Bench struct {
 }
 
 // Run runs every workload in every mode (sequential always first) and
-// returns the outcomes in order. An unavailable mode gives an outcome
-// saying why; any other failure stops the run.
+// returns the outcomes, each workload's in mode order. An unavailable mode
+// gives an outcome saying why; any other failure stops the run.
+//
+// Green runs last, after every workload's other modes: its kernels run in
+// other CUDA contexts, and a fault there would destroy the context the
+// other modes need. A green failure is recorded as the mode being
+// unavailable ("failed: ..."), for this and the remaining workloads, and
+// the run ends with the other modes' results.
 func (b *Bench) Run(ctx context.Context, ws []Workload, modes []Mode) ([]Outcome, error) {
 	b.Opts.defaults()
-	var out []Outcome
-	total := len(ws) * len(modes)
-	step := 0
-	for _, w := range ws {
-		var solo []float64
-		for _, m := range modes {
-			if b.Opts.Progress != nil {
-				b.Opts.Progress(Progress{Workload: w.Name, Mode: m, Index: step, Total: total})
-			}
-			step++
-			os, err := b.runMode(ctx, w, m, solo)
-			if err != nil {
-				return out, fmt.Errorf("%s, mode %s: %w", w.Name, m, err)
-			}
-			for i := range os {
-				o := &os[i]
-				o.Workload, o.Complementary, o.Mode = w.Name, w.Complementary, m
-				if m == Sequential {
-					solo = soloTimes(o.Ends)
-				}
-				if o.Unavailable == "" && solo != nil {
-					o.Metrics = ComputeMetrics(o.Ends, solo, o.MakespanMs)
-				}
-			}
-			out = append(out, os...)
+	var early, late []Mode
+	for _, m := range modes {
+		if m == Green {
+			late = append(late, m)
+		} else {
+			early = append(early, m)
 		}
 	}
-	return out, nil
+	total := len(ws) * len(modes)
+	step := 0
+	byWorkload := make([][]Outcome, len(ws))
+	solos := make([][]float64, len(ws))
+	run := func(i int, m Mode) error {
+		w := ws[i]
+		if b.Opts.Progress != nil {
+			b.Opts.Progress(Progress{Workload: w.Name, Mode: m, Index: step, Total: total})
+		}
+		step++
+		os, err := b.runMode(ctx, w, m, solos[i])
+		if err != nil {
+			return fmt.Errorf("%s, mode %s: %w", w.Name, m, err)
+		}
+		for k := range os {
+			o := &os[k]
+			o.Workload, o.Complementary, o.Mode = w.Name, w.Complementary, m
+			if m == Sequential {
+				solos[i] = soloTimes(o.Ends)
+			}
+			if o.Unavailable == "" && solos[i] != nil {
+				o.Metrics = ComputeMetrics(o.Ends, solos[i], o.MakespanMs)
+			}
+		}
+		byWorkload[i] = append(byWorkload[i], os...)
+		return nil
+	}
+	flat := func() []Outcome {
+		var out []Outcome
+		for _, os := range byWorkload {
+			out = append(out, os...)
+		}
+		return out
+	}
+	for i := range ws {
+		for _, m := range early {
+			if err := run(i, m); err != nil {
+				return flat(), err
+			}
+		}
+	}
+	var failed error
+	for i, w := range ws {
+		for _, m := range late {
+			if failed == nil {
+				if err := run(i, m); err != nil {
+					if ctx.Err() != nil {
+						return flat(), err
+					}
+					failed = err
+				} else {
+					continue
+				}
+			}
+			byWorkload[i] = append(byWorkload[i], Outcome{Workload: w.Name, Complementary: w.Complementary, Mode: m,
+				Unavailable: "failed: " + failed.Error()})
+		}
+	}
+	return flat(), nil
 }
 
 // soloTimes turns the sequential mode's cumulative ends into each

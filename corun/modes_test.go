@@ -384,3 +384,27 @@ func TestBaselinesNative(t *testing.T) {
 		})
 	}
 }
+
+// Green runs after every workload's other modes; a failure there (a fault
+// in a green context would destroy the CUDA context) ends green for this
+// and the later workloads and keeps everything else.
+func TestGreenFailureKeepsTheRest(t *testing.T) {
+	f := NewFake(FakeOptions{GreenGranularity: 4, GreenFault: errors.New("CUDA_ERROR_ILLEGAL_ADDRESS")})
+	defer f.Close()
+	var order []string
+	b := &Bench{Dev: f, Opts: Options{Reps: 1, Progress: func(p Progress) { order = append(order, p.Workload+" "+string(p.Mode)) }}}
+	ws := []Workload{workload(t, "triad_f4", "fma_chain"), workload(t, "triad_f4", "chase")}
+	outs, err := b.Run(context.Background(), ws, []Mode{Sequential, Green, Static})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"triad_f4+fma_chain sequential", "triad_f4+fma_chain static", "triad_f4+chase sequential",
+		"triad_f4+chase static", "triad_f4+fma_chain green"}, order, "green last, and not retried after it failed")
+	var got []string
+	for _, o := range outs {
+		got = append(got, fmt.Sprintf("%s %s %q", o.Workload, o.Mode, o.Unavailable))
+	}
+	why := `"failed: triad_f4+fma_chain, mode green: split 4:12: starting triad_f4: CUDA_ERROR_ILLEGAL_ADDRESS"`
+	assert.Equal(t, []string{
+		`triad_f4+fma_chain sequential ""`, `triad_f4+fma_chain static ""`, "triad_f4+fma_chain green " + why,
+		`triad_f4+chase sequential ""`, `triad_f4+chase static ""`, "triad_f4+chase green " + why,
+	}, got)
+}
