@@ -54,13 +54,18 @@ project-check: cuda-tools build
 
 ## gpu-build: what the GPU machine needs from here (it has no Go): the slatec
 ## binary, the runtime's GPU test binary, transformed real-world samples.
+# The binary names its commit in results (slatec bench's corun.json) even
+# where the build has no VCS information.
+GPU_COMMIT = $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 gpu-build:
 	mkdir -p .gpu
-	CGO_ENABLED=1 $(GO) build -o .gpu/slatec .
+	CGO_ENABLED=1 $(GO) build -ldflags "-X github.com/slatec/slatec/cli.stampedCommit=$(GPU_COMMIT)" -o .gpu/slatec .
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/runtime.test ./runtime
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/profile.test ./profile
 	@if [ -d .realworld/cuda-samples ]; then ./scripts/realworld.sh transform; fi
 
+## The co-running benchmark (slatec bench, issue 11) needs only .gpu/slatec:
+##   run(command: "./scripts/corun-gpu.sh", carry: [".gpu"])   (QUICK=0 for the full run)
 ## gpu-test: run on the GPU machine through the device tool, for example
 ##   run(command: "STEPS='diff realworld runtime' ./scripts/gpu-session.sh", carry: [".gpu", ".realworld"])
 ## Results: $$OUT/summary.txt and $$OUT/results.tgz. See docs/GPU.md.

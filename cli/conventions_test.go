@@ -42,6 +42,7 @@ func TestCompletionOffersEnumValues(t *testing.T) {
 		{[]string{"merge", "--mode", ""}, []string{"interleaved", "persistent", "smrange"}},
 		{[]string{"plan", "--algo", ""}, []string{"stm", "optimal", "slate", "li", "cumas"}},
 		{[]string{"plan", "--eval", ""}, []string{"fluid", "exact"}},
+		{[]string{"bench", "--modes", ""}, []string{"all", "sequential", "streams", "mps", "green", "static", "scheduler", "stm", "oracle"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -24,10 +24,19 @@ func BuildInfo() (version, commit string) {
 	return Version, commit
 }
 
+// stampedCommit is the commit make gpu-build stamps in with -ldflags -X
+// (builds there carry no VCS information: GOFLAGS=-buildvcs=false), so that
+// results measured with the binary name their commit. The VCS revision wins
+// where there is one.
+var stampedCommit string
+
 // buildDetails reads the main module's version and the VCS revision from the
 // build information, for display only.
 func buildDetails() (module, commit string) {
 	commit = "unknown"
+	if stampedCommit != "" {
+		commit = stampedCommit
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "", commit

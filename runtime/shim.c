@@ -55,6 +55,19 @@ typedef struct {
                              unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // Optional: green contexts and context-independent libraries (CUDA >= 12.4).
+  CUresult (*cuDeviceGetDevResource)(CUdevice, slate_devres *, int);
+  CUresult (*cuDevSmResourceSplitByCount)(slate_devres *, unsigned int *, const slate_devres *, slate_devres *,
+                                          unsigned int, unsigned int);
+  CUresult (*cuDevResourceGenerateDesc)(CUdevResourceDesc *, slate_devres *, unsigned int);
+  CUresult (*cuGreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
+  CUresult (*cuGreenCtxDestroy)(CUgreenCtx);
+  CUresult (*cuGreenCtxGetDevResource)(CUgreenCtx, slate_devres *, int);
+  CUresult (*cuGreenCtxStreamCreate)(CUstream *, CUgreenCtx, unsigned int, int);
+  CUresult (*cuCtxFromGreenCtx)(CUcontext *, CUgreenCtx);
+  CUresult (*cuLibraryLoadData)(CUlibrary *, const void *, void *, void **, unsigned int, void *, void **, unsigned int);
+  CUresult (*cuLibraryUnload)(CUlibrary);
+  CUresult (*cuLibraryGetKernel)(CUkernel *, CUlibrary, const char *);
 } cuda_api;
 
 typedef struct {
@@ -177,6 +190,17 @@ int slate_cuda_load(const char *path, char *err, size_t errlen) {
       S(cuLaunchKernel, "cuLaunchKernel"),
       S(cuGetErrorName, "cuGetErrorName"),
       S(cuGetErrorString, "cuGetErrorString"),
+      SOPT(cuDeviceGetDevResource, "cuDeviceGetDevResource"), // green contexts: CUDA >= 12.4
+      SOPT(cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount"),
+      SOPT(cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc"),
+      SOPT(cuGreenCtxCreate, "cuGreenCtxCreate"),
+      SOPT(cuGreenCtxDestroy, "cuGreenCtxDestroy"),
+      SOPT(cuGreenCtxGetDevResource, "cuGreenCtxGetDevResource"),
+      SOPT(cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate"),
+      SOPT(cuCtxFromGreenCtx, "cuCtxFromGreenCtx"),
+      SOPT(cuLibraryLoadData, "cuLibraryLoadData"), // CUDA >= 12.0
+      SOPT(cuLibraryUnload, "cuLibraryUnload"),
+      SOPT(cuLibraryGetKernel, "cuLibraryGetKernel"),
   };
   if (resolve(api.handle, syms, sizeof syms / sizeof syms[0], err, errlen)) {
     dlclose(api.handle);
@@ -363,4 +387,100 @@ nvrtcResult slate_nvrtcGetProgramLog(nvrtcProgram p, char *o) { NV(nv.nvrtcGetPr
 const char *slate_nvrtcGetErrorString(nvrtcResult r) {
   if (!nv.handle) return NULL;
   return nv.nvrtcGetErrorString(r);
+}
+
+// ---- green contexts ---------------------------------------------------------
+
+int slate_cuda_has_green(void) {
+  return cu.cuDeviceGetDevResource && cu.cuDevSmResourceSplitByCount && cu.cuDevResourceGenerateDesc &&
+         cu.cuGreenCtxCreate && cu.cuGreenCtxDestroy && cu.cuGreenCtxGetDevResource && cu.cuGreenCtxStreamCreate &&
+         cu.cuCtxFromGreenCtx && cu.cuLibraryLoadData && cu.cuLibraryUnload && cu.cuLibraryGetKernel;
+}
+
+#define CU_DEV_RESOURCE_TYPE_SM 1
+#define CU_GREEN_CTX_DEFAULT_STREAM 1
+#define CU_STREAM_NON_BLOCKING 1
+
+CUresult slate_cuDeviceGetSmResource(CUdevice d, unsigned int *count, unsigned int *minPartition,
+                                     unsigned int *alignment) {
+  if (!cu.cuDeviceGetDevResource) return CUDA_ERROR_NOT_SUPPORTED;
+  slate_devres r;
+  memset(&r, 0, sizeof r);
+  CUresult e = cu.cuDeviceGetDevResource(d, &r, CU_DEV_RESOURCE_TYPE_SM);
+  if (e) return e;
+  *count = r.sm.smCount;
+  *minPartition = r.sm.minSmPartitionSize; // 0 from drivers before CUDA 13
+  *alignment = r.sm.smCoscheduledAlignment;
+  return 0;
+}
+
+// greenFromResource makes a green context of r and its CUcontext.
+static CUresult greenFromResource(CUdevice d, slate_devres *r, CUgreenCtx *g, CUcontext *c) {
+  CUdevResourceDesc desc = NULL;
+  CUresult e = cu.cuDevResourceGenerateDesc(&desc, r, 1);
+  if (!e) e = cu.cuGreenCtxCreate(g, desc, d, CU_GREEN_CTX_DEFAULT_STREAM);
+  if (!e && c) e = cu.cuCtxFromGreenCtx(c, *g);
+  return e;
+}
+
+CUresult slate_green_create(CUcontext primary, CUdevice d, int n, const unsigned int *sizes, CUgreenCtx *gs,
+                            CUgreenCtx *tmp, CUcontext *ctxs, CUstream *streams, unsigned int *got, int *step) {
+  if (!slate_cuda_has_green()) return CUDA_ERROR_NOT_SUPPORTED;
+  CUresult e = setctx(primary); // keeps the primary context alive and current, as the driver advises
+  if (e) return e;
+  slate_devres in, grp, rem;
+  memset(&in, 0, sizeof in);
+  *step = 0;
+  e = cu.cuDeviceGetDevResource(d, &in, CU_DEV_RESOURCE_TYPE_SM);
+  for (int i = 0; !e && i < n - 1; i++) {
+    unsigned int nb = 1;
+    memset(&grp, 0, sizeof grp);
+    memset(&rem, 0, sizeof rem);
+    *step = 1 + 3 * i;
+    e = cu.cuDevSmResourceSplitByCount(&grp, &nb, &in, &rem, 0, sizes[i]);
+    if (!e && nb != 1) e = CUDA_ERROR_NOT_SUPPORTED;
+    if (e) break;
+    got[i] = grp.sm.smCount;
+    *step = 2 + 3 * i;
+    e = greenFromResource(d, &grp, &gs[i], &ctxs[i]);
+    if (e) break;
+    *step = 3 + 3 * i;
+    if (i == n - 2) {
+      got[n - 1] = rem.sm.smCount;
+      e = greenFromResource(d, &rem, &gs[n - 1], &ctxs[n - 1]);
+    } else {
+      // A split's outputs cannot be split again: the remainder becomes a
+      // green context whose resource is split next.
+      e = greenFromResource(d, &rem, &tmp[i], NULL);
+      if (!e) {
+        memset(&in, 0, sizeof in);
+        e = cu.cuGreenCtxGetDevResource(tmp[i], &in, CU_DEV_RESOURCE_TYPE_SM);
+      }
+    }
+  }
+  for (int i = 0; !e && i < n; i++) {
+    *step = 100 + i;
+    e = cu.cuGreenCtxStreamCreate(&streams[i], gs[i], CU_STREAM_NON_BLOCKING, 0);
+  }
+  return e;
+}
+
+CUresult slate_green_destroy(CUgreenCtx g) {
+  if (!g || !cu.cuGreenCtxDestroy) return 0;
+  return cu.cuGreenCtxDestroy(g);
+}
+
+CUresult slate_cuLibraryLoadData(CUcontext c, CUlibrary *lib, const void *image) {
+  if (!cu.cuLibraryLoadData) return CUDA_ERROR_NOT_SUPPORTED;
+  WITH(c, cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0));
+}
+
+CUresult slate_cuLibraryUnload(CUcontext c, CUlibrary lib) {
+  if (!cu.cuLibraryUnload) return CUDA_ERROR_NOT_SUPPORTED;
+  WITH(c, cu.cuLibraryUnload(lib));
+}
+
+CUresult slate_cuLibraryGetKernel(CUcontext c, CUkernel *k, CUlibrary lib, const char *name) {
+  if (!cu.cuLibraryGetKernel) return CUDA_ERROR_NOT_SUPPORTED;
+  WITH(c, cu.cuLibraryGetKernel(k, lib, name));
 }

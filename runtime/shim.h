@@ -19,6 +19,28 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 
+typedef struct CUgreenCtx_st *CUgreenCtx;
+typedef struct CUdevResourceDesc_st *CUdevResourceDesc;
+typedef struct CUlib_st *CUlibrary;
+typedef struct CUkern_st *CUkernel;
+
+// CUdevResource (cuda.h, RESOURCE_ABI_VERSION 1): a type tag, 92 bytes the
+// driver keeps to itself, then a 48-byte union whose SM member starts with
+// smCount (CUDA 12.4) followed by minSmPartitionSize and
+// smCoscheduledAlignment (CUDA 13; zero from older drivers).
+typedef struct {
+  int type;
+  unsigned char internal_padding[92];
+  union {
+    struct {
+      unsigned int smCount;
+      unsigned int minSmPartitionSize;
+      unsigned int smCoscheduledAlignment;
+    } sm;
+    unsigned char oversize[48];
+  };
+} slate_devres;
+
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
 
@@ -79,6 +101,23 @@ CUresult slate_cuEventElapsedTime(CUcontext c, float *ms, CUevent a, CUevent b);
 CUresult slate_launch(CUcontext c, CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
                       unsigned char *args, const unsigned long long *offsets, int nargs);
+// Green contexts (optional, CUDA >= 12.4). slate_cuda_has_green reports
+// whether every entry point resolved; the others return 801 otherwise.
+int slate_cuda_has_green(void);
+CUresult slate_cuDeviceGetSmResource(CUdevice d, unsigned int *count, unsigned int *minPartition, unsigned int *alignment);
+// slate_green_create partitions the device's SMs into n green contexts of
+// sizes[0..n-2] SMs and the rest (got[] says what each got), with a stream
+// each. tmp[0..n-3] receives the intermediate contexts that splitting
+// needs; the caller destroys gs and tmp. step says where a failure was.
+CUresult slate_green_create(CUcontext primary, CUdevice d, int n, const unsigned int *sizes, CUgreenCtx *gs,
+                            CUgreenCtx *tmp, CUcontext *ctxs, CUstream *streams, unsigned int *got, int *step);
+CUresult slate_green_destroy(CUgreenCtx g);
+// Context-independent libraries: their kernels launch in any context,
+// green ones included (cuLaunchKernel takes a CUkernel as a CUfunction).
+CUresult slate_cuLibraryLoadData(CUcontext c, CUlibrary *lib, const void *image);
+CUresult slate_cuLibraryUnload(CUcontext c, CUlibrary lib);
+CUresult slate_cuLibraryGetKernel(CUcontext c, CUkernel *k, CUlibrary lib, const char *name);
+
 // Error text; both return a static string, or NULL for an unknown code.
 const char *slate_cuErrorName(CUresult r);
 const char *slate_cuErrorString(CUresult r);

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slatec/slatec/corun"
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/profile"
+	"github.com/slatec/slatec/runtime"
+)
+
+func noGPU(t *testing.T) {
+	t.Helper()
+	old := openBenchDevice
+	openBenchDevice = func(int, float64) (corun.Device, error) {
+		return nil, &runtime.LibraryError{Library: "CUDA driver (libcuda.so.1)", Env: "SLATEC_LIBCUDA",
+			Tried: []string{"libcuda.so.1"}, Reasons: []string{"not found"}}
+	}
+	t.Cleanup(func() { openBenchDevice = old })
+}
+
+func fixedDate(t *testing.T) {
+	old := benchNow
+	benchNow = func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
+	t.Cleanup(func() { benchNow = old })
+}
+
+func TestBenchNoGPU(t *testing.T) {
+	noGPU(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := slatec(t, "", "bench", "--quick", "--json", "--out", out)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "slatec: error: bench runs kernels on a GPU and there is none here: cannot load the CUDA driver (libcuda.so.1) (tried libcuda.so.1; set SLATEC_LIBCUDA)\n", errs)
+	assert.NoDirExists(t, out, "nothing is written")
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	noGPU(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--modes", "fast"}, `--modes: unknown mode "fast"`},
+		{[]string{"--workloads", "triad_f4+nope"}, `--workloads: no workload "triad_f4+nope"`},
+		{[]string{"--reps", "-1"}, "--reps must be at least 1"},
+		{[]string{"--fake", "1"}, "--fake needs at least 2 SMs"},
+		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
+		{[]string{"--json", "--out", " "}, "--out must name a directory"},
+		{[]string{"extra"}, "unknown command"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errs := slatec(t, "", append([]string{"bench"}, tc.args...)...)
+			assert.Equal(t, 2, code, errs)
+			assert.Contains(t, errs, tc.want)
+		})
+	}
+}
+
+// A quick run on the fake device writes a corun.json that conforms to the
+// schema, and the plots, and prints the report; it is deterministic.
+func TestBenchFake(t *testing.T) {
+	fixedDate(t)
+	dir := t.TempDir()
+	run := func(out string) (string, string) {
+		code, stdout, errs := slatec(t, "", "bench", "--quick", "--fake", "16", "--json", "--plot", "--out", out)
+		require.Equal(t, 0, code, errs)
+		return stdout, errs
+	}
+	a := filepath.Join(dir, "a")
+	stdout, errs := run(a)
+	assert.Contains(t, stdout, "slatec bench on fake GPU (16 SMs)")
+	assert.Contains(t, stdout, "triad_f4+fma_chain  sequential")
+	assert.Contains(t, stdout, "unavailable: triad_f4+fma_chain mps: no MPS runner for this device")
+	assert.Contains(t, stdout, "predicted vs measured: median error")
+	assert.Contains(t, errs, "slatec: [1/24] profiling triad_f4 on 1 SMs", "progress lines when stderr is no terminal")
+	assert.Contains(t, errs, "slatec: wrote corun.json, gain.svg, gantt.svg, sweep-triad_f4-chase.svg")
+
+	data, err := os.ReadFile(filepath.Join(a, "corun.json"))
+	require.NoError(t, err)
+	sch, err := jsonschema.NewCompiler().Compile("../bench/results/corun.schema.json")
+	require.NoError(t, err)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(inst))
+	var doc corun.Document
+	require.NoError(t, json.Unmarshal(data, &doc))
+	assert.Equal(t, "2026-11-23", doc.Date)
+	assert.True(t, doc.Quick)
+	assert.Equal(t, "measured", doc.Profiles)
+	assert.Len(t, doc.Rows, 5*7-3, "5 workloads x 7 modes (mps unavailable); the triple cannot be swept in steps of 16 on 16 SMs")
+
+	for _, n := range []string{"gain.svg", "gantt.svg"} {
+		svg, err := os.ReadFile(filepath.Join(a, n))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(svg), "<?xml") || strings.HasPrefix(string(svg), "<svg"), n)
+	}
+	b := filepath.Join(dir, "b")
+	stdout2, _ := run(b)
+	assert.Equal(t, stdout, stdout2)
+	data2, err := os.ReadFile(filepath.Join(b, "corun.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(data2))
+}
+
+func TestBenchProfilesFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := write(t, dir, "bad.json", `{"format": "slatec-profile/1"}`)
+	code, _, errs := slatec(t, "", "bench", "--fake", "16", "--profiles", bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, bad+": error: ")
+
+	// Profiles of another device are a usage error, found before any run.
+	ps := plan.ProfileSet{Format: "slatec-profile/1", Device: plan.Device{Name: "big", SMs: 132, PeakBWGBs: 3350, MemBytes: 1 << 36},
+		Kernels: []plan.Kernel{{Name: "triad_f4", Blocks: 1, ThreadsPerBlock: 256, RMs: plan.Samples{{M: 1, V: 1}}, BWGBs: plan.Samples{{M: 1, V: 1}}}}}
+	data, err := json.Marshal(ps)
+	require.NoError(t, err)
+	other := write(t, dir, "other.json", string(data))
+	out := filepath.Join(dir, "out")
+	code, _, errs = slatec(t, "", "bench", "--fake", "16", "--profiles", other, "--json", "--out", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "is for big (132 SMs), this is fake GPU (16 SMs)")
+	assert.NoDirExists(t, out)
+}
+
+// The printed slatec profile commands are accepted by slatec profile: run
+// here, each gets as far as looking for a GPU.
+func TestBenchProfileCommands(t *testing.T) {
+	code, stdout, errs := slatec(t, "", "bench", "--profile-commands", "--quick", "--profiles", "out/p.json")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, " -o out/p.json --append\n")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, len(corun.Catalogue()))
+	old := openProfileDevice
+	openProfileDevice = func(int, *runtime.Compiler) (profile.Device, error) {
+		return nil, &runtime.LibraryError{Library: "CUDA driver (libcuda.so.1)", Env: "SLATEC_LIBCUDA", Tried: []string{"x"}, Reasons: []string{"y"}}
+	}
+	t.Cleanup(func() { openProfileDevice = old })
+	t.Chdir("..")
+	for _, l := range lines {
+		args := splitShell(l)
+		assert.Contains(t, args, "step:8")
+		require.Equal(t, "profile", args[1], l)
+		code, _, errs := slatec(t, "", args[1:]...)
+		assert.Equal(t, 1, code, "%s: %s", l, errs)
+		assert.Contains(t, errs, "no GPU to profile on", l)
+	}
+}
+
+func TestBenchProfileCommandsPeakBW(t *testing.T) {
+	code, stdout, errs := slatec(t, "", "bench", "--profile-commands", "--peak-bw", "3352.3")
+	require.Equal(t, 0, code, errs)
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		assert.True(t, strings.HasSuffix(l, " -o profiles.json --append --peak-bw 3352.3"), l)
+		assert.Contains(t, l, "--sms step:4", "the full run's sweep")
+	}
+}
+
+func TestBenchList(t *testing.T) {
+	code, stdout, errs := slatec(t, "", "bench", "--list", "--workloads", "triples")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "gemm_tc     compute")
+	assert.Regexp(t, `(?m)^triad_f4\+fma_chain\+chase +true$`, stdout)
+	assert.Regexp(t, `(?m)^triad_f4\+scale_f4\+fma_chain +false$`, stdout)
+	assert.NotContains(t, stdout, "triad_f4+chase ")
+}
+
+// corun/kernels_slate.go is what slatec gen makes of kernels/corun.cu now
+// (run go generate ./corun after changing either).
+func TestBenchKernelsGenerated(t *testing.T) {
+	want, err := os.ReadFile("../corun/kernels_slate.go")
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "k.go")
+	t.Chdir("../corun")
+	code, _, errs := slatec(t, "", "gen", "--package", "corun", "--type", "Kernels", "-o", out, "kernels/corun.cu")
+	require.Equal(t, 0, code, errs)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, string(got) == string(want), "corun/kernels_slate.go is stale: go generate ./corun")
+}
+
+func TestBenchMPSChildUnknownKernel(t *testing.T) {
+	code, stdout, errs := slatec(t, "", "bench", "--mps-child", "nope")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "error no kernel nope\n", stdout, "the parent reads the reason on stdout")
+	assert.Contains(t, errs, "--mps-child: no kernel nope")
+}
+
+// splitShell splits a command line at spaces outside single quotes (what
+// ProfileCommand writes).
+func splitShell(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, started := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, started = !quoted, true
+		case r == ' ' && !quoted:
+			if started {
+				out = append(out, cur.String())
+				cur.Reset()
+				started = false
+			}
+		default:
+			cur.WriteRune(r)
+			started = true
+		}
+	}
+	if started {
+		out = append(out, cur.String())
+	}
+	return out
+}

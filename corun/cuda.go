@@ -1,0 +1,243 @@
+package corun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/runtime"
+)
+
+// CUDADevice runs the catalogue's kernels on a GPU as persistent workers
+// (the runtime package), from the launchers slatec gen made of
+// kernels/corun.cu. Buffers are allocated and zeroed at a kernel's first
+// start and kept until Close, so runs measure kernels, not allocation.
+type CUDADevice struct {
+	dev     *runtime.Device
+	ks      *Kernels
+	handles map[string]*runtime.Kernel
+	epoch   time.Time
+	peakBW  float64
+
+	mu   sync.Mutex
+	bufs map[string][]runtime.DevicePtr
+
+	green greenState
+}
+
+// OpenCUDA opens GPU ordinal and loads the benchmark kernels (NVRTC, with
+// the CUBIN cache of c; nil: a default compiler). Without a driver or a
+// device the error is a *runtime.LibraryError or the driver's "no device"
+// (NoGPU recognises both). peakBWGBs overrides the peak bandwidth the
+// driver's memory clock gives, when positive.
+func OpenCUDA(ordinal int, c *runtime.Compiler, peakBWGBs float64) (*CUDADevice, error) {
+	d, err := runtime.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := LoadKernels(d, c)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if peakBWGBs <= 0 {
+		peakBWGBs = d.Info().PeakBandwidth() / 1e9
+	}
+	cd := &CUDADevice{dev: d, ks: ks, handles: kernelHandles(ks), epoch: time.Now(), peakBW: peakBWGBs, bufs: map[string][]runtime.DevicePtr{}}
+	cd.green.probe(d, c)
+	return cd, nil
+}
+
+// NoGPU reports whether err from OpenCUDA means there is no GPU here (no
+// driver library, no device, a driver too old), as opposed to a GPU that
+// failed.
+func NoGPU(err error) bool {
+	var le *runtime.LibraryError
+	return errors.As(err, &le) || strings.Contains(err.Error(), "built without cgo") ||
+		runtime.IsCUDAError(err, 100 /* CUDA_ERROR_NO_DEVICE */) ||
+		runtime.IsCUDAError(err, 35 /* CUDA_ERROR_INSUFFICIENT_DRIVER */) ||
+		strings.Contains(err.Error(), "no CUDA device")
+}
+
+// kernelHandles maps the catalogue's names to the loaded workers.
+func kernelHandles(k *Kernels) map[string]*runtime.Kernel {
+	return map[string]*runtime.Kernel{
+		"triad_f4": k.triadF4, "scale_f4": k.scaleF4, "fma_chain": k.fmaChain, "gemm_tc": k.gemmTc,
+		"chase": k.chase, "dep_chain": k.depChain, "gemm_tiled": k.gemmTiled, "histogram": k.histogram,
+	}
+}
+
+// Info implements Device.
+func (d *CUDADevice) Info() plan.Device {
+	i := d.dev.Info()
+	return plan.Device{Name: i.Name, SMs: i.SMs, PeakBWGBs: round4(d.peakBW), MemBytes: i.TotalMem, MaxThreadsPerSM: i.MaxThreadsPerSM}
+}
+
+// Runtime is the underlying device (for MPS children and tests).
+func (d *CUDADevice) Runtime() *runtime.Device { return d.dev }
+
+// Now implements Device: host time since the device was opened.
+func (d *CUDADevice) Now() time.Duration { return time.Since(d.epoch) }
+
+// Close frees the buffers, unloads the kernels and closes the device.
+func (d *CUDADevice) Close() error {
+	d.mu.Lock()
+	var errs []error
+	for _, bs := range d.bufs {
+		for _, p := range bs {
+			errs = append(errs, d.dev.Free(p))
+		}
+	}
+	d.bufs = nil
+	d.mu.Unlock()
+	d.green.close()
+	errs = append(errs, d.ks.Close(), d.dev.Close())
+	return errors.Join(errs...)
+}
+
+// buffers returns k's device buffers, allocating and zeroing them at
+// first use.
+func (d *CUDADevice) buffers(k *Kernel) ([]runtime.DevicePtr, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if bs, ok := d.bufs[k.Name]; ok {
+		return bs, nil
+	}
+	var bs []runtime.DevicePtr
+	for _, b := range k.Buffers {
+		n := (b.Bytes() + 3) &^ 3
+		p, err := d.dev.Alloc(int(n))
+		if err == nil {
+			err = d.dev.Memset32(p, 0, int(n/4))
+		}
+		if err != nil {
+			for _, q := range append(bs, p) {
+				d.dev.Free(q)
+			}
+			return nil, fmt.Errorf("%s: %d-byte buffer: %w", k.Name, b.Bytes(), err)
+		}
+		bs = append(bs, p)
+	}
+	d.bufs[k.Name] = bs
+	return bs, nil
+}
+
+// LaunchArgs turns a kernel's Args into the values the runtime passes:
+// buffers as device pointers, scalars in the Go type of their spelling
+// (f32 float32, i32 int32, u32 uint32).
+func LaunchArgs(k *Kernel, bufs []runtime.DevicePtr) ([]any, error) {
+	var out []any
+	for _, a := range k.Args {
+		if n, ok := bufIndex(a); ok {
+			if n >= len(bufs) {
+				return nil, fmt.Errorf("%s: argument %s: no such buffer", k.Name, a)
+			}
+			out = append(out, bufs[n])
+			continue
+		}
+		typ, val, ok := strings.Cut(a, ":")
+		if !ok {
+			return nil, fmt.Errorf("%s: argument %q is neither buf:N nor TYPE:VALUE", k.Name, a)
+		}
+		var v any
+		var err error
+		switch typ {
+		case "f32":
+			var f float64
+			f, err = strconv.ParseFloat(val, 32)
+			v = float32(f)
+		case "i32":
+			var i int64
+			i, err = strconv.ParseInt(val, 0, 32)
+			v = int32(i)
+		case "u32":
+			var u uint64
+			u, err = strconv.ParseUint(val, 0, 32)
+			v = uint32(u)
+		default:
+			err = fmt.Errorf("unsupported type %s", typ)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: argument %q: %w", k.Name, a, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Start implements Device.
+func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) {
+	h := d.handles[k.Name]
+	if h == nil {
+		return nil, fmt.Errorf("no worker loaded for %s", k.Name)
+	}
+	bufs, err := d.buffers(k)
+	if err != nil {
+		return nil, err
+	}
+	args, err := LaunchArgs(k, bufs)
+	if err != nil {
+		return nil, err
+	}
+	start := d.Now()
+	j, err := d.dev.Launch(h, k.Grid, k.Block, 0, args, r, runtime.WithName(k.Name))
+	if err != nil {
+		return nil, err
+	}
+	return &cudaJob{j: j, start: start}, nil
+}
+
+// WaitAny implements Device.
+func (d *CUDADevice) WaitAny(ctx context.Context, jobs []Job) (int, error) {
+	cases := make([]reflect.SelectCase, 0, len(jobs)+1)
+	for _, j := range jobs {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.Done())})
+	}
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+	i, _, _ := reflect.Select(cases)
+	if i == len(jobs) {
+		return 0, ctx.Err()
+	}
+	// Of several that ended, the earliest.
+	best := i
+	_, be := jobs[i].Span()
+	for k, j := range jobs {
+		select {
+		case <-j.Done():
+			if _, e := j.Span(); e < be {
+				best, be = k, e
+			}
+		default:
+		}
+	}
+	return best, jobs[best].Wait(ctx)
+}
+
+// cudaJob is a runtime job with its start on the device's clock.
+type cudaJob struct {
+	j     *runtime.Job
+	start time.Duration
+}
+
+func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
+	st, err := c.j.Resize(ctx, r)
+	return st.Drain + st.Gap, err
+}
+
+func (c *cudaJob) Wait(ctx context.Context) error { return c.j.Wait(ctx) }
+func (c *cudaJob) Done() <-chan struct{}          { return c.j.Done() }
+
+// Span is the launch time plus the job's GPU time (events around its
+// launches), so host polling does not enter the end.
+func (c *cudaJob) Span() (time.Duration, time.Duration) {
+	return c.start, c.start + c.j.Stats().GPUTime
+}
+
+// Cancel stops the job's workers after their current tasks.
+func (c *cudaJob) Cancel() { c.j.Cancel() }

@@ -1,0 +1,84 @@
+package corun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/runtime"
+)
+
+// Device is the GPU side of the benchmark. The real one (OpenCUDA) runs the
+// catalogue's kernels as persistent workers through the runtime; the fake
+// (NewFake) models them on a virtual clock.
+type Device interface {
+	// Info describes the device as the planners see it.
+	Info() plan.Device
+	// Start launches kernel k over its whole logical grid on SMs r,
+	// asynchronously.
+	Start(k *Kernel, r runtime.SMRange) (Job, error)
+	// WaitAny blocks until one of jobs has ended and returns its index
+	// (the earliest to end when several have) and that job's error.
+	WaitAny(ctx context.Context, jobs []Job) (int, error)
+	// Now is the device's clock, the one Job.Span reads.
+	Now() time.Duration
+	Close() error
+}
+
+// Job is a started kernel.
+type Job interface {
+	// Resize moves the job to SMs r and returns when its old workers have
+	// drained; the latency is the runtime's retreat-to-drain plus the
+	// relaunch gap. It returns runtime.ErrJobFinished when the job ended.
+	Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error)
+	// Wait blocks until the job has ended.
+	Wait(ctx context.Context) error
+	// Done is closed when the job has ended.
+	Done() <-chan struct{}
+	// Span is the job's start and end on the device's clock (valid once
+	// it has ended).
+	Span() (start, end time.Duration)
+}
+
+// GreenDevice is a Device that can also run kernels in green contexts:
+// static partitions of the SMs made by the driver (CUDA 12.4+). A Device
+// without it, or whose GreenGranularity is 0, has no green mode.
+type GreenDevice interface {
+	Device
+	// GreenGranularity is the smallest SM partition the driver makes, and
+	// the step partitions come in; 0 when green contexts are unavailable.
+	GreenGranularity() int
+	// GreenUnavailable says why there are no green contexts ("" when there
+	// are).
+	GreenUnavailable() string
+	// StartGreen launches k, as its native (not persistent) kernel on all
+	// its blocks, on a stream of a green context holding sms SMs, the
+	// part'th partition of a split into len(parts) partitions of the sizes
+	// in parts. The partitions are disjoint.
+	StartGreen(k *Kernel, parts []int, part int) (Job, error)
+}
+
+// NativeDevice is a Device that can also launch a kernel as written: its
+// own grid over every SM, no persistent worker. Sequential and streams use
+// it when it is there, so that the baselines are what a program would run.
+type NativeDevice interface {
+	Device
+	// NativeUnavailable says why native launches are not possible here
+	// ("" when they are).
+	NativeUnavailable() string
+	StartNative(k *Kernel) (Job, error)
+}
+
+// ErrUnavailable marks a mode that this device or machine cannot run
+// (no green contexts, no MPS daemon): a row says so, the run goes on.
+var ErrUnavailable = errors.New("mode unavailable")
+
+// unavailable wraps why a mode cannot run.
+func unavailable(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, fmt.Sprintf(format, args...))
+}
+
+// ms converts a duration to float milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,237 @@
+package corun
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// Document is bench/results/corun.json (schema: corun.schema.json beside
+// it): one benchmark run on one device.
+type Document struct {
+	Device string `json:"device"`
+	SMs    int    `json:"sms"`
+	Commit string `json:"commit"`
+	Date   string `json:"date"`
+	Quick  bool   `json:"quick"`
+	// Profiles says where the planners' profiles came from: a file given
+	// with --profiles, or "measured" (MeasureProfiles in the same run).
+	Profiles string `json:"profiles"`
+	Rows     []Row  `json:"rows"`
+	// Unavailable lists the modes that could not run, and why.
+	Unavailable []UnavailableMode `json:"unavailable"`
+	Sweeps      []Sweep           `json:"sweeps"`
+	Gantts      []Gantt           `json:"gantts"`
+	// ResizeLatency summarises every resize of the run (scheduler,
+	// oracle): the runtime's retreat-to-drained plus relaunch gap.
+	ResizeLatency ResizeLatency `json:"resize_latency"`
+}
+
+// Row is one mode's result on one workload.
+type Row struct {
+	Workload      string `json:"workload"`
+	Complementary bool   `json:"complementary"`
+	Mode          Mode   `json:"mode"`
+	// Setting tells variants of a mode apart: mps "default" or "pct=N".
+	Setting    string  `json:"setting,omitempty"`
+	MakespanMs float64 `json:"makespan_ms"`
+	// PredictedMs is the planner's prediction (sequential, stm,
+	// scheduler), null for modes without one.
+	PredictedMs *float64 `json:"predicted_ms"`
+	// Gain over sequential: 1 - makespan / sequential makespan.
+	Gain float64 `json:"gain"`
+	STP  float64 `json:"stp"`
+	ANTT float64 `json:"antt"`
+	// Split is the chosen SMs per kernel, "A:B[:C]" (static, green,
+	// oracle, stm's first phase).
+	Split   string      `json:"split,omitempty"`
+	Kernels []KernelEnd `json:"kernels"`
+	Resizes int         `json:"resizes"`
+	Notes   []string    `json:"notes,omitempty"`
+}
+
+// KernelEnd is one kernel's end in a run and its slowdown against its
+// solo time (the sequential mode's).
+type KernelEnd struct {
+	Name     string  `json:"name"`
+	EndMs    float64 `json:"end_ms"`
+	Slowdown float64 `json:"slowdown"`
+}
+
+// UnavailableMode is a mode that could not run.
+type UnavailableMode struct {
+	Workload string `json:"workload"`
+	Mode     Mode   `json:"mode"`
+	Reason   string `json:"reason"`
+}
+
+// Sweep is every split tried for a workload in one mode.
+type Sweep struct {
+	Workload string       `json:"workload"`
+	Mode     Mode         `json:"mode"`
+	Best     string       `json:"best"`
+	Points   []SweepEntry `json:"points"`
+}
+
+// SweepEntry is one split of a sweep.
+type SweepEntry struct {
+	Split      string  `json:"split"`
+	MakespanMs float64 `json:"makespan_ms"`
+}
+
+// Gantt is the schedule of one run.
+type Gantt struct {
+	Workload string       `json:"workload"`
+	Mode     Mode         `json:"mode"`
+	Segments []GanttEntry `json:"segments"`
+}
+
+// GanttEntry is a kernel on SMs [SMLow, SMHigh] over a time span.
+type GanttEntry struct {
+	Kernel  string  `json:"kernel"`
+	StartMs float64 `json:"start_ms"`
+	EndMs   float64 `json:"end_ms"`
+	SMLow   int     `json:"sm_low"`
+	SMHigh  int     `json:"sm_high"`
+}
+
+// ResizeLatency summarises resize latencies in microseconds.
+type ResizeLatency struct {
+	Count int     `json:"count"`
+	P50Us float64 `json:"p50_us"`
+	P99Us float64 `json:"p99_us"`
+}
+
+// NewDocument turns a run's outcomes (from Bench.Run, sequential first per
+// workload) into the results document. Numbers are rounded to 4 decimals
+// (0.1 us) so that the file does not carry float noise.
+func NewDocument(device string, sms int, commit, date string, quick bool, profiles string, outs []Outcome, names map[string][]string) *Document {
+	d := &Document{Device: device, SMs: sms, Commit: commit, Date: date, Quick: quick, Profiles: profiles,
+		Rows: []Row{}, Unavailable: []UnavailableMode{}, Sweeps: []Sweep{}, Gantts: []Gantt{}}
+	seq := map[string]float64{}
+	var resizes []time.Duration
+	for _, o := range outs {
+		if o.Unavailable != "" {
+			d.Unavailable = append(d.Unavailable, UnavailableMode{Workload: o.Workload, Mode: o.Mode, Reason: o.Unavailable})
+			continue
+		}
+		if o.Mode == Sequential {
+			seq[o.Workload] = o.MakespanMs
+		}
+		resizes = append(resizes, o.Resizes...)
+		r := Row{Workload: o.Workload, Complementary: o.Complementary, Mode: o.Mode, Setting: o.Setting,
+			MakespanMs: round4(o.MakespanMs), Gain: round4(Gain(o.MakespanMs, seq[o.Workload])),
+			STP: round4(o.Metrics.STP), ANTT: round4(o.Metrics.ANTT), Resizes: len(o.Resizes), Notes: o.Notes, Kernels: []KernelEnd{}}
+		if o.PredictedMs != nil {
+			p := round4(*o.PredictedMs)
+			r.PredictedMs = &p
+		}
+		if o.Split != nil {
+			r.Split = splitText(o.Split)
+		}
+		for i, e := range o.Ends {
+			ke := KernelEnd{EndMs: round4(e)}
+			if i < len(names[o.Workload]) {
+				ke.Name = names[o.Workload][i]
+			}
+			if i < len(o.Metrics.Slowdown) {
+				ke.Slowdown = round4(o.Metrics.Slowdown[i])
+			}
+			r.Kernels = append(r.Kernels, ke)
+		}
+		d.Rows = append(d.Rows, r)
+		if len(o.Sweep) > 0 {
+			s := Sweep{Workload: o.Workload, Mode: o.Mode, Best: splitText(o.Split)}
+			for _, p := range o.Sweep {
+				s.Points = append(s.Points, SweepEntry{Split: splitText(p.Split), MakespanMs: round4(p.MakespanMs)})
+			}
+			d.Sweeps = append(d.Sweeps, s)
+		}
+		if o.Mode == Scheduler && len(o.Gantt) > 0 {
+			g := Gantt{Workload: o.Workload, Mode: o.Mode}
+			for _, s := range o.Gantt {
+				g.Segments = append(g.Segments, GanttEntry{Kernel: s.Kernel, StartMs: round4(s.StartMs), EndMs: round4(s.EndMs), SMLow: s.Low, SMHigh: s.High})
+			}
+			d.Gantts = append(d.Gantts, g)
+		}
+	}
+	d.ResizeLatency = ResizeLatency{Count: len(resizes),
+		P50Us: round4(float64(Percentile(resizes, 50)) / 1e3), P99Us: round4(float64(Percentile(resizes, 99)) / 1e3)}
+	return d
+}
+
+// Marshal writes the document as indented JSON with a final newline.
+func (d *Document) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+func round4(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1e4) / 1e4
+}
+
+// Summary is what the issue's targets look at, per document.
+type Summary struct {
+	// SchedulerShare is, per complementary workload, the scheduler's gain
+	// over sequential as a fraction of the oracle's (target >= 0.9).
+	SchedulerShare map[string]float64
+	// SchedulerVsBaseline is, per workload, scheduler makespan / the best
+	// of sequential and streams (target <= 1.01).
+	SchedulerVsBaseline map[string]float64
+	// PredictionError is the median relative error of predicted against
+	// measured makespans over rows with a prediction (target <= 0.10).
+	PredictionError float64
+	Predictions     int
+}
+
+// Summarize computes the targets' figures from the rows.
+func (d *Document) Summarize() Summary {
+	s := Summary{SchedulerShare: map[string]float64{}, SchedulerVsBaseline: map[string]float64{}}
+	type wl struct{ seq, streams, sched, oracle float64 }
+	by := map[string]*wl{}
+	comp := map[string]bool{}
+	var errs []float64
+	for _, r := range d.Rows {
+		w := by[r.Workload]
+		if w == nil {
+			w = &wl{}
+			by[r.Workload] = w
+		}
+		comp[r.Workload] = r.Complementary
+		switch r.Mode {
+		case Sequential:
+			w.seq = r.MakespanMs
+		case Streams:
+			w.streams = r.MakespanMs
+		case Scheduler:
+			w.sched = r.MakespanMs
+		case Oracle:
+			w.oracle = r.MakespanMs
+		}
+		if r.PredictedMs != nil && r.MakespanMs > 0 {
+			errs = append(errs, RelError(*r.PredictedMs, r.MakespanMs))
+		}
+	}
+	for name, w := range by {
+		if w.sched <= 0 || w.seq <= 0 {
+			continue
+		}
+		if comp[name] && w.oracle > 0 && w.oracle < w.seq {
+			s.SchedulerShare[name] = round4((w.seq - w.sched) / (w.seq - w.oracle))
+		}
+		base := w.seq
+		if w.streams > 0 {
+			base = min(base, w.streams)
+		}
+		s.SchedulerVsBaseline[name] = round4(w.sched / base)
+	}
+	s.Predictions = len(errs)
+	s.PredictionError = round4(median(errs))
+	return s
+}

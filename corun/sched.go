@@ -1,0 +1,168 @@
+package corun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slatec/slatec/plan"
+	"github.com/slatec/slatec/runtime"
+)
+
+// classPolicy is Slate's table (plan.PolicyFor) over the classes the
+// planner derives from the measured profiles, as a runtime.Policy: a
+// candidate co-runs only if the table says corun for it beside every
+// running task. The runtime's own SlatePolicy classifies runtime.Profile
+// utilisations with other thresholds; the benchmark keeps one
+// classification, the planner's, for the scheduler and the predictions.
+type classPolicy map[string]plan.Class
+
+// CoRun implements runtime.Policy.
+func (p classPolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) bool {
+	for _, r := range running {
+		if plan.PolicyFor(p[r.Name], p[cand.Name]) != plan.Corun {
+			return false
+		}
+	}
+	return true
+}
+
+// schedExecutor runs the scheduler's tasks on a Device and records what
+// the scheduler did to them.
+type schedExecutor struct {
+	dev    Device
+	byName map[string]*Kernel
+
+	mu      sync.Mutex
+	jobs    map[string]Job
+	from    map[string]time.Duration
+	cur     map[string]runtime.SMRange
+	gantt   []Segment
+	resizes []time.Duration
+}
+
+func (x *schedExecutor) NumSMs() int { return x.dev.Info().SMs }
+
+func (x *schedExecutor) Start(t *runtime.Task, r runtime.SMRange) (runtime.Running, error) {
+	k := x.byName[t.Name]
+	if k == nil {
+		return nil, fmt.Errorf("no kernel %q", t.Name)
+	}
+	j, err := x.dev.Start(k, r)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	x.jobs[t.Name], x.from[t.Name], x.cur[t.Name] = j, x.dev.Now(), r
+	x.mu.Unlock()
+	return &schedRunning{x: x, name: t.Name, job: j}, nil
+}
+
+type schedRunning struct {
+	x    *schedExecutor
+	name string
+	job  Job
+}
+
+func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
+	lat, err := r.job.Resize(ctx, to)
+	if err != nil {
+		return err
+	}
+	x := r.x
+	now := x.dev.Now()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.resizes = append(x.resizes, lat)
+	c := x.cur[r.name]
+	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.from[r.name]), EndMs: ms(now), Low: c.Low, High: c.High})
+	x.from[r.name], x.cur[r.name] = now, to
+	return nil
+}
+
+func (r *schedRunning) Wait(ctx context.Context) error {
+	err := r.job.Wait(ctx)
+	x := r.x
+	_, end := r.job.Span()
+	x.mu.Lock()
+	c := x.cur[r.name]
+	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.from[r.name]), EndMs: ms(end), Low: c.Low, High: c.High})
+	x.mu.Unlock()
+	return err
+}
+
+// scheduler submits the workload's kernels, all at time 0 in workload
+// order, to a runtime.Scheduler with Slate's table; SM shares are the
+// Slate plan's split for pairs it co-runs (equal otherwise). The scheduler
+// resizes running kernels when one arrives beside them and when one ends.
+func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
+	ps, why := b.subset(w)
+	if ps == nil {
+		return Outcome{}, unavailable("%s", why)
+	}
+	classes := classPolicy{}
+	for i, k := range w.Kernels {
+		classes[k.Name], _ = ps.Classify(i)
+	}
+	p, err := plan.PlanSlate(ps)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("planning: %w", err)
+	}
+	weight := map[string]float64{}
+	for _, ph := range p.Phases {
+		if len(ph.Kernels) > 1 {
+			for _, pk := range ph.Kernels {
+				weight[pk.Name] = float64(pk.SMs)
+			}
+		}
+	}
+	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, classes, weight) })
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := r.outcome()
+	pred := p.PredictedMs
+	o.PredictedMs = &pred
+	return o, nil
+}
+
+func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weight map[string]float64) (runResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
+	defer cancel()
+	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
+	for _, k := range w.Kernels {
+		x.byName[k.Name] = k
+	}
+	s, err := runtime.NewScheduler(x, runtime.SchedulerOptions{Policy: pol, ResizeTimeout: b.Opts.RunTimeout})
+	if err != nil {
+		return runResult{}, err
+	}
+	var hs []*runtime.Handle
+	for _, k := range w.Kernels {
+		h, err := s.Submit(&runtime.Task{Name: k.Name, Weight: weight[k.Name]})
+		if err != nil {
+			_ = s.Close(ctx)
+			return runResult{}, err
+		}
+		hs = append(hs, h)
+	}
+	if err := s.Close(ctx); err != nil {
+		return runResult{}, err
+	}
+	var errs []error
+	for _, h := range hs {
+		if err := h.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", h.Name(), err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return runResult{}, err
+	}
+	jobs := make([]Job, len(w.Kernels))
+	for i, k := range w.Kernels {
+		jobs[i] = x.jobs[k.Name]
+	}
+	return spans(jobs, x.gantt, x.resizes), nil
+}
