@@ -60,9 +60,9 @@ func TestPlots(t *testing.T) {
 	assert.Contains(t, sw, "streams (3 ms)")
 
 	g := string(plots["gantt.svg"])
-	assert.Contains(t, g, "Scheduler run of triad_f4+chase", "the first complementary run that co-ran")
+	assert.Contains(t, g, "Scheduler run of triad_f4+fma_chain", "the first complementary run that co-ran")
 	assert.Contains(t, g, ">triad_f4<")
-	assert.Contains(t, g, ">chase<")
+	assert.Contains(t, g, ">fma_chain<")
 }
 
 func TestPlotErrors(t *testing.T) {

@@ -13,8 +13,13 @@ import (
 
 // classPolicy is Slate's table (plan.PolicyFor) over the classes the
 // planner derives from the measured profiles, as a runtime.Policy: a
-// candidate co-runs only if the table says corun for it beside every
-// running task. The runtime's own SlatePolicy classifies runtime.Profile
+// candidate co-runs only if the table says corun for the pair beside every
+// running task. The table is not symmetric (row: the running kernel), but
+// which kernel of a workload's simultaneous arrivals starts first is an
+// accident of submission order, so a pair co-runs when either order says
+// corun: (H_M running, H_C arriving) is solo in the table, (H_C, H_M)
+// corun, and a memory-bound kernel submitted first must not keep its
+// complement out. The runtime's own SlatePolicy classifies runtime.Profile
 // utilisations with other thresholds; the benchmark keeps one
 // classification, the planner's, for the scheduler and the predictions.
 type classPolicy map[string]plan.Class
@@ -22,7 +27,8 @@ type classPolicy map[string]plan.Class
 // CoRun implements runtime.Policy.
 func (p classPolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) bool {
 	for _, r := range running {
-		if plan.PolicyFor(p[r.Name], p[cand.Name]) != plan.Corun {
+		a, b := p[r.Name], p[cand.Name]
+		if plan.PolicyFor(a, b) != plan.Corun && plan.PolicyFor(b, a) != plan.Corun {
 			return false
 		}
 	}
@@ -106,7 +112,7 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	for i, k := range w.Kernels {
 		classes[k.Name], _ = ps.Classify(i)
 	}
-	p, err := plan.PlanSlate(ps)
+	p, err := plan.PlanSlateWith(ps, plan.SlateOptions{EitherOrder: true})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("planning: %w", err)
 	}

@@ -159,7 +159,19 @@ func (ps *ProfileSet) Classify(i int) (Class, string) {
 // complementary can still be predicted slower than solo runs: such a pair
 // runs one after another instead (sequential is always possible) and a note
 // says so.
-func PlanSlate(ps *ProfileSet) (*Plan, error) {
+func PlanSlate(ps *ProfileSet) (*Plan, error) { return PlanSlateWith(ps, SlateOptions{}) }
+
+// SlateOptions vary Slate's selection rule.
+type SlateOptions struct {
+	// EitherOrder co-runs a pair when the table says corun with either
+	// kernel as the running one: for kernels that arrive together, which one
+	// is "running" is an accident of order, and the table is not symmetric
+	// ((H_C, H_M) corun, (H_M, H_C) solo).
+	EitherOrder bool
+}
+
+// PlanSlateWith is PlanSlate with options.
+func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 	mdl, err := NewModel(ps)
 	if err != nil {
 		return nil, err
@@ -180,7 +192,8 @@ func PlanSlate(ps *ProfileSet) (*Plan, error) {
 		partner := -1
 		for qi := 1; qi < len(queue); qi++ {
 			c := queue[qi]
-			if PolicyFor(classes[a], classes[c]) == Corun && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes <= ps.Device.MemBytes {
+			corun := PolicyFor(classes[a], classes[c]) == Corun || opts.EitherOrder && PolicyFor(classes[c], classes[a]) == Corun
+			if corun && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes <= ps.Device.MemBytes {
 				partner = qi
 				break
 			}

@@ -114,3 +114,21 @@ func TestSlateSelectionRule(t *testing.T) {
 	assert.Len(t, p.Phases[0].Kernels, 1)
 	assert.Equal(t, 8, p.Phases[0].Kernels[0].SMs)
 }
+
+// Slate's table reads row = the running kernel and is not symmetric: with
+// triad_f4 (H_M) ahead of fma_loop (H_C) in the queue the strict rule runs
+// them one after the other; EitherOrder co-runs them, as it would with the
+// queue the other way round.
+func TestPlanSlateEitherOrder(t *testing.T) {
+	ps := reducedProfile(t, "triad_f4", "fma_loop")
+	require.Equal(t, Solo, PolicyFor(HM, HC))
+	require.Equal(t, Corun, PolicyFor(HC, HM))
+	strict, err := PlanSlate(ps)
+	require.NoError(t, err)
+	assert.Len(t, strict.Phases, 2, "strict: one after the other")
+	either, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true})
+	require.NoError(t, err)
+	require.Len(t, either.Phases, 1, "either order: one co-run phase")
+	assert.Len(t, either.Phases[0].Kernels, 2)
+	assert.Less(t, either.PredictedMs, strict.PredictedMs)
+}
