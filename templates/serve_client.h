@@ -619,6 +619,10 @@ public:
     // bye tells the daemon the job is done (best effort, no wait).
     void bye()
     {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            quiet_ = true; // the daemon closes after its ok: not a loss worth logging
+        }
         json_writer w;
         w.str("type", "bye");
         w.num("id", next_request_id());
@@ -640,7 +644,7 @@ private:
         launch_rec() : id(0), started(false), resize(false), lo(0), hi(0), rlo(0), rhi(0), cmd(0) {}
     };
 
-    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
+    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
 
     static bool valid(const launch_spec& s)
     {
@@ -833,7 +837,7 @@ private:
         if (lost_)
             return;
         lost_ = true;
-        if (std::getenv("SLATE_LOG"))
+        if (!quiet_ && std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: daemon lost (%s); running natively\n", why);
         ::shutdown(fd_, SHUT_RDWR);
         cv_.notify_all();
@@ -844,7 +848,7 @@ private:
     bool closed_;
     std::mutex mu_;
     std::condition_variable cv_;
-    bool lost_;
+    bool lost_, quiet_;
     int sms_;
     unsigned long long client_id_, next_id_, next_launch_;
     std::map<unsigned long long, reply*> pending_;
