@@ -18,7 +18,11 @@
 // Failure: no daemon, a refused or slow handshake (100 ms), a frame that does
 // not decode, EOF, `shutdown` or an unsolicited `error` all mean "lost": later
 // launches run natively, running ones are grown to all SMs, waiting ones run
-// on all SMs. Every wait has a bound or ends with the connection.
+// on all SMs. Every wait has a bound (100 ms for welcome, 1 s for accepted
+// and for a frame to be taken) or ends with the connection, except the wait
+// for `start`, which lasts as long as the daemon keeps the launch queued
+// (like a queued kernel). A child process after fork() runs natively (the
+// connection is its parent's).
 #ifndef SLATE_SERVE_CLIENT_H
 #define SLATE_SERVE_CLIENT_H
 
@@ -487,6 +491,8 @@ public:
 
     bool alive()
     {
+        if (getpid() != pid_)
+            return false; // a child after fork(): the connection is the parent's
         std::lock_guard<std::mutex> l(mu_);
         return !lost_;
     }
@@ -498,7 +504,7 @@ public:
     // started it); the caller runs the launch itself.
     bool run(const launch_spec& s, launch_ops& ops)
     {
-        if (!valid(s))
+        if (!valid(s) || getpid() != pid_)
             return false;
         launch_rec L;
         unsigned long long rid;
@@ -644,7 +650,7 @@ private:
         launch_rec() : id(0), started(false), resize(false), lo(0), hi(0), rlo(0), rhi(0), cmd(0) {}
     };
 
-    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
+    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), quiet_(false), pid_(getpid()), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
 
     static bool valid(const launch_spec& s)
     {
@@ -849,6 +855,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     bool lost_, quiet_;
+    pid_t pid_;
     int sms_;
     unsigned long long client_id_, next_id_, next_launch_;
     std::map<unsigned long long, reply*> pending_;

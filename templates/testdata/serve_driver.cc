@@ -11,9 +11,14 @@
 //   connect served=0|1 us=N            the first (and only) connection attempt
 //   launch t=T i=I served=0|1 ok=0|1 us=N ranges=lo:hi,...
 //   summary launches=N served=N bad=N
+// US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
+// that a launch's time is the protocol's. With $SERVE_DRIVER_PROBE=N, the
+// driver first times N more connection attempts to the socket and prints
+//   probe n=N p50_us=X p90_us=Y
 // Exit status 1 if any logical block ran other than once.
 #include "serve_client.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -41,6 +46,11 @@ public:
     {
         join();
         ranges_ += (ranges_.empty() ? "" : ",") + std::to_string(lo) + ":" + std::to_string(hi);
+        if (us_ < 0) { // an instant launch: runs in full here (timing the protocol)
+            running_ = 1;
+            worker();
+            return;
+        }
         const unsigned int width = hi - lo + 1;
         const int workers = width < 8 ? (int)width : 8;
         running_ = workers;
@@ -77,6 +87,8 @@ private:
             const unsigned long long end = n + iters_ < total_ ? n + iters_ : total_;
             for (unsigned long long id = n; id < end; ++id)
                 counts_[id]++;
+            if (us_ < 0)
+                continue;
             if (us_ > 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(us_));
         }
@@ -114,6 +126,22 @@ int main(int argc, char** argv)
     if (sms <= 0 || nthreads <= 0 || launches < 0 || total == 0 || iters == 0) {
         std::fprintf(stderr, "serve_driver: bad arguments\n");
         return 2;
+    }
+    if (const char* pr = std::getenv("SERVE_DRIVER_PROBE")) {
+        const int n = std::atoi(pr);
+        std::vector<long long> us;
+        for (int i = 0; i < n; ++i) {
+            const clk::time_point p0 = clk::now();
+            slate_serve::client* c = slate_serve::client::connect(slate_serve::socket_path(), 0, sms, 100);
+            us.push_back((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - p0).count());
+            if (c) {
+                std::fprintf(stderr, "serve_driver: the probe connected; use it with no daemon\n");
+                return 2;
+            }
+        }
+        std::sort(us.begin(), us.end());
+        if (n > 0)
+            std::printf("probe n=%d p50_ns=%lld p90_ns=%lld\n", n, us[n / 2], us[n * 9 / 10]);
     }
     const clk::time_point t0 = clk::now();
     slate_serve::client* c = slate_serve::process_client(0, sms);
