@@ -1765,21 +1765,55 @@ static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N na
 #ifdef SLATE_TEST_HOOKS
 // Test hooks: count executions per logical block, and retreat mid-run and
 // relaunch on another SM range. Compiled in only with -DSLATE_TEST_HOOKS.
+
+// count_begin gives the launch's control block a zeroed execution count per
+// logical block ($SLATE_COUNT; the stream synchronized first), or null.
+static unsigned int* count_begin(const plan& p)
+{
+    if (!std::getenv("SLATE_COUNT"))
+        return 0;
+    unsigned int* counts = 0;
+    cudaStreamSynchronize(p.stream);
+    cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
+    cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
+    cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
+    return counts;
+}
+
+// count_end checks that every logical block ran exactly once (aborting
+// with a message otherwise) and detaches the counts.
+static void count_end(const plan& p, unsigned int* counts, bool log)
+{
+    if (!counts)
+        return;
+    cudaStreamSynchronize(p.stream);
+    std::vector<unsigned int> h(p.cfg.total);
+    cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
+    unsigned long long bad = 0, first_bad = 0;
+    for (unsigned long long i = 0; i < p.cfg.total; ++i)
+        if (h[i] != 1u && bad++ == 0)
+            first_bad = i;
+    if (bad) {
+        std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
+                     bad, p.cfg.total, first_bad, h[first_bad]);
+        std::abort();
+    }
+    if (log)
+        std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
+    unsigned int* none = 0;
+    cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
+    cudaFree(counts);
+}
+
 template <typename Launch>
 static void run_hooked(plan p, Launch launch)
 {
     const bool log = std::getenv("SLATE_LOG") != 0;
-    const bool count = std::getenv("SLATE_COUNT") != 0;
     unsigned int rlo = 0, rhi = 0;
     const bool retreat = env_range("SLATE_RETREAT", &rlo, &rhi);
-    unsigned int* counts = 0;
-    if (count || retreat)
+    if (retreat)
         cudaStreamSynchronize(p.stream);
-    if (count) {
-        cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
-        cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
-        cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
-    }
+    unsigned int* counts = count_begin(p);
     if (log)
         std::fprintf(stderr, "slate: launch total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.cfg.total, p.workers,
                      p.cfg.iters, p.cfg.sm_low, p.cfg.sm_high);
@@ -1819,25 +1853,7 @@ static void run_hooked(plan p, Launch launch)
         cudaFreeHost(one);
         cudaStreamDestroy(ctl_stream);
     }
-    if (count) {
-        cudaStreamSynchronize(p.stream);
-        std::vector<unsigned int> h(p.cfg.total);
-        cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
-        unsigned long long bad = 0, first_bad = 0;
-        for (unsigned long long i = 0; i < p.cfg.total; ++i)
-            if (h[i] != 1u && bad++ == 0)
-                first_bad = i;
-        if (bad) {
-            std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
-                         bad, p.cfg.total, first_bad, h[first_bad]);
-            std::abort();
-        }
-        if (log)
-            std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
-        unsigned int* none = 0;
-        cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
-        cudaFree(counts);
-    }
+    count_end(p, counts, log);
 }
 #endif
 
@@ -1923,6 +1939,14 @@ struct served_ops : slate_serve::launch_ops {
 template <typename Launch>
 static void run_served(const plan& p, Launch& launch)
 {
+#ifdef SLATE_TEST_HOOKS
+    unsigned int* counts = count_begin(p); // $SLATE_COUNT: every block once, across resizes
+    struct counted {
+        const plan& p;
+        unsigned int* c;
+        ~counted() { count_end(p, c, std::getenv("SLATE_LOG") != 0); }
+    } check = {p, counts};
+#endif
     served_ops<Launch> ops(p, launch);
     slate_serve::launch_spec s;
     s.kernel = p.k->name ? p.k->name : "kernel";
