@@ -234,7 +234,11 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	if resized == 0 {
 		t.Errorf("no launch was resized; the test does not exercise resize:\n%s", r.out)
 	}
+	// The driver says bye at exit without waiting: give the daemon a moment.
 	st := d.Status()
+	for deadline := time.Now().Add(3 * time.Second); len(st.Clients) != 0 && time.Now().Before(deadline); st = d.Status() {
+		time.Sleep(10 * time.Millisecond)
+	}
 	ok := 0
 	for _, rr := range st.Resizes {
 		switch rr.Outcome {
