@@ -1958,6 +1958,10 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
     if (slate_serve::process_client(0, 0)->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();

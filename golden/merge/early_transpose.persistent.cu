@@ -1959,6 +1959,10 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
     if (slate_serve::process_client(0, 0)->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
@@ -3311,7 +3315,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3315 "golden/merge/early_transpose.persistent.cu"
+#line 3319 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

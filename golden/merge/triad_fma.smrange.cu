@@ -1959,6 +1959,10 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
     if (slate_serve::process_client(0, 0)->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
@@ -3085,7 +3089,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3089 "golden/merge/triad_fma.smrange.cu"
+#line 3093 "golden/merge/triad_fma.smrange.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (smrange mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu

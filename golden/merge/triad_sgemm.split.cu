@@ -1959,6 +1959,10 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
     if (slate_serve::process_client(0, 0)->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
@@ -3172,7 +3176,7 @@ int main() {
 #endif
 #line 68 "testdata/kernels/sgemm_tiled.cu"
 
-#line 3176 "golden/merge/triad_sgemm.split.cu"
+#line 3180 "golden/merge/triad_sgemm.split.cu"
 // ---- slatec merged scheduler slate_merged_triad4_sgemm_tiled (split mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
