@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,7 +188,9 @@ func tempSocket(t *testing.T) string {
 // startDaemon runs the real daemon (no GPU: the SM count is given).
 func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 	t.Helper()
-	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true},
+	// A resize timeout of 1 s (not 100 ms): a loaded test machine must not
+	// turn scheduling delays into "stuck"; acknowledgements take ~1 ms here.
+	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
 		Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
 	if events != nil {
 		cfg.OnEvent = func(ev serve.Event) {
@@ -251,6 +254,16 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	}
 	if ok == 0 {
 		t.Errorf("the daemon recorded no acknowledged resize")
+	}
+	var lat []float64
+	for _, rr := range st.Resizes {
+		if rr.Outcome == "ok" {
+			lat = append(lat, rr.LatencyUs)
+		}
+	}
+	sort.Float64s(lat)
+	if len(lat) > 0 {
+		t.Logf("%d resizes acknowledged; latency (command to ack, fake drain of 8 threads) p50 %.0f us, max %.0f us", len(lat), lat[len(lat)/2], lat[len(lat)-1])
 	}
 	if st.Running != 0 || st.Queued != 0 || len(st.Clients) != 0 {
 		t.Errorf("after the program exited: running %d queued %d clients %d, want none", st.Running, st.Queued, len(st.Clients))
