@@ -696,6 +696,16 @@ public:
             ::close(fd);
             return 0;
         }
+#if defined(__linux__) && defined(SO_PEERCRED)
+        // The daemon must be this user's (as the daemon checks its clients):
+        // a socket another user planted is not talked to.
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+            ::close(fd);
+            return 0;
+        }
+#endif
         client* c = new client(fd, sms);
         if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);

@@ -697,6 +697,16 @@ public:
             ::close(fd);
             return 0;
         }
+#if defined(__linux__) && defined(SO_PEERCRED)
+        // The daemon must be this user's (as the daemon checks its clients):
+        // a socket another user planted is not talked to.
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+            ::close(fd);
+            return 0;
+        }
+#endif
         client* c = new client(fd, sms);
         if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
@@ -3190,7 +3200,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 3194 "golden/merge/templates.smrange.cu"
+#line 3204 "golden/merge/templates.smrange.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (smrange mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

@@ -697,6 +697,16 @@ public:
             ::close(fd);
             return 0;
         }
+#if defined(__linux__) && defined(SO_PEERCRED)
+        // The daemon must be this user's (as the daemon checks its clients):
+        // a socket another user planted is not talked to.
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+            ::close(fd);
+            return 0;
+        }
+#endif
         client* c = new client(fd, sms);
         if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
@@ -3407,7 +3417,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3411 "golden/merge/transpose_reduce_hist.interleaved.cu"
+#line 3421 "golden/merge/transpose_reduce_hist.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (interleaved mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

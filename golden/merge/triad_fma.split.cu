@@ -697,6 +697,16 @@ public:
             ::close(fd);
             return 0;
         }
+#if defined(__linux__) && defined(SO_PEERCRED)
+        // The daemon must be this user's (as the daemon checks its clients):
+        // a socket another user planted is not talked to.
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+            ::close(fd);
+            return 0;
+        }
+#endif
         client* c = new client(fd, sms);
         if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
@@ -3089,7 +3099,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3093 "golden/merge/triad_fma.split.cu"
+#line 3103 "golden/merge/triad_fma.split.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (split mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
