@@ -563,8 +563,12 @@ private:
         } else if (k == "sms") {
             u = &m->sms;
         }
-        if (u)
-            return uint(u);
+        if (u) {
+            if (!uint(u))
+                return false;
+            // SM counts and ids of SMs: the daemon's are <= 4096; keep them in int range.
+            return u != &m->sms || *u <= 0x7fffffffull;
+        }
         if (k == "type") {
             m->type.clear();
             return string(&m->type);
@@ -620,7 +624,8 @@ private:
             ws();
             bool ok;
             if (lo && (k == "lo" || k == "hi")) {
-                ok = uint(k == "lo" ? &m->lo : &m->hi);
+                unsigned long long* v = k == "lo" ? &m->lo : &m->hi;
+                ok = uint(v) && *v <= 0x7fffffffull;
                 *(k == "lo" ? lo : hi) = ok;
             } else if (m && !lo) {
                 ok = field(m, k, depth);

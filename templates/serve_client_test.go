@@ -2,13 +2,17 @@ package templates_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -646,5 +650,154 @@ func TestServeClientHostileDaemon(t *testing.T) {
 			}
 			t.Logf("%s: connect %d us, driver %v", tc.name, r.connectUs, time.Since(start))
 		})
+	}
+}
+
+// decodeCPP runs the C++ reader over bodies (serve_driver decode) and
+// returns its line for each: "bad", or "ok" and the fields it read.
+func decodeCPP(t *testing.T, bodies [][]byte) []string {
+	t.Helper()
+	bin := buildDriver(t)
+	var in strings.Builder
+	for _, b := range bodies {
+		fmt.Fprintf(&in, "%x\n", b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "decode")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve_driver decode: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(bodies) {
+		t.Fatalf("serve_driver decode: %d lines for %d bodies", len(lines), len(bodies))
+	}
+	return lines
+}
+
+// cppFields are the fields the C++ client reads; a type error on any other
+// field is one the C++ reader does not see (it skips unknown fields).
+var cppFields = map[string]bool{"v": true, "type": true, "re": true, "id": true, "launch": true, "client": true,
+	"cmd": true, "sms": true, "range": true, "range.lo": true, "range.hi": true, "code": true, "finished": true}
+
+var lowerWord = regexp.MustCompile(`^[a-z_]+$`)
+
+// TestServeClientDecoderAgrees: whatever the C++ reader accepts, the
+// protocol's reference decoder (serve.Decode) reads the same way: same
+// type, ids, range, finished and code; or rejects only for a reason the
+// C++ client handles itself (a type it ignores, a field it skips). Inputs:
+// every daemon message shape, hand-written edge cases and deterministic
+// byte mutations of the shapes.
+func TestServeClientDecoderAgrees(t *testing.T) {
+	buildDriver(t)
+	shapes := []string{
+		`{"v":1,"type":"welcome","re":1,"client":3,"sms":132,"policy":"slate-table (unknown classes co-run)","mps":true,"name":"v0.1.0-dev","device":0}`,
+		`{"v":1,"type":"accepted","re":2,"launch":1,"class":"H_M","queued":0,"device":0}`,
+		`{"v":1,"type":"start","id":17,"launch":1,"range":{"lo":66,"hi":131},"device":0}`,
+		`{"v":1,"type":"resize","id":19,"launch":1,"range":{"lo":0,"hi":131},"device":0}`,
+		`{"v":1,"type":"ok","re":3,"device":0}`,
+		`{"v":1,"type":"error","re":4,"code":"unknown_launch","msg":"launch 9 is not outstanding","device":0}`,
+		`{"v":1,"type":"error","code":"bad_frame","msg":"length 0"}`,
+		`{"v":1,"type":"shutdown","reason":"SIGTERM","device":0}`,
+	}
+	edge := []string{
+		``, ` `, `{}`, `[]`, `null`, `{"v":1}`, `{"type":"ok"}`, `{"v":1,"type":""}`, `{"v":1,"type":"ok"}{}`,
+		`{"v":1,"type":"ok",}`, `{"v":1,"type":"ok","re":-1}`, `{"v":1,"type":"ok","re":1.0}`, `{"v":1,"type":"ok","re":1e0}`,
+		`{"v":1,"type":"ok","re":01}`, `{"v":1,"type":"ok","re":18446744073709551615}`, `{"v":1,"type":"ok","re":18446744073709551616}`,
+		`{"v":1,"type":"ok","re":null}`, `{"v":1,"type":"ok","re":"1"}`, `{"v":1.5,"type":"ok"}`, `{"v":2,"type":"ok"}`,
+		`{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":0}}`, `{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":-1,"hi":3}}`,
+		`{"v":1,"type":"start","id":1,"launch":1,"range":null}`, `{"v":1,"type":"start","id":1,"launch":1,"range":[0,3]}`,
+		`{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":0,"hi":3,"x":{"y":[1,2,{"z":null}]}}}`,
+		`{"v":1,"type":"resized","finished":true}`, `{"v":1,"type":"resized","finished":1}`, `{"v":1,"type":"welcome","sms":4294967296}`,
+		"{\"v\":1,\"type\":\"ok\"\x00}", "{\"v\":1,\"type\":\"o\nk\"}", `{"v":1,"type":"\u006fk"}`, `{"v":1,"type":"ok","x":"\ud800"}`,
+		`{"v":1,"type":"ok","x":"\x"}`, `{"v":1,"type":"ok","x":tru}`, `{"v":1,"type":"ok","x":-}`, `{"v":1,"type":"ok","x":1.}`,
+		`{"v":1,"type":"ok","x":.5}`, `{"v":1,"type":"ok","x":1e}`, `{"v":1,"type":"ok","x":-0.0e+5}`, `{"v":1,"type":"ok" "x":1}`,
+		`{"v":1,"type":"ok","v":2}`, `{"v":2,"type":"ok","v":1}`, `{"v":1,"type":"start","type":"resize","id":1}`,
+		`{"v":1,"type":"error","code":"bad\u0020frame"}`, `{"v":1,"type":"later_push","id":5}`, "\t{\"v\":1,\"type\":\"ok\"}\r\n",
+		`{"v":1,"type":"ok","x":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
+		`{"v":1,"type":"ok","x":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`,
+		`{"v":1,"type":"ok","x":` + strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat("}", 70) + `}`,
+	}
+	var bodies [][]byte
+	for _, s := range append(shapes, edge...) {
+		bodies = append(bodies, []byte(s))
+	}
+	// Deterministic mutations: delete, replace and insert one byte.
+	alphabet := []byte(`{}[]":,0123456789-.eE+ tfnulr\x`)
+	seed := uint64(1)
+	rnd := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int((seed >> 33) % uint64(n))
+	}
+	for _, s := range shapes {
+		for i := 0; i < 300; i++ {
+			b := []byte(s)
+			p := rnd(len(b))
+			switch rnd(3) {
+			case 0:
+				b = append(b[:p:p], b[p+1:]...)
+			case 1:
+				b[p] = alphabet[rnd(len(alphabet))]
+			default:
+				b = append(b[:p:p], append([]byte{alphabet[rnd(len(alphabet))]}, b[p:]...)...)
+			}
+			bodies = append(bodies, b)
+		}
+	}
+	lines := decodeCPP(t, bodies)
+	accepted := 0
+	for i, b := range bodies {
+		line := lines[i]
+		if line == "bad" {
+			continue
+		}
+		accepted++
+		m, err := serve.Decode(b)
+		if err != nil {
+			var pe *serve.ProtoError
+			if errors.As(err, &pe) && pe.Code == serve.ErrUnknownType {
+				continue // the client ignores types it does not know
+			}
+			var te *json.UnmarshalTypeError
+			if uerr := json.Unmarshal(bytes.TrimSpace(b), new(serve.Msg)); errors.As(uerr, &te) && !cppFields[te.Field] {
+				continue // a field the client skips
+			}
+			t.Errorf("C++ accepted %q (%s), serve.Decode rejects it: %v", b, line, err)
+			continue
+		}
+		rng, lo, hi := 0, 0, 0
+		if m.Range != nil {
+			rng, lo, hi = 1, m.Range.Lo, m.Range.Hi
+		}
+		code := "-"
+		if m.Code != "" {
+			code = m.Code
+			if !lowerWord.MatchString(code) {
+				code = strings.Map(func(r rune) rune {
+					if r < 0x80 && (r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+						return r
+					}
+					return '?'
+				}, code)
+			}
+		}
+		typ := m.Type // known types are lower-case words
+		fin := 0
+		if m.Finished {
+			fin = 1
+		}
+		want := fmt.Sprintf("ok type=%s re=%d id=%d launch=%d client=%d cmd=%d sms=%d range=%d lo=%d hi=%d finished=%d code=%s",
+			typ, m.Re, m.ID, m.Launch, m.Client, m.Cmd, m.SMs, rng, lo, hi, fin, code)
+		if line != want && bytes.IndexFunc(b, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
+			// (encoding/json also matches keys case-insensitively; bodies with
+			// upper-case letters may differ there, by design.)
+			t.Errorf("%q:\n C++ %s\n Go  %s", b, line, want)
+		}
+	}
+	t.Logf("%d bodies, %d accepted by the C++ reader", len(bodies), accepted)
+	if accepted < len(shapes) {
+		t.Errorf("the C++ reader accepted %d bodies, fewer than the %d well-formed shapes", accepted, len(shapes))
 	}
 }

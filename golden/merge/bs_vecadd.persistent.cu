@@ -564,8 +564,12 @@ private:
         } else if (k == "sms") {
             u = &m->sms;
         }
-        if (u)
-            return uint(u);
+        if (u) {
+            if (!uint(u))
+                return false;
+            // SM counts and ids of SMs: the daemon's are <= 4096; keep them in int range.
+            return u != &m->sms || *u <= 0x7fffffffull;
+        }
         if (k == "type") {
             m->type.clear();
             return string(&m->type);
@@ -621,7 +625,8 @@ private:
             ws();
             bool ok;
             if (lo && (k == "lo" || k == "hi")) {
-                ok = uint(k == "lo" ? &m->lo : &m->hi);
+                unsigned long long* v = k == "lo" ? &m->lo : &m->hi;
+                ok = uint(v) && *v <= 0x7fffffffull;
                 *(k == "lo" ? lo : hi) = ok;
             } else if (m && !lo) {
                 ok = field(m, k, depth);
@@ -3242,7 +3247,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 3246 "golden/merge/bs_vecadd.persistent.cu"
+#line 3251 "golden/merge/bs_vecadd.persistent.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (persistent mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -564,8 +564,12 @@ private:
         } else if (k == "sms") {
             u = &m->sms;
         }
-        if (u)
-            return uint(u);
+        if (u) {
+            if (!uint(u))
+                return false;
+            // SM counts and ids of SMs: the daemon's are <= 4096; keep them in int range.
+            return u != &m->sms || *u <= 0x7fffffffull;
+        }
         if (k == "type") {
             m->type.clear();
             return string(&m->type);
@@ -621,7 +625,8 @@ private:
             ws();
             bool ok;
             if (lo && (k == "lo" || k == "hi")) {
-                ok = uint(k == "lo" ? &m->lo : &m->hi);
+                unsigned long long* v = k == "lo" ? &m->lo : &m->hi;
+                ok = uint(v) && *v <= 0x7fffffffull;
                 *(k == "lo" ? lo : hi) = ok;
             } else if (m && !lo) {
                 ok = field(m, k, depth);
@@ -3250,7 +3255,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3254 "golden/merge/sgemm_hist.smrange.cu"
+#line 3259 "golden/merge/sgemm_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (smrange mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -564,8 +564,12 @@ private:
         } else if (k == "sms") {
             u = &m->sms;
         }
-        if (u)
-            return uint(u);
+        if (u) {
+            if (!uint(u))
+                return false;
+            // SM counts and ids of SMs: the daemon's are <= 4096; keep them in int range.
+            return u != &m->sms || *u <= 0x7fffffffull;
+        }
         if (k == "type") {
             m->type.clear();
             return string(&m->type);
@@ -621,7 +625,8 @@ private:
             ws();
             bool ok;
             if (lo && (k == "lo" || k == "hi")) {
-                ok = uint(k == "lo" ? &m->lo : &m->hi);
+                unsigned long long* v = k == "lo" ? &m->lo : &m->hi;
+                ok = uint(v) && *v <= 0x7fffffffull;
                 *(k == "lo" ? lo : hi) = ok;
             } else if (m && !lo) {
                 ok = field(m, k, depth);
@@ -3099,7 +3104,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3103 "golden/merge/triad_fma.persistent.cu"
+#line 3108 "golden/merge/triad_fma.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu

@@ -5,6 +5,7 @@
 // how often each logical block ran.
 //
 //   serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK
+//   serve_driver decode      (the JSON reader alone: see decode_lines)
 //
 // Each of THREADS host threads makes LAUNCHES launches of kernel "k<thread>"
 // with TOTAL logical blocks. Output, one line each:
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -113,8 +115,40 @@ private:
 
 } // namespace
 
+// decode_lines is `serve_driver decode`: each stdin line is a frame body in
+// hex; prints "bad", or "ok" and the fields the client reads.
+static int decode_lines()
+{
+    char line[2 * 65536 + 16];
+    while (std::fgets(line, sizeof(line), stdin)) {
+        std::string body;
+        for (const char* p = line; p[0] && p[1] && p[0] != '\n'; p += 2) {
+            unsigned int b = 0;
+            std::sscanf(p, "%2x", &b);
+            body += (char)b;
+        }
+        slate_serve::msg m;
+        const bool ok = slate_serve::decode(body.data(), body.size(), &m);
+        for (size_t i = 0; i < m.type.size(); ++i)
+            if (!std::isalnum((unsigned char)m.type[i]) && m.type[i] != '_')
+                m.type[i] = '?'; // one word on the line
+        for (size_t i = 0; i < m.code.size(); ++i)
+            if (!std::isalnum((unsigned char)m.code[i]) && m.code[i] != '_')
+                m.code[i] = '?';
+        if (!ok)
+            std::printf("bad\n");
+        else
+            std::printf("ok type=%s re=%llu id=%llu launch=%llu client=%llu cmd=%llu sms=%llu range=%d lo=%llu hi=%llu finished=%d code=%s\n",
+                        m.type.c_str(), m.re, m.id, m.launch, m.client, m.cmd, m.sms, m.has_range ? 1 : 0, m.lo, m.hi,
+                        m.finished ? 1 : 0, m.code.empty() ? "-" : m.code.c_str());
+    }
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
+    if (argc == 2 && std::strcmp(argv[1], "decode") == 0)
+        return decode_lines();
     if (argc != 7) {
         std::fprintf(stderr, "usage: serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK\n");
         return 2;
