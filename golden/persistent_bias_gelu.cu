@@ -791,6 +791,8 @@ public:
         bool full = lo == 0 && hi + 1 >= (unsigned int)sms_;
         ops.start(lo, hi);
         long quantum_us = 5;
+        const clock_type::time_point began = clock_type::now();
+        bool warned = false;
         for (;;) {
             l.lock();
             if (L.resize && !lost_) {
@@ -836,6 +838,15 @@ public:
             l.unlock();
             if (ops.query())
                 break;
+            if (!warned && clock_type::now() - began > std::chrono::seconds(10)) {
+                // A served launch returns only when its kernel is done: one
+                // that waits for the host to act after the launch never is.
+                warned = true;
+                std::fprintf(stderr,
+                             "slate: serve: %s has run for 10 s; if the kernel waits for the host after its launch, "
+                             "run the program with SLATE_MODE=native (served launches are synchronous)\n",
+                             s.kernel);
+            }
             l.lock();
             if (!(L.resize && !lost_) && !(lost_ && !full))
                 cv_.wait_for(l, std::chrono::microseconds(quantum_us));
