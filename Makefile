@@ -16,7 +16,7 @@ build:
 	$(GO) build -o slatec .
 
 ## demo: inspect a bundled kernel file, transform it, and show the result
-## (the injected support code, ~400 lines, is cut from the display).
+## (the injected support code, ~2000 lines with the serve client, is cut from the display).
 demo: build
 	./slatec inspect examples/saxpy.cu
 	@echo

@@ -10,7 +10,8 @@
 # runtime's GPU tests from .gpu/runtime.test), profile (slatec profile's GPU
 # tests from .gpu/profile.test), ncu (scripts/solo-ncu.sh; NCU_FILES
 # selects programs), launcher (bench/launcher/run.sh), project
-# (scripts/project-check.sh, run), bench (bench/run.sh,
+# (scripts/project-check.sh, run), serve (scripts/gpu-serve.sh: the
+# slatec serve C++ client on real programs), bench (bench/run.sh,
 # not written yet). JSON results are copied to $OUT for bench/results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,11 @@ if step launcher; then
     OUT=$R ./bench/launcher/run.sh >"$R/launcher.log" 2>&1
     cat "$R/launcher.txt" >>"$S" 2>/dev/null || tail -5 "$R/launcher.log" >>"$S"
     cp "$R/launcher.json" "$OUT/" 2>/dev/null
+fi
+if step serve; then
+    echo "## slatec serve (C++ client)" >>"$S"
+    OUT=$R ./scripts/gpu-serve.sh >"$R/serve.log" 2>&1
+    grep -E '^(gpu-serve|FAIL|BUILD-FAIL|served|cost)' "$R/serve-summary.txt" >>"$S" 2>/dev/null || tail -5 "$R/serve.log" >>"$S"
 fi
 if step project; then
     echo "## multi-file project" >>"$S"

@@ -215,6 +215,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <atomic>
 #include <mutex>
 #include <vector>
+// @@SLATE_SERVE_CLIENT_H@@
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -229,6 +230,13 @@ namespace slate {
 // after the event recorded behind its last launch completed. The worker's
 // self-reset (SLATE_FLAG_RESET) leaves a slot zeroed.
 enum { kPoolSlots = 256, kMaxDevices = 64 };
+
+// quiet_error drops the error a helper's own call left, unless one was pending.
+static void quiet_error(cudaError_t before)
+{
+    if (before == cudaSuccess)
+        cudaGetLastError();
+}
 
 // launch_mode is $SLATE_MODE: auto (the default) launches the worker only
 // when something asks this process to share the GPU ($SLATE_SM_RANGE);
@@ -275,6 +283,44 @@ static bool persistent()
     return e.mode == kModePersistent || (e.mode == kModeAuto && e.has_range);
 }
 
+// The launch policy, decided once per translation unit at its first
+// drop-in launch: native, persistent (the environment), or served by
+// `slatec serve` (SLATE_MODE=auto, no SLATE_SM_RANGE, and a daemon answered
+// the process's one connection attempt: docs/SERVE.md).
+enum { kPolicyNative, kPolicyPersistent, kPolicyServed };
+
+// served_device is the device the daemon serves (the one current at the
+// first drop-in launch); launches on other devices run natively.
+static int& served_device()
+{
+    static int d = -1;
+    return d;
+}
+
+static int decide_policy()
+{
+    if (persistent())
+        return kPolicyPersistent;
+    const env_config& e = env();
+    if (e.mode != kModeAuto || e.has_range)
+        return kPolicyNative;
+    const cudaError_t before = cudaPeekAtLastError();
+    int device = 0, sms = 0;
+    const bool ok = cudaGetDevice(&device) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0;
+    quiet_error(before);
+    if (!ok || !slate_serve::process_client(device, sms))
+        return kPolicyNative;
+    served_device() = device;
+    return kPolicyServed;
+}
+
+static int launch_policy()
+{
+    static const int p = decide_policy();
+    return p;
+}
+
 struct device_state {
     int sms;      // 0 until first asked
     bool pool;    // the control-block pool exists
@@ -282,6 +328,12 @@ struct device_state {
     cudaEvent_t events[kPoolSlots];
     bool recorded[kPoolSlots];
     unsigned int next_slot;
+    // Served launches (slatec serve): a high-priority stream for the retreat
+    // word's copies, and pinned host words: [0] one, [1..4] zeros, then one
+    // read-back of `next` per pool slot.
+    bool served;
+    cudaStream_t serve_stream;
+    unsigned long long* serve_host;
 };
 
 struct occupancy_entry {
@@ -295,6 +347,7 @@ struct occupancy_entry {
 // template kernel) keeps: its workers' occupancy per device, block size and
 // dynamic shared size, and the dynamic shared memory limits set on them.
 struct kernel_state {
+    const char* name;          // the kernel's name, announced to slatec serve
     const void* worker;        // k__slate: the queue worker
     const void* worker_static; // k__slate_static: static launches on all SMs
     const void* native;
@@ -327,14 +380,19 @@ static state& global_state()
 
 // kernel_for returns the state of a worker; launchers keep the pointer in a
 // function-local static, so the look-up runs once per launcher.
-static kernel_state* kernel_for(const void* worker, const void* worker_static, const void* native)
+static kernel_state* kernel_for(const void* worker, const void* worker_static, const void* native,
+                                const char* name = 0)
 {
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     for (size_t i = 0; i < st.kernels.size(); ++i)
-        if (st.kernels[i]->worker == worker)
+        if (st.kernels[i]->worker == worker) {
+            if (name)
+                st.kernels[i]->name = name;
             return st.kernels[i];
+        }
     kernel_state* k = new kernel_state(); // lives as long as the process
+    k->name = name;
     k->worker = worker;
     k->worker_static = worker_static;
     k->native = native;
@@ -342,12 +400,7 @@ static kernel_state* kernel_for(const void* worker, const void* worker_static, c
     return k;
 }
 
-// quiet drops the error a helper's own call left, unless one was pending.
-static void quiet(cudaError_t before)
-{
-    if (before == cudaSuccess)
-        cudaGetLastError();
-}
+static void quiet(cudaError_t before) { quiet_error(before); }
 
 // sms_locked returns the device's SM count (st.mu held).
 static int sms_locked(device_state& ds, int device)
@@ -404,6 +457,30 @@ static bool pool_locked(device_state& ds)
     return true;
 }
 
+// serve_locked makes the device's resources for served launches (st.mu
+// held): the control-block pool, a high-priority non-blocking stream (its
+// copies need no SM, and do not wait for the program's streams) and pinned
+// host words.
+static bool serve_locked(device_state& ds)
+{
+    if (ds.served)
+        return true;
+    if (!pool_locked(ds))
+        return false;
+    int lo = 0, hi = 0;
+    if (cudaDeviceGetStreamPriorityRange(&lo, &hi) != cudaSuccess ||
+        cudaStreamCreateWithPriority(&ds.serve_stream, cudaStreamNonBlocking, hi) != cudaSuccess)
+        return false;
+    if (cudaMallocHost((void**)&ds.serve_host, sizeof(unsigned long long) * (5 + kPoolSlots)) != cudaSuccess) {
+        cudaStreamDestroy(ds.serve_stream);
+        return false;
+    }
+    std::memset(ds.serve_host, 0, sizeof(unsigned long long) * (5 + kPoolSlots));
+    *(unsigned int*)ds.serve_host = 1u;
+    ds.served = true;
+    return true;
+}
+
 // auto_iters: logical blocks per task of a queue launch; the same rule as
 // the Go runtime's AutoIters (keep them in step). Per-task overhead (one
 // atomic, two barriers) wants tasks of at least ~4 logical blocks (a light
@@ -457,7 +534,12 @@ struct plan {
     unsigned int workers;
     int device, slot;
     bool queue; // the launch takes tasks from the control block's queue
+    bool served; // slatec serve gives the range (run_served)
     cudaStream_t stream;
+    const kernel_state* k; // served launches: the kernel's name, grid, block
+    dim3 grid, block;
+    size_t shmem;
+    int sms;
 };
 
 #ifndef SLATE_TEST_HOOKS
@@ -473,6 +555,7 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
     p->cfg.workers = (unsigned int)workers;
     p->workers = (unsigned int)workers;
     p->queue = false;
+    p->served = false;
 }
 #endif
 
@@ -484,15 +567,21 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
 static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                       unsigned int iters)
 {
-    if (!persistent())
+    // The unserved steady state costs this branch on a value decided once.
+    const int policy = launch_policy();
+    if (policy == kPolicyNative)
         return false;
+    const bool served = policy == kPolicyServed;
+    if (served && !slate_serve::process_client(0, 0)->alive())
+        return false; // the daemon is gone: native from now on
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
     if (total == 0 || total > SLATE_MAX_TOTAL || threads <= 0)
         return false;
-    // A task size from the environment asks for the queue (tests, benchmarks).
-    bool queue = e.iters != 0;
+    // A task size from the environment asks for the queue (tests, benchmarks);
+    // a served launch always takes it (it may be resized).
+    bool queue = e.iters != 0 || served;
 #ifdef SLATE_TEST_HOOKS
     if (std::getenv("SLATE_RETREAT"))
         queue = true;
@@ -503,7 +592,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #ifndef SLATE_TEST_HOOKS
     // The steady state of a drop-in program: the same launch again.
     static thread_local last_static last = {0, 0, 0, 0, 0, 0};
-    if (!queue && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
+    if (!queue && !served && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
         last.shmem == shmem && last.generation == k.generation.load(std::memory_order_relaxed)) {
         static_cfg(p, grid, total, last.all < total ? last.all : total);
         p->ctl = 0;
@@ -520,6 +609,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const int sms = sms_locked(ds, device);
     if (sms <= 0)
         return false;
+    if (served && (device != served_device() || sms != slate_serve::process_client(0, 0)->sms() || !serve_locked(ds)))
+        return false; // another device than the one the daemon serves
     const unsigned int sm_low = e.has_range ? e.lo : 0u;
     const unsigned int sm_high = e.has_range ? e.hi : 0xffffffffu;
     const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
@@ -563,7 +654,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // the range exit at once: on a partial range launch the whole wave,
         // or the few workers a small grid needs might all land outside it.
         const unsigned long long tasks = (total + iters - 1) / iters;
-        if (full_range && workers > tasks)
+        // A served launch may be moved to a partial range: the whole wave.
+        if (full_range && !served && workers > tasks)
             workers = tasks;
         p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
@@ -592,10 +684,16 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     p->cfg.workers = (unsigned int)workers;
     set_grid(&p->cfg, grid);
     p->queue = queue;
+    p->served = served;
     p->workers = (unsigned int)workers;
     p->device = device;
     p->slot = slot;
     p->stream = stream;
+    p->k = &k;
+    p->grid = grid;
+    p->block = block;
+    p->shmem = shmem;
+    p->sms = sms;
     return true;
 }
 
@@ -761,21 +859,55 @@ static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N na
 #ifdef SLATE_TEST_HOOKS
 // Test hooks: count executions per logical block, and retreat mid-run and
 // relaunch on another SM range. Compiled in only with -DSLATE_TEST_HOOKS.
+
+// count_begin gives the launch's control block a zeroed execution count per
+// logical block ($SLATE_COUNT; the stream synchronized first), or null.
+static unsigned int* count_begin(const plan& p)
+{
+    if (!std::getenv("SLATE_COUNT"))
+        return 0;
+    unsigned int* counts = 0;
+    cudaStreamSynchronize(p.stream);
+    cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
+    cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
+    cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
+    return counts;
+}
+
+// count_end checks that every logical block ran exactly once (aborting
+// with a message otherwise) and detaches the counts.
+static void count_end(const plan& p, unsigned int* counts, bool log)
+{
+    if (!counts)
+        return;
+    cudaStreamSynchronize(p.stream);
+    std::vector<unsigned int> h(p.cfg.total);
+    cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
+    unsigned long long bad = 0, first_bad = 0;
+    for (unsigned long long i = 0; i < p.cfg.total; ++i)
+        if (h[i] != 1u && bad++ == 0)
+            first_bad = i;
+    if (bad) {
+        std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
+                     bad, p.cfg.total, first_bad, h[first_bad]);
+        std::abort();
+    }
+    if (log)
+        std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
+    unsigned int* none = 0;
+    cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
+    cudaFree(counts);
+}
+
 template <typename Launch>
 static void run_hooked(plan p, Launch launch)
 {
     const bool log = std::getenv("SLATE_LOG") != 0;
-    const bool count = std::getenv("SLATE_COUNT") != 0;
     unsigned int rlo = 0, rhi = 0;
     const bool retreat = env_range("SLATE_RETREAT", &rlo, &rhi);
-    unsigned int* counts = 0;
-    if (count || retreat)
+    if (retreat)
         cudaStreamSynchronize(p.stream);
-    if (count) {
-        cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
-        cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
-        cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
-    }
+    unsigned int* counts = count_begin(p);
     if (log)
         std::fprintf(stderr, "slate: launch total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.cfg.total, p.workers,
                      p.cfg.iters, p.cfg.sm_low, p.cfg.sm_high);
@@ -815,32 +947,136 @@ static void run_hooked(plan p, Launch launch)
         cudaFreeHost(one);
         cudaStreamDestroy(ctl_stream);
     }
-    if (count) {
-        cudaStreamSynchronize(p.stream);
-        std::vector<unsigned int> h(p.cfg.total);
-        cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
-        unsigned long long bad = 0, first_bad = 0;
-        for (unsigned long long i = 0; i < p.cfg.total; ++i)
-            if (h[i] != 1u && bad++ == 0)
-                first_bad = i;
-        if (bad) {
-            std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
-                         bad, p.cfg.total, first_bad, h[first_bad]);
-            std::abort();
-        }
-        if (log)
-            std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
-        unsigned int* none = 0;
-        cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
-        cudaFree(counts);
-    }
+    count_end(p, counts, log);
 }
 #endif
+
+// served_ops runs one served launch on the device for the serve client
+// (templates/serve_client.h): the worker on a range with the control block
+// of its pool slot and its progress kept (no self-reset), the slot's event
+// behind each launch, and the retreat word set and cleared with copies on
+// the device's serve stream.
+template <typename Launch>
+struct served_ops : slate_serve::launch_ops {
+    const plan& p;
+    Launch& launch;
+    cudaEvent_t event;
+    cudaStream_t ctl_stream;
+    unsigned long long* host; // pinned: [0] one, [1..4] zeros, [5 + slot] next
+    // clean: no error was pending before the launch and the first worker
+    // launch left none, so errors seen later are the client's own queries'
+    // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
+    bool clean, started;
+
+    served_ops(const plan& p_, Launch& l)
+        : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false)
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        device_state& ds = st.dev[p.device];
+        event = ds.events[p.slot];
+        ds.recorded[p.slot] = true;
+        ctl_stream = ds.serve_stream;
+        host = ds.serve_host;
+    }
+    void start(unsigned int lo, unsigned int hi)
+    {
+        slate_cfg c = p.cfg;
+        c.flags &= ~(SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS);
+        c.sm_low = lo;
+        c.sm_high = hi;
+        if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
+            c.flags |= SLATE_FLAG_ALL_SMS;
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.k->name ? p.k->name : "?",
+                         c.total, p.workers, c.iters, lo, hi);
+        launch(p.ctl, c, p.workers);
+        if (!started && cudaPeekAtLastError() != cudaSuccess)
+            clean = false;
+        started = true;
+        cudaEventRecord(event, p.stream);
+    }
+    bool query()
+    {
+        if (cudaEventQuery(event) != cudaErrorNotReady)
+            return true;
+        if (clean)
+            cudaGetLastError();
+        return false;
+    }
+    bool retreat()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        // The retreat word from pinned memory on the high-priority stream
+        // (a copy needs no SM); then the drain: the event behind the worker.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess || cudaEventSynchronize(event) != cudaSuccess ||
+            cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
+            cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return true; // a device error: nothing more will run; do not relaunch
+        return *next >= p.cfg.total;
+    }
+    void finish()
+    {
+        // The queue counter, progress, retreat and exit count back to zero
+        // (the test hooks' counts pointer stays).
+        cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, ctl_stream);
+        cudaStreamSynchronize(ctl_stream);
+    }
+};
+
+// run_served makes a served launch: it returns when the launch completed
+// (docs/SERVE.md, "The C++ client": synchronous). If the daemon could not
+// start it, the worker runs on all SMs as an ordinary queue launch.
+template <typename Launch>
+static void run_served(const plan& p, Launch& launch)
+{
+#ifdef SLATE_TEST_HOOKS
+    unsigned int* counts = count_begin(p); // $SLATE_COUNT: every block once, across resizes
+    struct counted {
+        const plan& p;
+        unsigned int* c;
+        ~counted() { count_end(p, c, std::getenv("SLATE_LOG") != 0); }
+    } check = {p, counts};
+#endif
+    served_ops<Launch> ops(p, launch);
+    slate_serve::launch_spec s;
+    s.kernel = p.k->name ? p.k->name : "kernel";
+    s.grid[0] = p.grid.x;
+    s.grid[1] = p.grid.y;
+    s.grid[2] = p.grid.z;
+    s.block[0] = p.block.x;
+    s.block[1] = p.block.y;
+    s.block[2] = p.block.z;
+    s.shmem = p.shmem;
+    s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
+    if (slate_serve::process_client(0, 0)->run(s, ops)) {
+        if (ops.clean)
+            cudaGetLastError();
+        return;
+    }
+    slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs
+    c.flags |= SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS;
+    c.sm_low = 0u;
+    c.sm_high = 0xffffffffu;
+    launch(p.ctl, c, p.workers);
+    cudaEventRecord(ops.event, p.stream);
+}
 
 // run launches the worker(s) for a plan.
 template <typename Launch>
 static void run(const plan& p, Launch launch)
 {
+    if (p.served) {
+        run_served(p, launch);
+        return;
+    }
 #ifdef SLATE_TEST_HOOKS
     run_hooked(p, launch);
 #else

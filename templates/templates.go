@@ -9,12 +9,24 @@ import (
 	"text/template"
 )
 
-//go:embed *.cu *.tmpl
+//go:embed *.cu *.tmpl serve_client.h
 var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
-// control-block types, the worker loop and the host launch machinery.
-func Prelude() string { return mustRead("prelude.cu") }
+// control-block types, the worker loop and the host launch machinery, with
+// the slatec serve client (serve_client.h) in place of its marker.
+func Prelude() string {
+	p := mustRead("prelude.cu")
+	const marker = "// @@SLATE_SERVE_CLIENT_H@@\n"
+	if !strings.Contains(p, marker) {
+		panic("templates: prelude.cu lost its serve client marker")
+	}
+	return strings.Replace(p, marker, ServeClientHeader(), 1)
+}
+
+// ServeClientHeader is the host C++ client of the slatec serve protocol
+// (serve_client.h, docs/SERVE.md); Prelude includes it.
+func ServeClientHeader() string { return mustRead("serve_client.h") }
 
 // Kernel renders the persistent form of one kernel.
 var Kernel = template.Must(template.New("kernel.cu.tmpl").ParseFS(files, "kernel.cu.tmpl"))

@@ -1,0 +1,221 @@
+// serve_driver: the slatec serve C++ client (templates/serve_client.h) on a
+// fake device, for templates/serve_client_test.go. No CUDA: launch_ops is
+// implemented by host threads that take tasks from a queue counter and
+// honour a retreat word the way the worker does (docs/ABI.md), and count
+// how often each logical block ran.
+//
+//   serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK
+//   serve_driver decode      (the JSON reader alone: see decode_lines)
+//
+// Each of THREADS host threads makes LAUNCHES launches of kernel "k<thread>"
+// with TOTAL logical blocks. Output, one line each:
+//   connect served=0|1 us=N            the first (and only) connection attempt
+//   launch t=T i=I served=0|1 ok=0|1 us=N ranges=lo:hi,...
+//   summary launches=N served=N bad=N
+// US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
+// that a launch's time is the protocol's. With $SERVE_DRIVER_PROBE=N, the
+// driver first times N more connection attempts to the socket and prints
+//   probe n=N p50_us=X p90_us=Y
+// Exit status 1 if any logical block ran other than once.
+#include "serve_client.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace {
+
+typedef std::chrono::steady_clock clk;
+
+long long since_us(clk::time_point t0)
+{
+    return (long long)std::chrono::duration_cast<std::chrono::microseconds>(clk::now() - t0).count();
+}
+
+class fake_launch : public slate_serve::launch_ops {
+public:
+    fake_launch(unsigned long long total, unsigned int iters, int us)
+        : total_(total), iters_(iters), us_(us), next_(0), retreat_(0), running_(0), counts_(new std::atomic<unsigned int>[total])
+    {
+        for (unsigned long long i = 0; i < total; ++i)
+            counts_[i] = 0;
+    }
+    ~fake_launch() { join(); }
+    void start(unsigned int lo, unsigned int hi)
+    {
+        join();
+        ranges_ += (ranges_.empty() ? "" : ",") + std::to_string(lo) + ":" + std::to_string(hi);
+        if (us_ < 0) { // an instant launch: runs in full here (timing the protocol)
+            running_ = 1;
+            worker();
+            return;
+        }
+        const unsigned int width = hi - lo + 1;
+        const int workers = width < 8 ? (int)width : 8;
+        running_ = workers;
+        for (int w = 0; w < workers; ++w)
+            threads_.push_back(std::thread(&fake_launch::worker, this));
+    }
+    bool query() { return running_.load() == 0; }
+    bool retreat()
+    {
+        retreat_ = 1;
+        join(); // the drain
+        retreat_ = 0;
+        return next_.load() >= total_;
+    }
+    void finish() { join(); }
+    bool ok() const
+    {
+        for (unsigned long long i = 0; i < total_; ++i)
+            if (counts_[i].load() != 1u)
+                return false;
+        return true;
+    }
+    const std::string& ranges() const { return ranges_; }
+
+private:
+    void worker()
+    {
+        for (;;) {
+            if (retreat_.load())
+                break;
+            const unsigned long long n = next_.fetch_add(iters_);
+            if (n >= total_)
+                break;
+            const unsigned long long end = n + iters_ < total_ ? n + iters_ : total_;
+            for (unsigned long long id = n; id < end; ++id)
+                counts_[id]++;
+            if (us_ < 0)
+                continue;
+            if (us_ > 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(us_));
+        }
+        running_--;
+    }
+    void join()
+    {
+        for (size_t i = 0; i < threads_.size(); ++i)
+            threads_[i].join();
+        threads_.clear();
+    }
+    unsigned long long total_;
+    unsigned int iters_;
+    int us_;
+    std::atomic<unsigned long long> next_;
+    std::atomic<unsigned int> retreat_;
+    std::atomic<int> running_;
+    std::unique_ptr<std::atomic<unsigned int>[]> counts_;
+    std::vector<std::thread> threads_;
+    std::string ranges_;
+};
+
+} // namespace
+
+// decode_lines is `serve_driver decode`: each stdin line is a frame body in
+// hex; prints "bad", or "ok" and the fields the client reads.
+static int decode_lines()
+{
+    char line[2 * 65536 + 16];
+    while (std::fgets(line, sizeof(line), stdin)) {
+        std::string body;
+        for (const char* p = line; p[0] && p[1] && p[0] != '\n'; p += 2) {
+            unsigned int b = 0;
+            std::sscanf(p, "%2x", &b);
+            body += (char)b;
+        }
+        slate_serve::msg m;
+        const bool ok = slate_serve::decode(body.data(), body.size(), &m);
+        for (size_t i = 0; i < m.type.size(); ++i)
+            if (!std::isalnum((unsigned char)m.type[i]) && m.type[i] != '_')
+                m.type[i] = '?'; // one word on the line
+        for (size_t i = 0; i < m.code.size(); ++i)
+            if (!std::isalnum((unsigned char)m.code[i]) && m.code[i] != '_')
+                m.code[i] = '?';
+        if (!ok)
+            std::printf("bad\n");
+        else
+            std::printf("ok type=%s re=%llu id=%llu launch=%llu client=%llu cmd=%llu sms=%llu range=%d lo=%llu hi=%llu finished=%d code=%s\n",
+                        m.type.c_str(), m.re, m.id, m.launch, m.client, m.cmd, m.sms, m.has_range ? 1 : 0, m.lo, m.hi,
+                        m.finished ? 1 : 0, m.code.empty() ? "-" : m.code.c_str());
+    }
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc == 2 && std::strcmp(argv[1], "decode") == 0)
+        return decode_lines();
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK\n");
+        return 2;
+    }
+    const int sms = std::atoi(argv[1]), nthreads = std::atoi(argv[2]), launches = std::atoi(argv[3]);
+    const unsigned long long total = std::strtoull(argv[4], 0, 10);
+    const unsigned int iters = (unsigned int)std::atoi(argv[5]);
+    const int us = std::atoi(argv[6]);
+    if (sms <= 0 || nthreads <= 0 || launches < 0 || total == 0 || iters == 0) {
+        std::fprintf(stderr, "serve_driver: bad arguments\n");
+        return 2;
+    }
+    if (const char* pr = std::getenv("SERVE_DRIVER_PROBE")) {
+        const int n = std::atoi(pr);
+        std::vector<long long> us;
+        for (int i = 0; i < n; ++i) {
+            const clk::time_point p0 = clk::now();
+            slate_serve::client* c = slate_serve::client::connect(slate_serve::socket_path(), 0, sms, 100);
+            us.push_back((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - p0).count());
+            if (c) {
+                std::fprintf(stderr, "serve_driver: the probe connected; use it with no daemon\n");
+                return 2;
+            }
+        }
+        std::sort(us.begin(), us.end());
+        if (n > 0)
+            std::printf("probe n=%d p50_ns=%lld p90_ns=%lld\n", n, us[n / 2], us[n * 9 / 10]);
+    }
+    const clk::time_point t0 = clk::now();
+    slate_serve::client* c = slate_serve::process_client(0, sms);
+    std::printf("connect served=%d us=%lld\n", c ? 1 : 0, since_us(t0));
+    std::fflush(stdout);
+    std::mutex out;
+    std::atomic<int> served(0), bad(0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < nthreads; ++t)
+        ts.push_back(std::thread([&, t]() {
+            const std::string kernel = "k" + std::to_string(t);
+            for (int i = 0; i < launches; ++i) {
+                fake_launch f(total, iters, us);
+                slate_serve::launch_spec s;
+                s.kernel = kernel.c_str();
+                s.grid[0] = (unsigned int)total;
+                s.grid[1] = s.grid[2] = 1;
+                s.block[0] = 256;
+                s.block[1] = s.block[2] = 1;
+                s.shmem = 0;
+                s.cls = 0;
+                const clk::time_point l0 = clk::now();
+                const bool sv = c && c->run(s, f);
+                if (!sv) { // native: the whole GPU, as the prelude's fallback
+                    f.start(0, (unsigned int)sms - 1u);
+                    while (!f.query())
+                        std::this_thread::sleep_for(std::chrono::microseconds(20));
+                    f.finish();
+                }
+                const bool ok = f.ok();
+                served += sv;
+                bad += !ok;
+                std::lock_guard<std::mutex> l(out);
+                std::printf("launch t=%d i=%d served=%d ok=%d us=%lld ranges=%s\n", t, i, sv ? 1 : 0, ok ? 1 : 0, since_us(l0),
+                            f.ranges().c_str());
+                std::fflush(stdout);
+            }
+        }));
+    for (size_t i = 0; i < ts.size(); ++i)
+        ts[i].join();
+    std::printf("summary launches=%d served=%d bad=%d\n", nthreads * launches, served.load(), bad.load());
+    return bad.load() ? 1 : 0;
+}
