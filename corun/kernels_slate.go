@@ -229,6 +229,937 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <atomic>
 #include <mutex>
 #include <vector>
+// ---- slatec serve client (host C++, docs/SERVE.md) --------------------------
+// The drop-in launcher's side of the ` + "`" + `slatec serve` + "`" + ` protocol, version 1: find
+// the daemon once per process, register, announce each served launch, run it
+// on the SM range the daemon gives, retreat and relaunch when told to resize,
+// and report completion. It touches no CUDA API: everything a launch does on
+// the device goes through launch_ops (the seam), which the prelude implements
+// with the CUDA runtime and templates/serve_client_test.go with a fake device.
+//
+// Design (docs/SERVE.md, "The C++ client"): a served launch is synchronous.
+// The launching host thread sends ` + "`" + `launch` + "`" + `, waits for ` + "`" + `accepted` + "`" + ` and ` + "`" + `start` + "`" + `,
+// launches the queue worker on the range, and then stays in the launcher until
+// the launch has completed, handling resize commands itself (the listener
+// thread only decodes frames and wakes it). Because the launcher returns only
+// after the work is done, a relaunch after a retreat can go on the program's
+// own stream: nothing the program enqueues after the launch can be in that
+// stream before it. The cost is host/device overlap for served launches.
+//
+// Failure: no daemon, a refused or slow handshake (100 ms), a frame that does
+// not decode, EOF, ` + "`" + `shutdown` + "`" + ` or an unsolicited ` + "`" + `error` + "`" + ` all mean "lost": later
+// launches run natively, running ones are grown to all SMs, waiting ones run
+// on all SMs. Every wait has a bound (100 ms for welcome, 1 s for accepted
+// and for a frame to be taken) or ends with the connection, except the wait
+// for ` + "`" + `start` + "`" + `, which lasts as long as the daemon keeps the launch queued
+// (like a queued kernel). A child process after fork() runs natively (the
+// connection is its parent's).
+#ifndef SLATE_SERVE_CLIENT_H
+#define SLATE_SERVE_CLIENT_H
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#if defined(__unix__) || defined(__APPLE__)
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+#define SLATE_SERVE_POSIX 1
+#endif
+
+namespace slate_serve {
+
+enum { kMaxFrame = 65536, kProtocol = 1, kMaxDepth = 64 };
+
+// ---- the seam: what a served launch does on the device ----------------------
+struct launch_ops {
+    // start launches the worker on SMs [lo, hi] with the launch's control
+    // block, keeping the progress (no self-reset): the first launch and every
+    // relaunch after a retreat.
+    virtual void start(unsigned int lo, unsigned int hi) = 0;
+    // query reports, without blocking, whether the last start has completed
+    // (also: it failed; a device error counts as completed).
+    virtual bool query() = 0;
+    // retreat sets the retreat word, waits until the workers have drained,
+    // clears it, and reports whether every logical block has been handed out
+    // (then nothing is left to relaunch: the launch is complete).
+    virtual bool retreat() = 0;
+    // finish runs after completion: resets the control block for reuse.
+    virtual void finish() = 0;
+    virtual ~launch_ops() {}
+};
+
+// launch_spec is what ` + "`" + `launch` + "`" + ` announces.
+struct launch_spec {
+    const char* kernel;
+    unsigned int grid[3], block[3];
+    unsigned long long shmem;
+    const char* cls; // a Slate class or null
+};
+
+// ---- JSON: a writer for the requests, a strict reader for replies/pushes ----
+class json_writer {
+public:
+    json_writer() : s_("{\"v\":1"), n_(1) {}
+    void str(const char* k, const char* v)
+    {
+        key(k);
+        s_ += '"';
+        for (const unsigned char* p = (const unsigned char*)v; *p; ++p) {
+            const unsigned char c = *p;
+            if (c == '"' || c == '\\') {
+                s_ += '\\';
+                s_ += (char)c;
+            } else if (c < 0x20 || c >= 0x80) {
+                s_ += '?'; // names are shown, not matched byte for byte: keep the frame ASCII
+            } else {
+                s_ += (char)c;
+            }
+        }
+        s_ += '"';
+    }
+    void num(const char* k, unsigned long long v)
+    {
+        key(k);
+        s_ += std::to_string(v);
+    }
+    void boolean(const char* k, bool v)
+    {
+        key(k);
+        s_ += v ? "true" : "false";
+    }
+    void dim3(const char* k, const unsigned int v[3])
+    {
+        key(k);
+        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
+    }
+    void range(unsigned int lo, unsigned int hi)
+    {
+        key("range");
+        s_ += "{\"lo\":" + std::to_string(lo) + ",\"hi\":" + std::to_string(hi) + "}";
+    }
+    const std::string& done()
+    {
+        s_ += '}';
+        return s_;
+    }
+
+private:
+    void key(const char* k)
+    {
+        s_ += ",\"";
+        s_ += k;
+        s_ += "\":";
+        ++n_;
+    }
+    std::string s_;
+    int n_;
+};
+
+// msg holds the fields of a daemon message the client uses; the rest are
+// skipped (unknown fields are ignored, as the protocol asks).
+struct msg {
+    unsigned long long v, re, id, launch, client, cmd, sms;
+    bool has_v, has_range, finished;
+    unsigned long long lo, hi;
+    std::string type, code;
+    msg() : v(0), re(0), id(0), launch(0), client(0), cmd(0), sms(0), has_v(false), has_range(false), finished(false), lo(0), hi(0) {}
+};
+
+// json_reader decodes exactly one JSON object (RFC 8259 syntax, nesting at
+// most kMaxDepth) into a msg. Known fields must have their JSON type
+// (integers: no sign, fraction or exponent; a value over 64 bits is an
+// error); null leaves a field unset. Anything else is an error.
+class json_reader {
+public:
+    json_reader(const char* p, size_t n) : p_(p), e_(p + n) {}
+    bool decode(msg* m)
+    {
+        ws();
+        if (!object(m, 0))
+            return false;
+        ws();
+        return p_ == e_;
+    }
+
+private:
+    void ws()
+    {
+        while (p_ < e_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
+            ++p_;
+    }
+    bool lit(const char* w)
+    {
+        const size_t n = std::strlen(w);
+        if ((size_t)(e_ - p_) < n || std::memcmp(p_, w, n) != 0)
+            return false;
+        p_ += n;
+        return true;
+    }
+    static int hex(char c)
+    {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    }
+    // string reads a string; non-ASCII characters become '?' (the client
+    // compares only ASCII words: types, codes).
+    bool string(std::string* out)
+    {
+        if (p_ >= e_ || *p_ != '"')
+            return false;
+        ++p_;
+        while (p_ < e_) {
+            const unsigned char c = (unsigned char)*p_++;
+            if (c == '"')
+                return true;
+            if (c < 0x20)
+                return false;
+            if (c != '\\') {
+                if (out)
+                    *out += c < 0x80 ? (char)c : '?';
+                continue;
+            }
+            if (p_ >= e_)
+                return false;
+            const char x = *p_++;
+            char r = 0;
+            switch (x) {
+            case '"': r = '"'; break;
+            case '\\': r = '\\'; break;
+            case '/': r = '/'; break;
+            case 'b': r = '\b'; break;
+            case 'f': r = '\f'; break;
+            case 'n': r = '\n'; break;
+            case 'r': r = '\r'; break;
+            case 't': r = '\t'; break;
+            case 'u': {
+                if (e_ - p_ < 4)
+                    return false;
+                unsigned int u = 0;
+                for (int i = 0; i < 4; ++i) {
+                    const int h = hex(p_[i]);
+                    if (h < 0)
+                        return false;
+                    u = u * 16u + (unsigned int)h;
+                }
+                p_ += 4;
+                r = u < 0x80 ? (char)u : '?';
+                break;
+            }
+            default:
+                return false;
+            }
+            if (out)
+                *out += r;
+        }
+        return false;
+    }
+    bool uint(unsigned long long* out)
+    {
+        if (p_ >= e_ || *p_ < '0' || *p_ > '9')
+            return false;
+        if (*p_ == '0' && e_ - p_ > 1 && p_[1] >= '0' && p_[1] <= '9')
+            return false;
+        unsigned long long v = 0;
+        while (p_ < e_ && *p_ >= '0' && *p_ <= '9') {
+            const unsigned long long d = (unsigned long long)(*p_ - '0');
+            if (v > (~0ull - d) / 10ull)
+                return false;
+            v = v * 10ull + d;
+            ++p_;
+        }
+        if (p_ < e_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E'))
+            return false;
+        *out = v;
+        return true;
+    }
+    bool number()
+    {
+        if (p_ < e_ && *p_ == '-')
+            ++p_;
+        if (p_ >= e_ || *p_ < '0' || *p_ > '9')
+            return false;
+        if (*p_ == '0')
+            ++p_;
+        else
+            while (p_ < e_ && *p_ >= '0' && *p_ <= '9')
+                ++p_;
+        if (p_ < e_ && *p_ == '.') {
+            ++p_;
+            if (p_ >= e_ || *p_ < '0' || *p_ > '9')
+                return false;
+            while (p_ < e_ && *p_ >= '0' && *p_ <= '9')
+                ++p_;
+        }
+        if (p_ < e_ && (*p_ == 'e' || *p_ == 'E')) {
+            ++p_;
+            if (p_ < e_ && (*p_ == '+' || *p_ == '-'))
+                ++p_;
+            if (p_ >= e_ || *p_ < '0' || *p_ > '9')
+                return false;
+            while (p_ < e_ && *p_ >= '0' && *p_ <= '9')
+                ++p_;
+        }
+        return true;
+    }
+    bool skip(int depth)
+    {
+        if (depth > kMaxDepth || p_ >= e_)
+            return false;
+        switch (*p_) {
+        case '"':
+            return string(0);
+        case '{':
+            return object(0, depth + 1);
+        case '[': {
+            ++p_;
+            ws();
+            if (p_ < e_ && *p_ == ']') {
+                ++p_;
+                return true;
+            }
+            for (;;) {
+                ws();
+                if (!skip(depth + 1))
+                    return false;
+                ws();
+                if (p_ < e_ && *p_ == ',') {
+                    ++p_;
+                    continue;
+                }
+                if (p_ < e_ && *p_ == ']') {
+                    ++p_;
+                    return true;
+                }
+                return false;
+            }
+        }
+        case 't':
+            return lit("true");
+        case 'f':
+            return lit("false");
+        case 'n':
+            return lit("null");
+        default:
+            return number();
+        }
+    }
+    // field reads a known field's value; null leaves it unset.
+    bool field(msg* m, const std::string& k, int depth)
+    {
+        if (lit("null"))
+            return true;
+        unsigned long long* u = 0;
+        if (k == "v") {
+            m->has_v = true;
+            u = &m->v;
+        } else if (k == "re") {
+            u = &m->re;
+        } else if (k == "id") {
+            u = &m->id;
+        } else if (k == "launch") {
+            u = &m->launch;
+        } else if (k == "client") {
+            u = &m->client;
+        } else if (k == "cmd") {
+            u = &m->cmd;
+        } else if (k == "sms") {
+            u = &m->sms;
+        }
+        if (u) {
+            if (!uint(u))
+                return false;
+            // SM counts and ids of SMs: the daemon's are <= 4096; keep them in int range.
+            return u != &m->sms || *u <= 0x7fffffffull;
+        }
+        if (k == "type") {
+            m->type.clear();
+            return string(&m->type);
+        }
+        if (k == "code") {
+            m->code.clear();
+            return string(&m->code);
+        }
+        if (k == "finished") {
+            if (lit("true"))
+                m->finished = true;
+            else if (lit("false"))
+                m->finished = false;
+            else
+                return false;
+            return true;
+        }
+        if (k == "range") {
+            msg r;
+            bool lo = false, hi = false;
+            if (p_ >= e_ || *p_ != '{')
+                return false;
+            if (!object(&r, depth + 1, &lo, &hi) || !lo || !hi)
+                return false;
+            m->has_range = true;
+            m->lo = r.lo;
+            m->hi = r.hi;
+            return true;
+        }
+        return skip(depth + 1);
+    }
+    // object reads an object into m (null: skip it). With lo/hi, it reads a
+    // range's fields instead.
+    bool object(msg* m, int depth, bool* lo = 0, bool* hi = 0)
+    {
+        if (depth > kMaxDepth || p_ >= e_ || *p_ != '{')
+            return false;
+        ++p_;
+        ws();
+        if (p_ < e_ && *p_ == '}') {
+            ++p_;
+            return true;
+        }
+        for (;;) {
+            ws();
+            std::string k;
+            if (!string(&k))
+                return false;
+            ws();
+            if (p_ >= e_ || *p_ != ':')
+                return false;
+            ++p_;
+            ws();
+            bool ok;
+            if (lo && (k == "lo" || k == "hi")) {
+                unsigned long long* v = k == "lo" ? &m->lo : &m->hi;
+                ok = uint(v) && *v <= 0x7fffffffull;
+                *(k == "lo" ? lo : hi) = ok;
+            } else if (m && !lo) {
+                ok = field(m, k, depth);
+            } else {
+                ok = skip(depth + 1);
+            }
+            if (!ok)
+                return false;
+            ws();
+            if (p_ < e_ && *p_ == ',') {
+                ++p_;
+                continue;
+            }
+            if (p_ < e_ && *p_ == '}') {
+                ++p_;
+                return true;
+            }
+            return false;
+        }
+    }
+    const char* p_;
+    const char* e_;
+};
+
+// decode checks a daemon frame: one object, v 1, a type.
+inline bool decode(const char* p, size_t n, msg* m)
+{
+    json_reader r(p, n);
+    return r.decode(m) && m->has_v && m->v == kProtocol && !m->type.empty();
+}
+
+// socket_path is the daemon's socket: $SLATEC_SOCKET, else
+// $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock.
+inline std::string socket_path()
+{
+    if (const char* s = std::getenv("SLATEC_SOCKET"))
+        if (*s)
+            return s;
+    if (const char* d = std::getenv("XDG_RUNTIME_DIR"))
+        if (*d)
+            return std::string(d) + "/slatec/serve.sock";
+#ifdef SLATE_SERVE_POSIX
+    return "/tmp/slatec-" + std::to_string((unsigned long)getuid()) + "/serve.sock";
+#else
+    return std::string();
+#endif
+}
+
+#ifdef SLATE_SERVE_POSIX
+typedef std::chrono::steady_clock clock_type;
+
+// client is the process's one connection to the daemon.
+class client {
+public:
+    // connect dials the daemon and registers (hello, at most timeout_ms for
+    // welcome). Null: no daemon, a refusal or a slow one; run natively.
+    static client* connect(const std::string& path, int device, int sms, int timeout_ms)
+    {
+        if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0)
+            return 0;
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd < 0)
+            return 0;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        const int fl = fcntl(fd, F_GETFL, 0);
+        sockaddr_un a;
+        std::memset(&a, 0, sizeof(a));
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path, path.c_str(), path.size());
+        // Non-blocking: ENOENT and ECONNREFUSED come back at once, and a
+        // full backlog (EAGAIN) is a failure too, never a wait.
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 || ::connect(fd, (sockaddr*)&a, sizeof(a)) != 0) {
+            ::close(fd);
+            return 0;
+        }
+#if defined(__linux__) && defined(SO_PEERCRED)
+        // The daemon must be this user's (as the daemon checks its clients):
+        // a socket another user planted is not talked to.
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+            ::close(fd);
+            return 0;
+        }
+#endif
+        client* c = new client(fd, sms);
+        if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
+            ::close(fd);
+            delete c;
+            return 0;
+        }
+        timeval tv = {1, 0}; // a daemon that takes no frame for 1 s is lost
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        std::thread(&client::listen, c).detach();
+        return c;
+    }
+
+    bool alive()
+    {
+        if (getpid() != pid_)
+            return false; // a child after fork(): the connection is the parent's
+        std::lock_guard<std::mutex> l(mu_);
+        return !lost_;
+    }
+    int sms() const { return sms_; }
+    unsigned long long id() const { return client_id_; }
+
+    // run makes one served launch and returns when it has completed. False:
+    // nothing was started (the daemon is gone, refused the launch or never
+    // started it); the caller runs the launch itself.
+    bool run(const launch_spec& s, launch_ops& ops)
+    {
+        if (!valid(s) || getpid() != pid_)
+            return false;
+        launch_rec L;
+        unsigned long long rid;
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            if (lost_)
+                return false;
+            L.id = ++next_launch_;
+            rid = ++next_id_;
+            launches_[L.id] = &L;
+            pending_[rid] = &L.rep;
+        }
+        json_writer w;
+        w.str("type", "launch");
+        w.num("id", rid);
+        w.num("launch", L.id);
+        w.str("kernel", s.kernel);
+        w.dim3("grid", s.grid);
+        w.dim3("block", s.block);
+        if (s.shmem)
+            w.num("shmem", s.shmem);
+        if (s.cls && *s.cls)
+            w.str("class", s.cls);
+        w.num("blocks", (unsigned long long)s.grid[0] * s.grid[1] * s.grid[2]);
+        const bool sent = send(w.done());
+        std::unique_lock<std::mutex> l(mu_);
+        // ` + "`" + `accepted` + "`" + ` comes at once from a live daemon; one that does not
+        // answer within a second is treated as gone.
+        const clock_type::time_point deadline = clock_type::now() + std::chrono::seconds(1);
+        while (sent && !lost_ && !L.rep.got)
+            if (cv_.wait_until(l, deadline) == std::cv_status::timeout && !L.rep.got) {
+                lose_locked("no reply to launch within 1 s");
+                break;
+            }
+        pending_.erase(rid);
+        if (!L.rep.got || L.rep.m.type != "accepted") {
+            // error (duplicate_launch, too_many: non-fatal for the daemon; the
+            // launch just runs natively), or lost
+            launches_.erase(L.id);
+            return false;
+        }
+        while (!lost_ && !L.started)
+            cv_.wait(l); // a queued launch waits like a queued kernel
+        if (!L.started) {
+            launches_.erase(L.id);
+            return false;
+        }
+        unsigned int lo = L.lo, hi = L.hi;
+        l.unlock();
+        bool full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+        ops.start(lo, hi);
+        long quantum_us = 5;
+        const clock_type::time_point began = clock_type::now();
+        bool warned = false;
+        for (;;) {
+            l.lock();
+            if (L.resize && !lost_) {
+                L.resize = false;
+                const unsigned long long cmd = L.cmd;
+                const unsigned int rlo = L.rlo, rhi = L.rhi;
+                l.unlock();
+                json_writer a;
+                a.str("type", "resized");
+                a.num("id", next_request_id());
+                a.num("launch", L.id);
+                a.num("cmd", cmd);
+                if (rlo == lo && rhi == hi && !ops.query()) {
+                    a.range(lo, hi); // already there: nothing to move
+                    send(a.done());
+                    continue;
+                }
+                if (ops.retreat()) {
+                    a.boolean("finished", true);
+                    send(a.done());
+                    break;
+                }
+                lo = rlo;
+                hi = rhi;
+                full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+                ops.start(lo, hi);
+                a.range(lo, hi);
+                send(a.done());
+                quantum_us = 5;
+                continue;
+            }
+            if (lost_ && !full) {
+                // The daemon is gone: take the whole GPU, acknowledging nothing.
+                l.unlock();
+                full = true;
+                if (ops.retreat())
+                    break;
+                lo = 0;
+                hi = (unsigned int)sms_ - 1u;
+                ops.start(lo, hi);
+                continue;
+            }
+            l.unlock();
+            if (ops.query())
+                break;
+            if (!warned && clock_type::now() - began > std::chrono::seconds(10)) {
+                // A served launch returns only when its kernel is done: one
+                // that waits for the host to act after the launch never is.
+                warned = true;
+                std::fprintf(stderr,
+                             "slate: serve: %s has run for 10 s; if the kernel waits for the host after its launch, "
+                             "run the program with SLATE_MODE=native (served launches are synchronous)\n",
+                             s.kernel);
+            }
+            l.lock();
+            if (!(L.resize && !lost_) && !(lost_ && !full))
+                cv_.wait_for(l, std::chrono::microseconds(quantum_us));
+            l.unlock();
+            if (quantum_us < 200)
+                quantum_us *= 2;
+        }
+        ops.finish();
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            launches_.erase(L.id);
+        }
+        json_writer d;
+        d.str("type", "done");
+        d.num("id", next_request_id());
+        d.num("launch", L.id);
+        send(d.done());
+        return true;
+    }
+
+    // bye tells the daemon the job is done (best effort, no wait).
+    void bye()
+    {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            quiet_ = true; // the daemon closes after its ok: not a loss worth logging
+        }
+        json_writer w;
+        w.str("type", "bye");
+        w.num("id", next_request_id());
+        send(w.done());
+    }
+
+private:
+    struct reply {
+        bool got;
+        msg m;
+        reply() : got(false) {}
+    };
+    struct launch_rec {
+        unsigned long long id;
+        reply rep;
+        bool started, resize;
+        unsigned int lo, hi, rlo, rhi;
+        unsigned long long cmd;
+        launch_rec() : id(0), started(false), resize(false), lo(0), hi(0), rlo(0), rhi(0), cmd(0) {}
+    };
+
+    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), quiet_(false), pid_(getpid()), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
+
+    static bool valid(const launch_spec& s)
+    {
+        const size_t n = s.kernel ? std::strlen(s.kernel) : 0;
+        const unsigned long long threads = (unsigned long long)s.block[0] * s.block[1] * s.block[2];
+        return n >= 1 && n <= 1024 && s.grid[0] >= 1 && s.grid[0] <= 0x7fffffffu && s.grid[1] >= 1 && s.grid[1] <= 65535u &&
+               s.grid[2] >= 1 && s.grid[2] <= 65535u && threads >= 1 && threads <= 1024 && s.shmem <= 0xffffffffull;
+    }
+
+    unsigned long long next_request_id()
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        return ++next_id_;
+    }
+
+    // send writes one frame; a failure (EPIPE, a 1 s stall) loses the daemon.
+    bool send(const std::string& body)
+    {
+        if (body.size() > (size_t)kMaxFrame)
+            return false;
+        std::string f(4, '\0');
+        const unsigned int n = (unsigned int)body.size();
+        for (int i = 0; i < 4; ++i)
+            f[i] = (char)((n >> (8 * i)) & 0xffu);
+        f += body;
+        bool ok = true;
+        {
+            std::lock_guard<std::mutex> w(wmu_);
+            if (closed_)
+                return false;
+            size_t off = 0;
+            while (off < f.size()) {
+                const ssize_t k = ::send(fd_, f.data() + off, f.size() - off, MSG_NOSIGNAL);
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0) {
+                    ok = false;
+                    break;
+                }
+                off += (size_t)k;
+            }
+        }
+        if (!ok) {
+            std::lock_guard<std::mutex> l(mu_);
+            lose_locked("write failed");
+        }
+        return ok;
+    }
+
+    // read_full reads n bytes; with a deadline (the handshake) it polls.
+    bool read_full(char* p, size_t n, const clock_type::time_point* deadline)
+    {
+        while (n > 0) {
+            if (deadline) {
+                const long long ms =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_type::now()).count();
+                pollfd pf = {fd_, POLLIN, 0};
+                const int r = poll(&pf, 1, ms > 0 ? (int)ms : 0);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0)
+                    return false;
+            }
+            const ssize_t k = ::recv(fd_, p, n, 0);
+            if (k < 0 && (errno == EINTR || (deadline && (errno == EAGAIN || errno == EWOULDBLOCK))))
+                continue;
+            if (k <= 0)
+                return false;
+            p += k;
+            n -= (size_t)k;
+        }
+        return true;
+    }
+
+    // read_msg reads and decodes one frame (1..65536 bytes).
+    bool read_msg(std::string* buf, msg* m, const clock_type::time_point* deadline)
+    {
+        unsigned char h[4];
+        if (!read_full((char*)h, 4, deadline))
+            return false;
+        const unsigned long n = (unsigned long)h[0] | (unsigned long)h[1] << 8 | (unsigned long)h[2] << 16 | (unsigned long)h[3] << 24;
+        if (n == 0 || n > (unsigned long)kMaxFrame)
+            return false;
+        buf->resize(n);
+        if (!read_full(&(*buf)[0], n, deadline))
+            return false;
+        return decode(buf->data(), n, m);
+    }
+
+    bool handshake(int device, int sms, int timeout_ms)
+    {
+        char name[64] = "slate";
+        if (FILE* f = std::fopen("/proc/self/comm", "r")) {
+            if (std::fgets(name, sizeof(name), f))
+                name[std::strcspn(name, "\n")] = 0;
+            std::fclose(f);
+        }
+        json_writer w;
+        w.str("type", "hello");
+        w.num("id", ++next_id_);
+        w.num("pid", (unsigned long long)getpid());
+        w.str("name", name);
+        w.num("device", (unsigned long long)(device < 0 ? 0 : device));
+        w.num("sms", (unsigned long long)sms);
+        const std::string& body = w.done();
+        std::string f(4, '\0');
+        for (int i = 0; i < 4; ++i)
+            f[i] = (char)((body.size() >> (8 * i)) & 0xffu);
+        f += body;
+        // The socket is still non-blocking: a hello that does not fit the
+        // socket buffer at once is a failure.
+        if (::send(fd_, f.data(), f.size(), MSG_NOSIGNAL) != (ssize_t)f.size())
+            return false;
+        const clock_type::time_point deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+        std::string buf;
+        for (;;) {
+            msg m;
+            if (!read_msg(&buf, &m, &deadline))
+                return false;
+            if (m.re == 0 && m.type != "error")
+                continue; // a push before welcome: not expected, harmless
+            if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms)
+                return false;
+            client_id_ = m.client;
+            return true;
+        }
+    }
+
+    // listen reads frames until the connection ends, routes replies by
+    // ` + "`" + `re` + "`" + ` and pushes by launch, and loses the daemon on anything else.
+    void listen()
+    {
+        std::string buf;
+        const char* why = "connection closed";
+        for (;;) {
+            msg m;
+            if (!read_msg(&buf, &m, 0)) {
+                why = "EOF or a bad frame";
+                break;
+            }
+            std::lock_guard<std::mutex> l(mu_);
+            if (m.re != 0) {
+                std::map<unsigned long long, reply*>::iterator it = pending_.find(m.re);
+                if (it != pending_.end()) {
+                    it->second->m = m;
+                    it->second->got = true;
+                    cv_.notify_all();
+                }
+                continue;
+            }
+            if (m.type == "start" || m.type == "resize") {
+                std::map<unsigned long long, launch_rec*>::iterator it = launches_.find(m.launch);
+                if (it == launches_.end() || !m.has_range || m.lo > m.hi || m.hi >= (unsigned long long)sms_)
+                    continue; // a launch that ended meanwhile, or a range this GPU does not have
+                launch_rec* r = it->second;
+                if (m.type == "start") {
+                    if (!r->started) {
+                        r->started = true;
+                        r->lo = (unsigned int)m.lo;
+                        r->hi = (unsigned int)m.hi;
+                    }
+                } else if (r->started) { // only the last resize counts
+                    r->resize = true;
+                    r->cmd = m.id;
+                    r->rlo = (unsigned int)m.lo;
+                    r->rhi = (unsigned int)m.hi;
+                }
+                cv_.notify_all();
+                continue;
+            }
+            if (m.type == "shutdown" || m.type == "error") {
+                why = m.type == "shutdown" ? "daemon shut down" : "error from the daemon";
+                break;
+            }
+            // other types without ` + "`" + `re` + "`" + `: ignored (later minor versions)
+        }
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            lose_locked(why);
+        }
+        std::lock_guard<std::mutex> w(wmu_);
+        closed_ = true;
+        ::close(fd_);
+    }
+
+    // lose_locked marks the daemon gone (mu_ held): waiting launches wake,
+    // and the listener's read ends.
+    void lose_locked(const char* why)
+    {
+        if (lost_)
+            return;
+        lost_ = true;
+        if (!quiet_ && std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: daemon lost (%s); running natively\n", why);
+        ::shutdown(fd_, SHUT_RDWR);
+        cv_.notify_all();
+    }
+
+    int fd_;
+    std::mutex wmu_; // one frame at a time; guards closed_
+    bool closed_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool lost_, quiet_;
+    pid_t pid_;
+    int sms_;
+    unsigned long long client_id_, next_id_, next_launch_;
+    std::map<unsigned long long, reply*> pending_;
+    std::map<unsigned long long, launch_rec*> launches_;
+};
+
+inline client*& process_client_slot()
+{
+    static client* c = 0;
+    return c;
+}
+
+inline void say_bye()
+{
+    if (client* c = process_client_slot())
+        if (c->alive())
+            c->bye();
+}
+
+// process_client connects once per process (the first call decides; later
+// calls return its answer) and says bye at exit.
+inline client* process_client(int device, int sms)
+{
+    static client* const c = [device, sms]() -> client* {
+        client* r = client::connect(socket_path(), device, sms, 100);
+        if (r) {
+            process_client_slot() = r;
+            std::atexit(say_bye);
+        }
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s %s\n", r ? "registered with" : "no daemon at", socket_path().c_str());
+        return r;
+    }();
+    return c;
+}
+#else
+class client {
+public:
+    bool alive() { return false; }
+    int sms() const { return 0; }
+    bool run(const launch_spec&, launch_ops&) { return false; }
+};
+inline client* process_client(int, int) { return 0; }
+#endif
+
+} // namespace slate_serve
+#endif // SLATE_SERVE_CLIENT_H
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -243,6 +1174,13 @@ namespace slate {
 // after the event recorded behind its last launch completed. The worker's
 // self-reset (SLATE_FLAG_RESET) leaves a slot zeroed.
 enum { kPoolSlots = 256, kMaxDevices = 64 };
+
+// quiet_error drops the error a helper's own call left, unless one was pending.
+static void quiet_error(cudaError_t before)
+{
+    if (before == cudaSuccess)
+        cudaGetLastError();
+}
 
 // launch_mode is $SLATE_MODE: auto (the default) launches the worker only
 // when something asks this process to share the GPU ($SLATE_SM_RANGE);
@@ -289,6 +1227,44 @@ static bool persistent()
     return e.mode == kModePersistent || (e.mode == kModeAuto && e.has_range);
 }
 
+// The launch policy, decided once per translation unit at its first
+// drop-in launch: native, persistent (the environment), or served by
+// ` + "`" + `slatec serve` + "`" + ` (SLATE_MODE=auto, no SLATE_SM_RANGE, and a daemon answered
+// the process's one connection attempt: docs/SERVE.md).
+enum { kPolicyNative, kPolicyPersistent, kPolicyServed };
+
+// served_device is the device the daemon serves (the one current at the
+// first drop-in launch); launches on other devices run natively.
+static int& served_device()
+{
+    static int d = -1;
+    return d;
+}
+
+static int decide_policy()
+{
+    if (persistent())
+        return kPolicyPersistent;
+    const env_config& e = env();
+    if (e.mode != kModeAuto || e.has_range)
+        return kPolicyNative;
+    const cudaError_t before = cudaPeekAtLastError();
+    int device = 0, sms = 0;
+    const bool ok = cudaGetDevice(&device) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0;
+    quiet_error(before);
+    if (!ok || !slate_serve::process_client(device, sms))
+        return kPolicyNative;
+    served_device() = device;
+    return kPolicyServed;
+}
+
+static int launch_policy()
+{
+    static const int p = decide_policy();
+    return p;
+}
+
 struct device_state {
     int sms;      // 0 until first asked
     bool pool;    // the control-block pool exists
@@ -296,6 +1272,12 @@ struct device_state {
     cudaEvent_t events[kPoolSlots];
     bool recorded[kPoolSlots];
     unsigned int next_slot;
+    // Served launches (slatec serve): a high-priority stream for the retreat
+    // word's copies, and pinned host words: [0] one, [1..4] zeros, then one
+    // read-back of ` + "`" + `next` + "`" + ` per pool slot.
+    bool served;
+    cudaStream_t serve_stream;
+    unsigned long long* serve_host;
 };
 
 struct occupancy_entry {
@@ -309,6 +1291,7 @@ struct occupancy_entry {
 // template kernel) keeps: its workers' occupancy per device, block size and
 // dynamic shared size, and the dynamic shared memory limits set on them.
 struct kernel_state {
+    const char* name;          // the kernel's name, announced to slatec serve
     const void* worker;        // k__slate: the queue worker
     const void* worker_static; // k__slate_static: static launches on all SMs
     const void* native;
@@ -341,14 +1324,19 @@ static state& global_state()
 
 // kernel_for returns the state of a worker; launchers keep the pointer in a
 // function-local static, so the look-up runs once per launcher.
-static kernel_state* kernel_for(const void* worker, const void* worker_static, const void* native)
+static kernel_state* kernel_for(const void* worker, const void* worker_static, const void* native,
+                                const char* name = 0)
 {
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     for (size_t i = 0; i < st.kernels.size(); ++i)
-        if (st.kernels[i]->worker == worker)
+        if (st.kernels[i]->worker == worker) {
+            if (name)
+                st.kernels[i]->name = name;
             return st.kernels[i];
+        }
     kernel_state* k = new kernel_state(); // lives as long as the process
+    k->name = name;
     k->worker = worker;
     k->worker_static = worker_static;
     k->native = native;
@@ -356,12 +1344,7 @@ static kernel_state* kernel_for(const void* worker, const void* worker_static, c
     return k;
 }
 
-// quiet drops the error a helper's own call left, unless one was pending.
-static void quiet(cudaError_t before)
-{
-    if (before == cudaSuccess)
-        cudaGetLastError();
-}
+static void quiet(cudaError_t before) { quiet_error(before); }
 
 // sms_locked returns the device's SM count (st.mu held).
 static int sms_locked(device_state& ds, int device)
@@ -418,6 +1401,30 @@ static bool pool_locked(device_state& ds)
     return true;
 }
 
+// serve_locked makes the device's resources for served launches (st.mu
+// held): the control-block pool, a high-priority non-blocking stream (its
+// copies need no SM, and do not wait for the program's streams) and pinned
+// host words.
+static bool serve_locked(device_state& ds)
+{
+    if (ds.served)
+        return true;
+    if (!pool_locked(ds))
+        return false;
+    int lo = 0, hi = 0;
+    if (cudaDeviceGetStreamPriorityRange(&lo, &hi) != cudaSuccess ||
+        cudaStreamCreateWithPriority(&ds.serve_stream, cudaStreamNonBlocking, hi) != cudaSuccess)
+        return false;
+    if (cudaMallocHost((void**)&ds.serve_host, sizeof(unsigned long long) * (5 + kPoolSlots)) != cudaSuccess) {
+        cudaStreamDestroy(ds.serve_stream);
+        return false;
+    }
+    std::memset(ds.serve_host, 0, sizeof(unsigned long long) * (5 + kPoolSlots));
+    *(unsigned int*)ds.serve_host = 1u;
+    ds.served = true;
+    return true;
+}
+
 // auto_iters: logical blocks per task of a queue launch; the same rule as
 // the Go runtime's AutoIters (keep them in step). Per-task overhead (one
 // atomic, two barriers) wants tasks of at least ~4 logical blocks (a light
@@ -471,7 +1478,12 @@ struct plan {
     unsigned int workers;
     int device, slot;
     bool queue; // the launch takes tasks from the control block's queue
+    bool served; // slatec serve gives the range (run_served)
     cudaStream_t stream;
+    const kernel_state* k; // served launches: the kernel's name, grid, block
+    dim3 grid, block;
+    size_t shmem;
+    int sms;
 };
 
 #ifndef SLATE_TEST_HOOKS
@@ -487,6 +1499,7 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
     p->cfg.workers = (unsigned int)workers;
     p->workers = (unsigned int)workers;
     p->queue = false;
+    p->served = false;
 }
 #endif
 
@@ -498,15 +1511,21 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
 static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                       unsigned int iters)
 {
-    if (!persistent())
+    // The unserved steady state costs this branch on a value decided once.
+    const int policy = launch_policy();
+    if (policy == kPolicyNative)
         return false;
+    const bool served = policy == kPolicyServed;
+    if (served && !slate_serve::process_client(0, 0)->alive())
+        return false; // the daemon is gone: native from now on
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
     if (total == 0 || total > SLATE_MAX_TOTAL || threads <= 0)
         return false;
-    // A task size from the environment asks for the queue (tests, benchmarks).
-    bool queue = e.iters != 0;
+    // A task size from the environment asks for the queue (tests, benchmarks);
+    // a served launch always takes it (it may be resized).
+    bool queue = e.iters != 0 || served;
 #ifdef SLATE_TEST_HOOKS
     if (std::getenv("SLATE_RETREAT"))
         queue = true;
@@ -517,7 +1536,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #ifndef SLATE_TEST_HOOKS
     // The steady state of a drop-in program: the same launch again.
     static thread_local last_static last = {0, 0, 0, 0, 0, 0};
-    if (!queue && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
+    if (!queue && !served && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
         last.shmem == shmem && last.generation == k.generation.load(std::memory_order_relaxed)) {
         static_cfg(p, grid, total, last.all < total ? last.all : total);
         p->ctl = 0;
@@ -534,6 +1553,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const int sms = sms_locked(ds, device);
     if (sms <= 0)
         return false;
+    if (served && (device != served_device() || sms != slate_serve::process_client(0, 0)->sms() || !serve_locked(ds)))
+        return false; // another device than the one the daemon serves
     const unsigned int sm_low = e.has_range ? e.lo : 0u;
     const unsigned int sm_high = e.has_range ? e.hi : 0xffffffffu;
     const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
@@ -577,7 +1598,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // the range exit at once: on a partial range launch the whole wave,
         // or the few workers a small grid needs might all land outside it.
         const unsigned long long tasks = (total + iters - 1) / iters;
-        if (full_range && workers > tasks)
+        // A served launch may be moved to a partial range: the whole wave.
+        if (full_range && !served && workers > tasks)
             workers = tasks;
         p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
@@ -606,10 +1628,16 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     p->cfg.workers = (unsigned int)workers;
     set_grid(&p->cfg, grid);
     p->queue = queue;
+    p->served = served;
     p->workers = (unsigned int)workers;
     p->device = device;
     p->slot = slot;
     p->stream = stream;
+    p->k = &k;
+    p->grid = grid;
+    p->block = block;
+    p->shmem = shmem;
+    p->sms = sms;
     return true;
 }
 
@@ -775,21 +1803,55 @@ static cudaError_t occupancy_available_dynamic_smem_per_block(size_t* smem, N na
 #ifdef SLATE_TEST_HOOKS
 // Test hooks: count executions per logical block, and retreat mid-run and
 // relaunch on another SM range. Compiled in only with -DSLATE_TEST_HOOKS.
+
+// count_begin gives the launch's control block a zeroed execution count per
+// logical block ($SLATE_COUNT; the stream synchronized first), or null.
+static unsigned int* count_begin(const plan& p)
+{
+    if (!std::getenv("SLATE_COUNT"))
+        return 0;
+    unsigned int* counts = 0;
+    cudaStreamSynchronize(p.stream);
+    cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
+    cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
+    cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
+    return counts;
+}
+
+// count_end checks that every logical block ran exactly once (aborting
+// with a message otherwise) and detaches the counts.
+static void count_end(const plan& p, unsigned int* counts, bool log)
+{
+    if (!counts)
+        return;
+    cudaStreamSynchronize(p.stream);
+    std::vector<unsigned int> h(p.cfg.total);
+    cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
+    unsigned long long bad = 0, first_bad = 0;
+    for (unsigned long long i = 0; i < p.cfg.total; ++i)
+        if (h[i] != 1u && bad++ == 0)
+            first_bad = i;
+    if (bad) {
+        std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
+                     bad, p.cfg.total, first_bad, h[first_bad]);
+        std::abort();
+    }
+    if (log)
+        std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
+    unsigned int* none = 0;
+    cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
+    cudaFree(counts);
+}
+
 template <typename Launch>
 static void run_hooked(plan p, Launch launch)
 {
     const bool log = std::getenv("SLATE_LOG") != 0;
-    const bool count = std::getenv("SLATE_COUNT") != 0;
     unsigned int rlo = 0, rhi = 0;
     const bool retreat = env_range("SLATE_RETREAT", &rlo, &rhi);
-    unsigned int* counts = 0;
-    if (count || retreat)
+    if (retreat)
         cudaStreamSynchronize(p.stream);
-    if (count) {
-        cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
-        cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
-        cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
-    }
+    unsigned int* counts = count_begin(p);
     if (log)
         std::fprintf(stderr, "slate: launch total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.cfg.total, p.workers,
                      p.cfg.iters, p.cfg.sm_low, p.cfg.sm_high);
@@ -829,32 +1891,136 @@ static void run_hooked(plan p, Launch launch)
         cudaFreeHost(one);
         cudaStreamDestroy(ctl_stream);
     }
-    if (count) {
-        cudaStreamSynchronize(p.stream);
-        std::vector<unsigned int> h(p.cfg.total);
-        cudaMemcpy(h.data(), counts, sizeof(unsigned int) * p.cfg.total, cudaMemcpyDeviceToHost);
-        unsigned long long bad = 0, first_bad = 0;
-        for (unsigned long long i = 0; i < p.cfg.total; ++i)
-            if (h[i] != 1u && bad++ == 0)
-                first_bad = i;
-        if (bad) {
-            std::fprintf(stderr, "slate: FAIL %llu of %llu logical blocks ran a wrong number of times (block %llu ran %u times)\n",
-                         bad, p.cfg.total, first_bad, h[first_bad]);
-            std::abort();
-        }
-        if (log)
-            std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
-        unsigned int* none = 0;
-        cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
-        cudaFree(counts);
-    }
+    count_end(p, counts, log);
 }
 #endif
+
+// served_ops runs one served launch on the device for the serve client
+// (templates/serve_client.h): the worker on a range with the control block
+// of its pool slot and its progress kept (no self-reset), the slot's event
+// behind each launch, and the retreat word set and cleared with copies on
+// the device's serve stream.
+template <typename Launch>
+struct served_ops : slate_serve::launch_ops {
+    const plan& p;
+    Launch& launch;
+    cudaEvent_t event;
+    cudaStream_t ctl_stream;
+    unsigned long long* host; // pinned: [0] one, [1..4] zeros, [5 + slot] next
+    // clean: no error was pending before the launch and the first worker
+    // launch left none, so errors seen later are the client's own queries'
+    // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
+    bool clean, started;
+
+    served_ops(const plan& p_, Launch& l)
+        : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false)
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        device_state& ds = st.dev[p.device];
+        event = ds.events[p.slot];
+        ds.recorded[p.slot] = true;
+        ctl_stream = ds.serve_stream;
+        host = ds.serve_host;
+    }
+    void start(unsigned int lo, unsigned int hi)
+    {
+        slate_cfg c = p.cfg;
+        c.flags &= ~(SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS);
+        c.sm_low = lo;
+        c.sm_high = hi;
+        if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
+            c.flags |= SLATE_FLAG_ALL_SMS;
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.k->name ? p.k->name : "?",
+                         c.total, p.workers, c.iters, lo, hi);
+        launch(p.ctl, c, p.workers);
+        if (!started && cudaPeekAtLastError() != cudaSuccess)
+            clean = false;
+        started = true;
+        cudaEventRecord(event, p.stream);
+    }
+    bool query()
+    {
+        if (cudaEventQuery(event) != cudaErrorNotReady)
+            return true;
+        if (clean)
+            cudaGetLastError();
+        return false;
+    }
+    bool retreat()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        // The retreat word from pinned memory on the high-priority stream
+        // (a copy needs no SM); then the drain: the event behind the worker.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess || cudaEventSynchronize(event) != cudaSuccess ||
+            cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
+            cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return true; // a device error: nothing more will run; do not relaunch
+        return *next >= p.cfg.total;
+    }
+    void finish()
+    {
+        // The queue counter, progress, retreat and exit count back to zero
+        // (the test hooks' counts pointer stays).
+        cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, ctl_stream);
+        cudaStreamSynchronize(ctl_stream);
+    }
+};
+
+// run_served makes a served launch: it returns when the launch completed
+// (docs/SERVE.md, "The C++ client": synchronous). If the daemon could not
+// start it, the worker runs on all SMs as an ordinary queue launch.
+template <typename Launch>
+static void run_served(const plan& p, Launch& launch)
+{
+#ifdef SLATE_TEST_HOOKS
+    unsigned int* counts = count_begin(p); // $SLATE_COUNT: every block once, across resizes
+    struct counted {
+        const plan& p;
+        unsigned int* c;
+        ~counted() { count_end(p, c, std::getenv("SLATE_LOG") != 0); }
+    } check = {p, counts};
+#endif
+    served_ops<Launch> ops(p, launch);
+    slate_serve::launch_spec s;
+    s.kernel = p.k->name ? p.k->name : "kernel";
+    s.grid[0] = p.grid.x;
+    s.grid[1] = p.grid.y;
+    s.grid[2] = p.grid.z;
+    s.block[0] = p.block.x;
+    s.block[1] = p.block.y;
+    s.block[2] = p.block.z;
+    s.shmem = p.shmem;
+    s.cls = 0;
+    // The stream's earlier work first: the SMs the daemon grants are then
+    // used at once, and a drain waits only for the tasks running.
+    if (cudaStreamSynchronize(p.stream) != cudaSuccess)
+        ops.clean = false;
+    if (slate_serve::process_client(0, 0)->run(s, ops)) {
+        if (ops.clean)
+            cudaGetLastError();
+        return;
+    }
+    slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs
+    c.flags |= SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS;
+    c.sm_low = 0u;
+    c.sm_high = 0xffffffffu;
+    launch(p.ctl, c, p.workers);
+    cudaEventRecord(ops.event, p.stream);
+}
 
 // run launches the worker(s) for a plan.
 template <typename Launch>
 static void run(const plan& p, Launch launch)
 {
+    if (p.served) {
+        run_served(p, launch);
+        return;
+    }
 #ifdef SLATE_TEST_HOOKS
     run_hooked(p, launch);
 #else
@@ -920,7 +2086,7 @@ __global__ void __launch_bounds__(256) triad_f4__slate_static(slate_ctl* __restr
 void triad_f4__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&triad_f4__slate,
-        (const void*)&triad_f4__slate_static, (const void*)&triad_f4);
+        (const void*)&triad_f4__slate_static, (const void*)&triad_f4, "triad_f4");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         triad_f4<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(a, b, c, s, n4);
@@ -973,7 +2139,7 @@ __global__ void __launch_bounds__(256) scale_f4__slate_static(slate_ctl* __restr
 void scale_f4__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_f4__slate,
-        (const void*)&scale_f4__slate_static, (const void*)&scale_f4);
+        (const void*)&scale_f4__slate_static, (const void*)&scale_f4, "scale_f4");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         scale_f4<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(a, b, s, n4);
@@ -1043,7 +2209,7 @@ __global__ void __launch_bounds__(256) fma_chain__slate_static(slate_ctl* __rest
 void fma_chain__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ out, int iters, float a, float b)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fma_chain__slate,
-        (const void*)&fma_chain__slate_static, (const void*)&fma_chain);
+        (const void*)&fma_chain__slate_static, (const void*)&fma_chain, "fma_chain");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         fma_chain<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(out, iters, a, b);
@@ -1118,7 +2284,7 @@ __global__ void __launch_bounds__(128) gemm_tc__slate_static(slate_ctl* __restri
 void gemm_tc__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gemm_tc__slate,
-        (const void*)&gemm_tc__slate_static, (const void*)&gemm_tc);
+        (const void*)&gemm_tc__slate_static, (const void*)&gemm_tc, "gemm_tc");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         gemm_tc<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(A, B, C, n, kdim);
@@ -1180,7 +2346,7 @@ __global__ void __launch_bounds__(128) chase__slate_static(slate_ctl* __restrict
 void chase__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&chase__slate,
-        (const void*)&chase__slate_static, (const void*)&chase);
+        (const void*)&chase__slate_static, (const void*)&chase, "chase");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         chase<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(data, out, steps, mask);
@@ -1233,7 +2399,7 @@ __global__ void __launch_bounds__(64) dep_chain__slate_static(slate_ctl* __restr
 void dep_chain__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* __restrict__ out, int iters)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&dep_chain__slate,
-        (const void*)&dep_chain__slate_static, (const void*)&dep_chain);
+        (const void*)&dep_chain__slate_static, (const void*)&dep_chain, "dep_chain");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         dep_chain<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(out, iters);
@@ -1310,7 +2476,7 @@ __global__ void __launch_bounds__(256) gemm_tiled__slate_static(slate_ctl* __res
 void gemm_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gemm_tiled__slate,
-        (const void*)&gemm_tiled__slate_static, (const void*)&gemm_tiled);
+        (const void*)&gemm_tiled__slate_static, (const void*)&gemm_tiled, "gemm_tiled");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         gemm_tiled<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(A, B, C, n);
@@ -1382,7 +2548,7 @@ __global__ void __launch_bounds__(256) histogram__slate_static(slate_ctl* __rest
 void histogram__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&histogram__slate,
-        (const void*)&histogram__slate_static, (const void*)&histogram);
+        (const void*)&histogram__slate_static, (const void*)&histogram, "histogram");
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_stream, 0u)) {
         histogram<<<slate_grid, slate_block, slate_shmem, slate_stream>>>(data, hist, per_block);
