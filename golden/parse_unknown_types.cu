@@ -259,6 +259,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -675,6 +676,15 @@ inline std::string socket_path()
 }
 
 #ifdef SLATE_SERVE_POSIX
+// socket_present reports whether a socket sits at path: without one (the
+// common case, no daemon) a program pays one stat at its first drop-in
+// launch, and neither a socket nor a device query.
+inline bool socket_present(const std::string& path)
+{
+    struct stat st;
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 typedef std::chrono::steady_clock clock_type;
 
 // client is the process's one connection to the daemon.
@@ -1137,6 +1147,7 @@ inline client* process_client(int device, int sms)
     return c;
 }
 #else
+inline bool socket_present(const std::string&) { return false; }
 class client {
 public:
     bool alive() { return false; }
@@ -1234,7 +1245,7 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range)
+    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
         return kPolicyNative;
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;

@@ -302,7 +302,7 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range)
+    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
         return kPolicyNative;
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;

@@ -260,6 +260,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -676,6 +677,15 @@ inline std::string socket_path()
 }
 
 #ifdef SLATE_SERVE_POSIX
+// socket_present reports whether a socket sits at path: without one (the
+// common case, no daemon) a program pays one stat at its first drop-in
+// launch, and neither a socket nor a device query.
+inline bool socket_present(const std::string& path)
+{
+    struct stat st;
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 typedef std::chrono::steady_clock clock_type;
 
 // client is the process's one connection to the daemon.
@@ -1138,6 +1148,7 @@ inline client* process_client(int device, int sms)
     return c;
 }
 #else
+inline bool socket_present(const std::string&) { return false; }
 class client {
 public:
     bool alive() { return false; }
@@ -1235,7 +1246,7 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range)
+    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
         return kPolicyNative;
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
@@ -3115,7 +3126,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3119 "golden/merge/triad_fma.interleaved.cu"
+#line 3130 "golden/merge/triad_fma.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (interleaved mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
