@@ -171,12 +171,12 @@ type Analysis struct {
 	Deps    []*parser.File
 	Missing []*parser.Include
 	// Via maps each dep to the main file's #include that brings it in.
-	Via   map[*parser.File]*parser.Include
+	Via map[*parser.File]*parser.Include
 	// IncludeFiles maps each #include "..." that Load resolved, in any of
 	// the files, to the header it names (also when that header was already
 	// read through another include). The DeviceOnly output inlines them.
 	IncludeFiles map[*parser.Include]*parser.File
-	lines map[*parser.File]*diag.Lines
+	lines        map[*parser.File]*diag.Lines
 	// condDirs are the main file's conditional directives (branches.go).
 	condDirs []parser.CondDirective
 	// splitDefs are kernel definitions #if branches split (branches.go).
