@@ -137,14 +137,14 @@ func Generate(res *transform.Result, a *transform.Analysis, opts Options) (code 
 				for _, a := range in.args {
 					method += exported("x_" + identOnly(a))[1:]
 				}
-				addKernel(kl, method, workerExpr(kl)+"<"+strings.Join(in.args, ", ")+">", subst)
+				addKernel(kl, method, kl.WorkerExpr()+"<"+strings.Join(in.args, ", ")+">", subst)
 			}
 			if !found {
 				skipped = append(skipped, kl.QualifiedName)
 			}
 			continue
 		}
-		addKernel(kl, exported(kl.Name), workerExpr(kl), nil)
+		addKernel(kl, exported(kl.Name), kl.WorkerExpr(), nil)
 	}
 	for i, in := range insts {
 		if !instUsed[i] {
@@ -208,16 +208,6 @@ func identOnly(a string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "_")
-}
-
-// workerExpr is the worker's source name, qualified by its namespaces (the
-// NVRTC name expression).
-func workerExpr(kl *transform.KernelLayout) string {
-	q := kl.QualifiedName
-	if i := strings.LastIndex(q, "::"); i >= 0 {
-		return q[:i+2] + kl.Worker
-	}
-	return kl.Worker
 }
 
 // goType maps a C parameter type to the Go type the runtime marshals.

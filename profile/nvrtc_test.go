@@ -30,6 +30,11 @@ func TestPreparedProjectSourcesCompileWithNVRTC(t *testing.T) {
 		{"../testdata/kernels/include_headers.cu", "sum_and_sumsq"},
 		{"../testdata/kernels/include_headers.cu", "project"},
 		{"../bench/merge/kernels/complementary.cu", "fma_chain"},
+		// A host struct of std::vector and cudaStream_t beside the kernels
+		// (fenced: nothing NVRTC sees names it).
+		{"../testdata/kernels/triad_two_streams.cu", "scale_add"},
+		// A kernel in an anonymous namespace: its name expression is unqualified.
+		{"../testdata/kernels/namespace_kernels.cu", "count_bright"},
 	} {
 		t.Run(tc.kernel, func(t *testing.T) {
 			src, err := os.ReadFile(tc.file)

@@ -127,7 +127,7 @@ func Prepare(file string, src []byte, kernel string, includeDirs []string) (*Pre
 	}
 	p := &Prepared{
 		Name: kl.Name, QualifiedName: kl.QualifiedName, File: filepath.Base(file),
-		Source: string(res.Output), Worker: workerExpr(kl), Diags: res.Diags,
+		Source: string(res.Output), Worker: kl.WorkerExpr(), Diags: res.Diags,
 	}
 	var subst map[string]string
 	if instArgs != nil {
@@ -161,13 +161,4 @@ func allSame(s []string) bool {
 		}
 	}
 	return true
-}
-
-// workerExpr is the worker's NVRTC name expression: its name qualified by
-// the kernel's namespaces (as slatec gen writes it).
-func workerExpr(kl *transform.KernelLayout) string {
-	if i := strings.LastIndex(kl.QualifiedName, "::"); i >= 0 {
-		return kl.QualifiedName[:i+2] + kl.Worker
-	}
-	return kl.Worker
 }

@@ -79,6 +79,24 @@ type KernelLayout struct {
 	Lowered       bool          `json:"lowered"`
 }
 
+// WorkerExpr is the worker's name as code at global scope spells it (an
+// NVRTC name expression): its name qualified by the kernel's namespaces,
+// anonymous ones left out (their members are visible unqualified).
+func (kl *KernelLayout) WorkerExpr() string {
+	q := kl.QualifiedName
+	i := strings.LastIndex(q, "::")
+	if i < 0 {
+		return kl.Worker
+	}
+	var segs []string
+	for _, ns := range strings.Split(q[:i], "::") {
+		if ns != "(anonymous)" {
+			segs = append(segs, ns)
+		}
+	}
+	return strings.Join(append(segs, kl.Worker), "::")
+}
+
 // ParamLayout is one kernel parameter. Size and Align are 0 when slatec
 // does not know the type (user structs, template parameters); the runtime
 // then asks the driver (cuFuncGetParamInfo).
@@ -365,11 +383,113 @@ func (t *transformer) fenceHostCode() {
 					t.deviceOnlyHeader(h, inlined), l, t.lineFile, text, l, t.lineFile), "inline header"))
 		}
 	}
+	var hostFns []parser.Span
 	for _, fn := range t.a.File.Funcs {
 		if !fn.Global && !fn.Device {
 			fence(fn.Def.Span(), "")
+			hostFns = append(hostFns, fn.Def.Span())
 		}
 	}
+	for _, sp := range t.unusedTypeDefs(hostFns) {
+		fence(sp, "")
+	}
+}
+
+// containsWord reports whether word occurs in s as a whole identifier.
+func containsWord(s, word string) bool {
+	isID := func(c byte) bool {
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		j += i
+		if (j == 0 || !isID(s[j-1])) && (j+len(word) == len(s) || !isID(s[j+len(word)])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// unusedTypeDefs returns the top-level struct, class and union definitions
+// of the main file whose name nothing that NVRTC sees mentions (only host
+// functions, which are fenced, or nothing): a host program's bookkeeping
+// (`struct Job { std::vector<float> x; cudaStream_t s; };`) would stop
+// NVRTC, and device code cannot need what it never names.
+func (t *transformer) unusedTypeDefs(hostFns []parser.Span) []parser.Span {
+	f := t.a.File
+	type def struct {
+		name string
+		span parser.Span
+	}
+	var defs []def
+	for _, it := range f.Items {
+		o, ok := it.(*parser.Opaque)
+		if !ok {
+			continue
+		}
+		toks := f.SignificantTokens(o.Span())
+		if len(toks) < 4 || f.TokenText(toks[len(toks)-1]) != ";" {
+			continue
+		}
+		switch f.TokenText(toks[0]) {
+		case "struct", "class", "union":
+		default:
+			continue
+		}
+		if toks[1].Kind != parser.Ident || f.TokenText(toks[2]) != "{" || f.TokenText(toks[len(toks)-2]) != "}" {
+			continue // a declaration, a variable of the type, or a base list: leave it
+		}
+		defs = append(defs, def{f.TokenText(toks[1]), o.Span()})
+	}
+	if len(defs) == 0 {
+		return nil
+	}
+	inHost := func(off int) bool {
+		for _, h := range hostFns {
+			if off >= h.Start && off < h.End {
+				return true
+			}
+		}
+		return false
+	}
+	used := map[string]bool{}
+	for _, d := range defs {
+		used[d.name] = false
+	}
+	for _, tk := range f.Toks {
+		if tk.Kind == parser.Directive {
+			// A macro that names the type counts as a use.
+			for _, d := range defs {
+				if !used[d.name] && containsWord(f.TokenText(tk), d.name) {
+					used[d.name] = true
+				}
+			}
+			continue
+		}
+		if tk.Kind != parser.Ident {
+			continue
+		}
+		name := f.TokenText(tk)
+		seen, isDef := used[name]
+		if !isDef || seen || inHost(int(tk.Off)) {
+			continue
+		}
+		for _, d := range defs {
+			if d.name == name && (int(tk.Off) < d.span.Start || int(tk.Off) >= d.span.End) {
+				used[name] = true
+			}
+		}
+	}
+	var out []parser.Span
+	for _, d := range defs {
+		if !used[d.name] {
+			out = append(out, d.span)
+		}
+	}
+	return out
 }
 
 // nvrtcSubstitutes are system headers whose global names and macros
@@ -377,6 +497,8 @@ func (t *transformer) fenceHostCode() {
 var nvrtcSubstitutes = map[string]string{
 	"cstdint": "cuda/std/cstdint", "stdint.h": "cuda/std/cstdint",
 	"climits": "cuda/std/climits", "limits.h": "cuda/std/climits",
+	// The fixed-width types (the PRI* format macros have no libcu++ form).
+	"cinttypes": "cuda/std/cstdint", "inttypes.h": "cuda/std/cstdint",
 }
 
 // fenceElse is what NVRTC gets instead of a fenced host-only include.
