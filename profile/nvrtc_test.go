@@ -33,6 +33,8 @@ func TestPreparedProjectSourcesCompileWithNVRTC(t *testing.T) {
 		// A host struct of std::vector and cudaStream_t beside the kernels
 		// (fenced: nothing NVRTC sees names it).
 		{"../testdata/kernels/triad_two_streams.cu", "scale_add"},
+		// Device printf with "%" PRId64 after #include <cinttypes>.
+		{"../testdata/kernels/parse_string_macros.cu", "report"},
 		// A kernel in an anonymous namespace: its name expression is unqualified.
 		{"../testdata/kernels/namespace_kernels.cu", "count_bright"},
 	} {

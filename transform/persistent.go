@@ -503,11 +503,33 @@ var nvrtcSubstitutes = map[string]string{
 
 // fenceElse is what NVRTC gets instead of a fenced host-only include.
 func fenceElse(inc *parser.Include) string {
-	if sub := nvrtcSubstitutes[inc.Path]; sub != "" {
-		return "#else\n#include <" + sub + ">\n"
+	sub := nvrtcSubstitutes[inc.Path]
+	if sub == "" {
+		return ""
 	}
-	return ""
+	alt := "#else\n#include <" + sub + ">\n"
+	if inc.Path == "cinttypes" || inc.Path == "inttypes.h" {
+		alt += priMacros
+	}
+	return alt
 }
+
+// priMacros are <cinttypes>' format macros for libcu++'s fixed-width types
+// under NVRTC (int64_t is long long there), for device printf.
+var priMacros = func() string {
+	var b strings.Builder
+	b.WriteString("#ifndef PRId64\n")
+	for _, bits := range []struct {
+		n   string
+		len string
+	}{{"8", "hh"}, {"16", "h"}, {"32", ""}, {"64", "ll"}} {
+		for _, conv := range []string{"d", "i", "u", "o", "x", "X"} {
+			fmt.Fprintf(&b, "#define PRI%s%s \"%s%s\"\n", conv, bits.n, bits.len, conv)
+		}
+	}
+	b.WriteString("#endif\n")
+	return b.String()
+}()
 
 func hostOnlyInclude(inc *parser.Include) bool {
 	return inc.System && !nvrtcHeaders[inc.Path] && !strings.HasPrefix(inc.Path, "cooperative_groups/") && !strings.HasPrefix(inc.Path, "cuda/")
