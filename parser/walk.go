@@ -101,8 +101,10 @@ func Walk(n Node, fn func(Node) bool) {
 	if n == nil || !fn(n) {
 		return
 	}
-	for _, c := range Children(n) {
-		Walk(c, fn)
+	if !eachFastChild(n, func(c Node) { Walk(c, fn) }) {
+		for _, c := range reflectChildren(n) {
+			Walk(c, fn)
+		}
 	}
 }
 
@@ -158,88 +160,145 @@ func (p *printer) node(n Node) {
 // The order is field order, as in Children.
 func fastChildren(n Node) ([]Node, bool) {
 	var out []Node
-	add := func(c Node, ok bool) {
-		if ok {
-			out = append(out, c)
-		}
-	}
+	ok := eachFastChild(n, func(c Node) { out = append(out, c) })
+	return out, ok
+}
+
+// eachFastChild calls fn on each child of n, in field order, for the node
+// types fastChildren knows; it reports false (and calls nothing) for the
+// others. Walk uses it so that a walk allocates no child slices.
+func eachFastChild(n Node, fn func(Node)) bool {
 	switch n := n.(type) {
 	case *Expr:
-		out = make([]Node, 0, len(n.List))
 		for _, a := range n.List {
-			out = append(out, a)
+			fn(a)
 		}
 	case *AssignExpr:
-		add(n.Left, n.Left != nil)
-		add(n.Right, n.Right != nil)
+		if n.Left != nil {
+			fn(n.Left)
+		}
+		if n.Right != nil {
+			fn(n.Right)
+		}
 	case *CondExpr:
-		add(n.Bin, n.Bin != nil)
-		add(n.Then, n.Then != nil)
-		add(n.Else, n.Else != nil)
+		if n.Bin != nil {
+			fn(n.Bin)
+		}
+		if n.Then != nil {
+			fn(n.Then)
+		}
+		if n.Else != nil {
+			fn(n.Else)
+		}
 	case *BinaryExpr:
-		out = make([]Node, 0, 1+len(n.Rest))
-		add(n.First, n.First != nil)
+		if n.First != nil {
+			fn(n.First)
+		}
 		for _, r := range n.Rest {
-			out = append(out, r)
+			fn(r)
 		}
 	case *BinRHS:
-		add(n.X, n.X != nil)
+		if n.X != nil {
+			fn(n.X)
+		}
 	case *CastExpr:
-		add(n.Type, n.Type != nil)
-		add(n.Cast, n.Cast != nil)
-		add(n.Unary, n.Unary != nil)
+		if n.Type != nil {
+			fn(n.Type)
+		}
+		if n.Cast != nil {
+			fn(n.Cast)
+		}
+		if n.Unary != nil {
+			fn(n.Unary)
+		}
 	case *UnaryExpr:
-		add(n.Operand, n.Operand != nil)
-		add(n.Sizeof, n.Sizeof != nil)
-		add(n.New, n.New != nil)
-		add(n.Delete, n.Delete != nil)
-		add(n.Postfix, n.Postfix != nil)
+		if n.Operand != nil {
+			fn(n.Operand)
+		}
+		if n.Sizeof != nil {
+			fn(n.Sizeof)
+		}
+		if n.New != nil {
+			fn(n.New)
+		}
+		if n.Delete != nil {
+			fn(n.Delete)
+		}
+		if n.Postfix != nil {
+			fn(n.Postfix)
+		}
 	case *PostfixExpr:
-		out = make([]Node, 0, 1+len(n.Ops))
-		add(n.X, n.X != nil)
+		if n.X != nil {
+			fn(n.X)
+		}
 		for _, o := range n.Ops {
-			out = append(out, o)
+			fn(o)
 		}
 	case *PostfixOp:
-		add(n.Index, n.Index != nil)
-		add(n.Call, n.Call != nil)
-		add(n.Member, n.Member != nil)
+		if n.Index != nil {
+			fn(n.Index)
+		}
+		if n.Call != nil {
+			fn(n.Call)
+		}
+		if n.Member != nil {
+			fn(n.Member)
+		}
 		for _, a := range n.Launch {
-			out = append(out, a)
+			fn(a)
 		}
 	case *CallArgs:
-		out = make([]Node, 0, len(n.Args))
 		for _, a := range n.Args {
-			out = append(out, a)
+			fn(a)
 		}
 	case *InitValue:
-		add(n.Brace, n.Brace != nil)
-		add(n.X, n.X != nil)
+		if n.Brace != nil {
+			fn(n.Brace)
+		}
+		if n.X != nil {
+			fn(n.X)
+		}
 	case *Primary:
-		add(n.Paren, n.Paren != nil)
-		add(n.CppCast, n.CppCast != nil)
-		add(n.Lambda, n.Lambda != nil)
-		add(n.Brace, n.Brace != nil)
-		add(n.Name, n.Name != nil)
-		add(n.Constr, n.Constr != nil)
+		if n.Paren != nil {
+			fn(n.Paren)
+		}
+		if n.CppCast != nil {
+			fn(n.CppCast)
+		}
+		if n.Lambda != nil {
+			fn(n.Lambda)
+		}
+		if n.Brace != nil {
+			fn(n.Brace)
+		}
+		if n.Name != nil {
+			fn(n.Name)
+		}
+		if n.Constr != nil {
+			fn(n.Constr)
+		}
 	case *QualName:
-		out = make([]Node, 0, len(n.Segs))
-		for _, s := range n.Segs {
-			out = append(out, s)
+		for _, sg := range n.Segs {
+			fn(sg)
 		}
 	case *ExprNameSeg:
-		add(n.Args, n.Args != nil)
+		if n.Args != nil {
+			fn(n.Args)
+		}
 	case *MemberAccess:
-		add(n.Args, n.Args != nil)
+		if n.Args != nil {
+			fn(n.Args)
+		}
 	case *Block:
-		out = make([]Node, 0, len(n.Stmts))
 		for _, st := range n.Stmts {
-			out = append(out, st)
+			fn(st)
 		}
 	case *ExprStmt:
-		add(n.X, n.X != nil)
+		if n.X != nil {
+			fn(n.X)
+		}
 	default:
-		return nil, false
+		return false
 	}
-	return out, true
+	return true
 }
