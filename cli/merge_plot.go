@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -151,7 +152,9 @@ func sweepSVG(res mergeResults, name string, ps *plan.ProfileSet) ([]byte, error
 		return nil, fmt.Errorf("case %s has no sweep rows (split A:B[:C])", name)
 	}
 	p := plot.New()
-	title := fmt.Sprintf("%s on %s: speedup over sequential (%.4g ms)", name, res.Device, seq)
+	legendLines := 0
+	// Two lines: one would run past the frame with a long device name.
+	title := fmt.Sprintf("%s: speedup over sequential (%.4g ms)\n%s", name, seq, res.Device)
 	if res.Commit != "" {
 		title += ", commit " + res.Commit
 	}
@@ -169,6 +172,7 @@ func sweepSVG(res mergeResults, name string, ps *plan.ProfileSet) ([]byte, error
 		l.Dashes = dashes
 		p.Add(l)
 		p.Legend.Add(label, l)
+		legendLines++
 		return nil
 	}
 	if err := ref(1, "sequential", nil); err != nil {
@@ -210,6 +214,7 @@ func sweepSVG(res mergeResults, name string, ps *plan.ProfileSet) ([]byte, error
 		s.Radius = vg.Points(2)
 		p.Add(l, s)
 		p.Legend.Add(fmt.Sprintf("%s (best %.3fx)", m, best), l, s)
+		legendLines++
 	}
 	if ps != nil {
 		pred, err := predictedSweep(ps, kernels, sms)
@@ -227,9 +232,14 @@ func sweepSVG(res mergeResults, name string, ps *plan.ProfileSet) ([]byte, error
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
 		p.Legend.Add("predicted (plan: con_lat / seq_lat)", l)
+		legendLines++
 	}
 	p.X.Min, p.X.Max = 0, xMax
-	p.Y.Min, p.Y.Max = 0, yMax*1.25
+	// Headroom for the legend (top left) above the curves.
+	top := yMax * (1.2 + 0.07*float64(legendLines))
+	step := speedupStep(top)
+	p.Y.Min, p.Y.Max = 0, math.Ceil(top/step)*step
+	p.Y.Tick.Marker = roundTicks{step}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(8)
@@ -241,6 +251,35 @@ func sweepSVG(res mergeResults, name string, ps *plan.ProfileSet) ([]byte, error
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// speedupStep is a round tick step for a speedup axis up to hi: at most
+// eight labelled ticks.
+func speedupStep(hi float64) float64 {
+	for _, st := range []float64{0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10} {
+		if hi/st <= 8 {
+			return st
+		}
+	}
+	return math.Ceil(hi / 8)
+}
+
+// roundTicks labels every multiple of step, with an unlabelled tick
+// halfway between.
+type roundTicks struct{ step float64 }
+
+func (r roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	half := r.step / 2
+	for i := math.Ceil(lo / half); i*half <= hi+1e-9; i++ {
+		v := i * half
+		t := plot.Tick{Value: v}
+		if int64(i)%2 == 0 {
+			t.Label = strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // predictedSweep is Liang's model over the sweep: for each a, the first

@@ -83,3 +83,24 @@ func TestMergePlotSweep(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.Contains(errs, "no sequential row"), errs)
 }
+
+// The speedup axis has round labelled ticks, at most eight.
+func TestSpeedupTicks(t *testing.T) {
+	for _, tc := range []struct{ hi, step float64 }{{0.7, 0.1}, {1.9, 0.25}, {2.4, 0.5}, {12, 2}} {
+		st := speedupStep(tc.hi)
+		assert.Equal(t, tc.step, st, "hi %v", tc.hi)
+		var labels []string
+		for _, tk := range (roundTicks{st}).Ticks(0, tc.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		assert.LessOrEqual(t, len(labels), 9, "%v", labels)
+		assert.Equal(t, "0", labels[0])
+	}
+	var got []string
+	for _, tk := range (roundTicks{0.25}).Ticks(0, 1) {
+		got = append(got, tk.Label)
+	}
+	assert.Equal(t, []string{"0", "", "0.25", "", "0.5", "", "0.75", "", "1"}, got)
+}
