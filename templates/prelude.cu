@@ -1025,6 +1025,14 @@ struct served_ops : slate_serve::launch_ops {
         cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, ctl_stream);
         cudaStreamSynchronize(ctl_stream);
     }
+    void detach()
+    {
+        // The same reset, behind the worker on its stream (the pinned zeros
+        // never change), and the slot's event behind the reset: the slot is
+        // reused only once both are done.
+        cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, p.stream);
+        cudaEventRecord(event, p.stream);
+    }
 };
 
 // run_served makes a served launch: it returns when the launch completed

@@ -282,6 +282,45 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	}
 }
 
+// TestServeClientDetachesAKernelThatWaitsForTheHost: a served launch
+// returns when its kernel is done, but a kernel may wait for the host to act
+// after its launch: past $SLATE_SERVE_DETACH_MS the launch is detached (it
+// runs on by itself, no longer resized, and the daemon is told it is done),
+// so the program goes on instead of hanging; every block still runs once.
+func TestServeClientDetachesAKernelThatWaitsForTheHost(t *testing.T) {
+	events := make(chan serve.Event, 64)
+	d := startDaemon(t, events)
+	r := runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_HOLD=1", "SLATE_SERVE_DETACH_MS=200"}, 1, 1, 2000, 4, 0)
+	if !r.connected || r.served != 1 {
+		t.Fatalf("connected=%v served=%d, want the launch served:\n%s", r.connected, r.served, r.out)
+	}
+	m := regexp.MustCompile(`returned t=0 i=0 detached=(\d) us=(\d+)`).FindStringSubmatch(r.out)
+	if m == nil {
+		t.Fatalf("no 'returned' line:\n%s", r.out)
+	}
+	if m[1] != "1" {
+		t.Errorf("the launch returned without detaching:\n%s", r.out)
+	}
+	us, _ := strconv.ParseInt(m[2], 10, 64)
+	if us < 200_000 || us > 5_000_000 {
+		t.Errorf("the launch returned after %d us, want just past the 200 ms limit", us)
+	}
+	for _, l := range r.launches {
+		if !l.ok {
+			t.Errorf("launch %+v: a logical block did not run exactly once", l)
+		}
+	}
+	done := false
+	for deadline := time.After(3 * time.Second); !done; {
+		select {
+		case ev := <-events:
+			done = ev.Kind == "done"
+		case <-deadline:
+			t.Fatal("the daemon never heard that the detached launch is done")
+		}
+	}
+}
+
 // TestServeClientNoDaemon: no daemon means the first launch pays one failed
 // connect and nothing more: no handshake wait, no retry.
 func TestServeClientNoDaemon(t *testing.T) {

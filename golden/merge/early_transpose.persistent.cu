@@ -286,6 +286,11 @@ struct launch_ops {
     virtual bool retreat() = 0;
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
+    // detach leaves a launch that has not completed to finish on its own:
+    // the control block's reset follows it in stream order, and nothing will
+    // move it again (a kernel may wait for the host to act after its
+    // launch; a served launch that waited for it would never return).
+    virtual void detach() = 0;
     virtual ~launch_ops() {}
 };
 
@@ -659,6 +664,17 @@ inline bool decode(const char* p, size_t n, msg* m)
     return r.decode(m) && m->has_v && m->v == kProtocol && !m->type.empty();
 }
 
+// detach_after_ms is how long a served launch waits for its kernel before
+// it detaches it ($SLATE_SERVE_DETACH_MS, default 1000; 0: never).
+inline long detach_after_ms()
+{
+    static const long ms = [] {
+        const char* v = std::getenv("SLATE_SERVE_DETACH_MS");
+        return v && *v ? std::strtol(v, 0, 10) : 1000L;
+    }();
+    return ms;
+}
+
 // socket_path is the daemon's socket: $SLATEC_SOCKET, else
 // $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock.
 inline std::string socket_path()
@@ -803,7 +819,7 @@ public:
         ops.start(lo, hi);
         long quantum_us = 5;
         const clock_type::time_point began = clock_type::now();
-        bool warned = false;
+        bool detached = false;
         for (;;) {
             l.lock();
             if (L.resize && !lost_) {
@@ -849,14 +865,16 @@ public:
             l.unlock();
             if (ops.query())
                 break;
-            if (!warned && clock_type::now() - began > std::chrono::seconds(10)) {
-                // A served launch returns only when its kernel is done: one
-                // that waits for the host to act after the launch never is.
-                warned = true;
-                std::fprintf(stderr,
-                             "slate: serve: %s has run for 10 s; if the kernel waits for the host after its launch, "
-                             "run the program with SLATE_MODE=native (served launches are synchronous)\n",
-                             s.kernel);
+            if (detach_after_ms() > 0 && clock_type::now() - began > std::chrono::milliseconds(detach_after_ms())) {
+                // A served launch returns when its kernel is done, and a kernel
+                // that waits for the host to act after its launch never is:
+                // past the limit it runs on by itself, no longer resized.
+                if (std::getenv("SLATE_LOG"))
+                    std::fprintf(stderr, "slate: serve: %s still running after %ld ms: detached (no more resizes)\n", s.kernel,
+                                 detach_after_ms());
+                ops.detach();
+                detached = true;
+                break;
             }
             l.lock();
             if (!(L.resize && !lost_) && !(lost_ && !full))
@@ -865,7 +883,8 @@ public:
             if (quantum_us < 200)
                 quantum_us *= 2;
         }
-        ops.finish();
+        if (!detached)
+            ops.finish();
         {
             std::lock_guard<std::mutex> g(mu_);
             launches_.erase(L.id);
@@ -1968,6 +1987,14 @@ struct served_ops : slate_serve::launch_ops {
         // (the test hooks' counts pointer stays).
         cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, ctl_stream);
         cudaStreamSynchronize(ctl_stream);
+    }
+    void detach()
+    {
+        // The same reset, behind the worker on its stream (the pinned zeros
+        // never change), and the slot's event behind the reset: the slot is
+        // reused only once both are done.
+        cudaMemcpyAsync(p.ctl, host + 1, 3 * sizeof(unsigned long long), cudaMemcpyHostToDevice, p.stream);
+        cudaEventRecord(event, p.stream);
     }
 };
 
@@ -3352,7 +3379,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3356 "golden/merge/early_transpose.persistent.cu"
+#line 3383 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

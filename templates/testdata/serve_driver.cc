@@ -68,6 +68,8 @@ public:
         return next_.load() >= total_;
     }
     void finish() { join(); }
+    void detach() { detached_ = true; } // the threads are joined later, by finish or the destructor
+    bool detached() const { return detached_; }
     bool ok() const
     {
         for (unsigned long long i = 0; i < total_; ++i)
@@ -80,6 +82,10 @@ public:
 private:
     void worker()
     {
+        // $SERVE_DRIVER_HOLD: the kernel waits for the host to act after its
+        // launch returns (released below, once run() has returned).
+        while (hold_kernels() && !released().load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         for (;;) {
             if (retreat_.load())
                 break;
@@ -111,6 +117,19 @@ private:
     std::unique_ptr<std::atomic<unsigned int>[]> counts_;
     std::vector<std::thread> threads_;
     std::string ranges_;
+    bool detached_ = false;
+
+public:
+    static bool hold_kernels()
+    {
+        static const bool h = std::getenv("SERVE_DRIVER_HOLD") != 0;
+        return h;
+    }
+    static std::atomic<bool>& released()
+    {
+        static std::atomic<bool> r(false);
+        return r;
+    }
 };
 
 } // namespace
@@ -199,6 +218,15 @@ int main(int argc, char** argv)
                 s.cls = 0;
                 const clk::time_point l0 = clk::now();
                 const bool sv = c && c->run(s, f);
+                if (fake_launch::hold_kernels()) {
+                    // The host acts after the launch returned (a served launch
+                    // detaches its kernel rather than wait for this forever).
+                    std::printf("returned t=%d i=%d detached=%d us=%lld\n", t, i, f.detached() ? 1 : 0, since_us(l0));
+                    std::fflush(stdout);
+                    fake_launch::released() = true;
+                    if (sv)
+                        f.finish();
+                }
                 if (!sv) { // native: the whole GPU, as the prelude's fallback
                     f.start(0, (unsigned int)sms - 1u);
                     while (!f.query())
