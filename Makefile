@@ -59,9 +59,10 @@ project-check: cuda-tools build
 GPU_COMMIT = $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 gpu-build:
 	mkdir -p .gpu
-	CGO_ENABLED=1 $(GO) build -ldflags "-X github.com/slatec/slatec/cli.stampedCommit=$(GPU_COMMIT)" -o .gpu/slatec .
-	CGO_ENABLED=1 $(GO) test -c -o .gpu/runtime.test ./runtime
-	CGO_ENABLED=1 $(GO) test -c -o .gpu/profile.test ./profile
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w -X github.com/slatec/slatec/cli.stampedCommit=$(GPU_COMMIT)" -o .gpu/slatec .
+	CGO_ENABLED=1 $(GO) test -c -ldflags "-s -w" -o .gpu/runtime.test ./runtime
+	CGO_ENABLED=1 $(GO) test -c -ldflags "-s -w" -o .gpu/profile.test ./profile
+	@du -cb .gpu/* | tail -1 | awk '{ printf "gpu-build: .gpu is %.1f MiB (the device tool carries at most 64 MiB with the tree)\n", $$1 / 1048576 }'
 	@if [ -d .realworld/cuda-samples ]; then ./scripts/realworld.sh transform; fi
 
 ## The co-running benchmark (slatec bench, issue 11) needs only .gpu/slatec:
