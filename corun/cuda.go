@@ -171,17 +171,27 @@ func LaunchArgs(k *Kernel, bufs []runtime.DevicePtr) ([]any, error) {
 	return out, nil
 }
 
-// Start implements Device.
-func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) {
+// prepare returns k's loaded kernel and its arguments (the device buffers
+// kept for k across runs), for every way of starting it.
+func (d *CUDADevice) prepare(k *Kernel) (*runtime.Kernel, []any, error) {
 	h := d.handles[k.Name]
 	if h == nil {
-		return nil, fmt.Errorf("no worker loaded for %s", k.Name)
+		return nil, nil, fmt.Errorf("no kernel %s loaded", k.Name)
 	}
 	bufs, err := d.buffers(k)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args, err := LaunchArgs(k, bufs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, args, nil
+}
+
+// Start implements Device.
+func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) {
+	h, args, err := d.prepare(k)
 	if err != nil {
 		return nil, err
 	}

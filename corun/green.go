@@ -105,15 +105,7 @@ func (d *CUDADevice) StartGreen(k *Kernel, parts []int, part int) (Job, error) {
 	if g.why != "" {
 		return nil, unavailable("%s", g.why)
 	}
-	h := d.handles[k.Name]
-	if h == nil {
-		return nil, fmt.Errorf("no kernel %s", k.Name)
-	}
-	bufs, err := d.buffers(k)
-	if err != nil {
-		return nil, err
-	}
-	args, err := LaunchArgs(k, bufs)
+	h, args, err := d.prepare(k)
 	if err != nil {
 		return nil, err
 	}
@@ -164,15 +156,7 @@ func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
 	if why := d.NativeUnavailable(); why != "" {
 		return nil, unavailable("%s", why)
 	}
-	h := d.handles[k.Name]
-	if h == nil {
-		return nil, fmt.Errorf("no kernel %s", k.Name)
-	}
-	bufs, err := d.buffers(k)
-	if err != nil {
-		return nil, err
-	}
-	args, err := LaunchArgs(k, bufs)
+	h, args, err := d.prepare(k)
 	if err != nil {
 		return nil, err
 	}

@@ -902,16 +902,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 func kernelParams(f *parser.File, fn *parser.Func) (body, worker, launcher, names []string) {
 	for i, p := range fn.Params {
 		name := p.Name
-		declEnd := p.Span.End
-		if p.Default != "" {
-			for _, tk := range f.SignificantTokens(p.Span) {
-				if f.TokenText(tk) == "=" {
-					declEnd = int(tk.Off)
-					break
-				}
-			}
-		}
-		decl := tokenText(f, parser.Span{Start: p.Span.Start, End: declEnd})
+		decl := paramDeclText(f, p)
 		if name == "" {
 			name = fmt.Sprintf("slate_p%d", i)
 			decl += " " + name
