@@ -348,7 +348,8 @@ func writeBenchReport(w io.Writer, d *corun.Document) {
 		fmt.Fprintf(w, "unavailable: %s %s: %s\n", u.Workload, u.Mode, u.Reason)
 	}
 	s := d.Summarize()
-	fmt.Fprintf(w, "\nresizes: %d, latency p50 %.1f us, p99 %.1f us\n", d.ResizeLatency.Count, d.ResizeLatency.P50Us, d.ResizeLatency.P99Us)
+	fmt.Fprintf(w, "\nresizes that drained: %d, latency p50 %.1f us, p99 %.1f us; grew without a drain: %d\n",
+		d.ResizeLatency.Count, d.ResizeLatency.P50Us, d.ResizeLatency.P99Us, d.ResizeLatency.Grows)
 	if len(s.SchedulerShare) > 0 {
 		fmt.Fprintln(w, "scheduler gain as a share of the oracle's (complementary workloads; target >= 0.90):")
 		for _, k := range sortedKeys(s.SchedulerShare) {

@@ -235,9 +235,9 @@ type cudaJob struct {
 	start time.Duration
 }
 
-func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
+func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
 	st, err := c.j.Resize(ctx, r)
-	return st.Drain + st.Gap, err
+	return Resize{Latency: st.Drain + st.Gap, Grow: st.Grow}, err
 }
 
 func (c *cudaJob) Wait(ctx context.Context) error { return c.j.Wait(ctx) }

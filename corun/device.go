@@ -27,12 +27,21 @@ type Device interface {
 	Close() error
 }
 
+// Resize is one resize of a job as the device saw it.
+type Resize struct {
+	// Latency is the runtime's retreat-to-drained plus relaunch gap (GPU
+	// events); zero for a grow.
+	Latency time.Duration
+	// Grow: the job gained SMs without a drain (runtime.ResizeStats.Grow).
+	Grow bool
+}
+
 // Job is a started kernel.
 type Job interface {
 	// Resize moves the job to SMs r and returns when its old workers have
-	// drained; the latency is the runtime's retreat-to-drain plus the
-	// relaunch gap. It returns runtime.ErrJobFinished when the job ended.
-	Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error)
+	// drained (or, growing, once the added workers are queued). It returns
+	// runtime.ErrJobFinished when the job ended.
+	Resize(ctx context.Context, r runtime.SMRange) (Resize, error)
 	// Wait blocks until the job has ended.
 	Wait(ctx context.Context) error
 	// Done is closed when the job has ended.

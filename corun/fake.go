@@ -323,19 +323,24 @@ func (f *Fake) clock() {
 }
 
 // Resize implements Job.
-func (j *fakeJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
+func (j *fakeJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
 	f := j.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if j.ended {
-		return 0, runtime.ErrJobFinished
+		return Resize{}, runtime.ErrJobFinished
 	}
 	if !r.Valid(f.info.SMs) {
-		return 0, fmt.Errorf("fake: SM range %v outside [0,%d]", r, f.info.SMs-1)
+		return Resize{}, fmt.Errorf("fake: SM range %v outside [0,%d]", r, f.info.SMs-1)
 	}
+	// Like the runtime: a superset grows without a drain.
+	grow := r != j.rng && r.Low <= j.rng.Low && r.High >= j.rng.High
 	j.rng = r
 	f.lastAction = time.Now()
-	return f.opts.ResizeLatency, nil
+	if grow {
+		return Resize{Grow: true}, nil
+	}
+	return Resize{Latency: f.opts.ResizeLatency}, nil
 }
 
 // Wait implements Job.

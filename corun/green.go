@@ -181,8 +181,8 @@ type nativeJob struct {
 	start time.Duration
 }
 
-func (j *nativeJob) Resize(ctx context.Context, r runtime.SMRange) (time.Duration, error) {
-	return 0, fmt.Errorf("a native kernel cannot be resized")
+func (j *nativeJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
+	return Resize{}, fmt.Errorf("a native kernel cannot be resized")
 }
 func (j *nativeJob) Wait(ctx context.Context) error { return j.nl.Wait(ctx) }
 func (j *nativeJob) Done() <-chan struct{}          { return j.nl.Done() }

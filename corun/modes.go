@@ -134,7 +134,7 @@ type Outcome struct {
 	Split []int
 	// Sweep holds every configuration tried (static, green, oracle).
 	Sweep   []SweepPoint
-	Resizes []time.Duration
+	Resizes []Resize
 	// Gantt is the median run's schedule (scheduler, oracle).
 	Gantt []Segment
 	// Unavailable says why the mode could not run on this machine; then
@@ -298,7 +298,7 @@ func (b *Bench) runMode(ctx context.Context, w Workload, m Mode, solo []float64)
 type runResult struct {
 	makespan float64
 	ends     []float64
-	resizes  []time.Duration
+	resizes  []Resize
 	gantt    []Segment
 }
 
@@ -311,7 +311,7 @@ func (r runResult) outcome() Outcome {
 // resizes of every run.
 func (b *Bench) median(ctx context.Context, run func() (runResult, error)) (runResult, error) {
 	var rs []runResult
-	var resizes []time.Duration
+	var resizes []Resize
 	for range b.Opts.Reps {
 		if err := ctx.Err(); err != nil {
 			return runResult{}, err
@@ -368,7 +368,7 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 		segFrom[i] = dev.Now()
 	}
 	var errs []error
-	var resizes []time.Duration
+	var resizes []Resize
 	alive := make([]int, n)
 	for i := range alive {
 		alive[i] = i
@@ -400,7 +400,7 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 		if err != nil {
 			return runResult{}, err
 		}
-		lat := make([]time.Duration, len(alive))
+		lat := make([]Resize, len(alive))
 		rerr := make([]error, len(alive))
 		var wg sync.WaitGroup
 		for i, a := range alive {
@@ -462,7 +462,7 @@ func cleanup(dev Device, jobs []Job) {
 }
 
 // spans turns the jobs' spans into a run: times from the earliest start.
-func spans(jobs []Job, gantt []Segment, resizes []time.Duration) runResult {
+func spans(jobs []Job, gantt []Segment, resizes []Resize) runResult {
 	t0 := time.Duration(-1)
 	for _, j := range jobs {
 		if s, _ := j.Span(); t0 < 0 || s < t0 {
@@ -616,7 +616,7 @@ func (b *Bench) sweep(ctx context.Context, w Workload, grow bool) (Outcome, erro
 
 func (b *Bench) bestOf(ctx context.Context, splits [][]int, run func([]int) (runResult, error)) (Outcome, error) {
 	var best Outcome
-	var resizes []time.Duration
+	var resizes []Resize
 	for _, s := range splits {
 		r, err := b.median(ctx, func() (runResult, error) { return run(s) })
 		if err != nil {

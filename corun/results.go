@@ -23,7 +23,8 @@ type Document struct {
 	Sweeps      []Sweep           `json:"sweeps"`
 	Gantts      []Gantt           `json:"gantts"`
 	// ResizeLatency summarises every resize of the run (scheduler,
-	// oracle): the runtime's retreat-to-drained plus relaunch gap.
+	// oracle): the runtime's retreat-to-drained plus relaunch gap of those
+	// that drained, and how many grew without a drain.
 	ResizeLatency ResizeLatency `json:"resize_latency"`
 }
 
@@ -95,9 +96,12 @@ type GanttEntry struct {
 	SMHigh  int     `json:"sm_high"`
 }
 
-// ResizeLatency summarises resize latencies in microseconds.
+// ResizeLatency summarises resize latencies in microseconds: the resizes
+// that drained (a shrink, or a move to other SMs) are counted and their
+// latencies summarised; grows, which need no drain, are only counted.
 type ResizeLatency struct {
 	Count int     `json:"count"`
+	Grows int     `json:"grows"`
 	P50Us float64 `json:"p50_us"`
 	P99Us float64 `json:"p99_us"`
 }
@@ -109,7 +113,8 @@ func NewDocument(device string, sms int, commit, date string, quick bool, profil
 	d := &Document{Device: device, SMs: sms, Commit: commit, Date: date, Quick: quick, Profiles: profiles,
 		Rows: []Row{}, Unavailable: []UnavailableMode{}, Sweeps: []Sweep{}, Gantts: []Gantt{}}
 	seq := map[string]float64{}
-	var resizes []time.Duration
+	var drains []time.Duration
+	grows := 0
 	for _, o := range outs {
 		if o.Unavailable != "" {
 			d.Unavailable = append(d.Unavailable, UnavailableMode{Workload: o.Workload, Mode: o.Mode, Reason: o.Unavailable})
@@ -118,7 +123,13 @@ func NewDocument(device string, sms int, commit, date string, quick bool, profil
 		if o.Mode == Sequential {
 			seq[o.Workload] = o.MakespanMs
 		}
-		resizes = append(resizes, o.Resizes...)
+		for _, z := range o.Resizes {
+			if z.Grow {
+				grows++
+			} else {
+				drains = append(drains, z.Latency)
+			}
+		}
 		r := Row{Workload: o.Workload, Complementary: o.Complementary, Mode: o.Mode, Setting: o.Setting,
 			MakespanMs: round4(o.MakespanMs), Gain: round4(Gain(o.MakespanMs, seq[o.Workload])),
 			STP: round4(o.Metrics.STP), ANTT: round4(o.Metrics.ANTT), Resizes: len(o.Resizes), Notes: o.Notes, Kernels: []KernelEnd{}}
@@ -155,8 +166,8 @@ func NewDocument(device string, sms int, commit, date string, quick bool, profil
 			d.Gantts = append(d.Gantts, g)
 		}
 	}
-	d.ResizeLatency = ResizeLatency{Count: len(resizes),
-		P50Us: round4(float64(Percentile(resizes, 50)) / 1e3), P99Us: round4(float64(Percentile(resizes, 99)) / 1e3)}
+	d.ResizeLatency = ResizeLatency{Count: len(drains), Grows: grows,
+		P50Us: round4(float64(Percentile(drains, 50)) / 1e3), P99Us: round4(float64(Percentile(drains, 99)) / 1e3)}
 	return d
 }
 

@@ -46,7 +46,7 @@ type schedExecutor struct {
 	from    map[string]time.Duration
 	cur     map[string]runtime.SMRange
 	gantt   []Segment
-	resizes []time.Duration
+	resizes []Resize
 }
 
 func (x *schedExecutor) NumSMs() int { return x.dev.Info().SMs }
@@ -100,7 +100,7 @@ func (r *schedRunning) Wait(ctx context.Context) error {
 }
 
 // scheduler submits the workload's kernels, all at time 0 in workload
-// order, to a runtime.Scheduler with Slate's table; SM shares are the
+// order (one SubmitAll), to a runtime.Scheduler with Slate's table; SM shares are the
 // Slate plan's split for pairs it co-runs (equal otherwise). The scheduler
 // resizes running kernels when one arrives beside them and when one ends.
 func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
@@ -145,14 +145,15 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weig
 	if err != nil {
 		return runResult{}, err
 	}
-	var hs []*runtime.Handle
+	// The workload's kernels arrive together: one decision for all.
+	var ts []*runtime.Task
 	for _, k := range w.Kernels {
-		h, err := s.Submit(&runtime.Task{Name: k.Name, Weight: weight[k.Name]})
-		if err != nil {
-			_ = s.Close(ctx)
-			return runResult{}, err
-		}
-		hs = append(hs, h)
+		ts = append(ts, &runtime.Task{Name: k.Name, Weight: weight[k.Name]})
+	}
+	hs, err := s.SubmitAll(ts...)
+	if err != nil {
+		_ = s.Close(ctx)
+		return runResult{}, err
 	}
 	if err := s.Close(ctx); err != nil {
 		return runResult{}, err

@@ -172,6 +172,10 @@ type ResizeStats struct {
 	Gap time.Duration
 	// Host is how long Resize waited for the drain after queuing it.
 	Host time.Duration
+	// Grow: To contains From, and the job grew without a drain (one more
+	// launch on the added SMs beside the running one); Drain and Gap are
+	// zero and Host is the time to queue the launch.
+	Grow bool
 }
 
 type JobStats struct {

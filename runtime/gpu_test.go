@@ -387,7 +387,9 @@ func TestGPUResizeRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("after 100 resizes: %d/%d logical blocks done", done, total)
-	if _, err := j.Resize(ctx, d.FullRange()); err != nil && !errors.Is(err, ErrJobFinished) {
+	if st, err := j.Resize(ctx, d.FullRange()); err == nil {
+		stats = append(stats, st)
+	} else if !errors.Is(err, ErrJobFinished) {
 		t.Fatal(err)
 	}
 	wait(t, j, 120*time.Second)
@@ -397,12 +399,91 @@ func TestGPUResizeRandom(t *testing.T) {
 			t.Fatalf("logical block %d ran %d times", i, c)
 		}
 	}
-	js := j.Stats()
-	if js.Launches < 101 || js.Launches != 2+len(stats)-1+js.Respawns && js.Launches != 1+len(stats)+js.Respawns && js.Launches != 2+len(stats)+js.Respawns {
-		t.Errorf("launches %d (resizes %d, respawns %d)", js.Launches, len(stats), js.Respawns)
+	// A resize relaunches once; a grow launches once per added piece.
+	want, grows := 1+j.Stats().Respawns, 0
+	for _, st := range stats {
+		if st.Grow {
+			grows++
+			want += len(growPieces(st.From, st.To))
+		} else {
+			want++
+		}
 	}
+	if js := j.Stats(); js.Launches != want {
+		t.Errorf("launches %d, want %d (resizes %d of which %d grew, respawns %d)", js.Launches, want, len(stats), grows, js.Respawns)
+	}
+	t.Logf("%d of %d resizes grew without a drain", grows, len(stats))
 	logResizeStats(t, stats)
+	js := j.Stats()
 	t.Logf("job GPU time %v over %d launches, iters %d, workers %d", js.GPUTime, js.Launches, j.Iters(), j.Workers())
+}
+
+// TestGPUGrowWithoutDrain grows jobs from the low half of the SMs to all
+// of them: no drain, one more launch on the high half beside the running
+// one. The first job then runs to its end: every logical block once, some
+// on the high half (only the added launch could run them there). The
+// second is shrunk after the grow, so both launches drain, and must still
+// run every block once.
+func TestGPUGrowWithoutDrain(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	sms := d.Info().SMs
+	if sms < 4 {
+		t.Skip("needs 4 SMs")
+	}
+	grid := Dim3{4096, 1024, 1} // ~4.2M blocks of ~10 us: ~10 ms on all SMs
+	n := int(grid.Count())
+	low := SMRange{0, sms/2 - 1}
+	for _, shrink := range []bool{false, true} {
+		counts := alloc(t, d, make([]uint32, n))
+		smids := alloc(t, d, make([]uint32, n))
+		j, err := d.Launch(k, grid, D1(64), 0, []any{counts, smids, cycles(d, 10)}, low)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		time.Sleep(time.Millisecond)
+		g, err := j.Resize(ctx, d.FullRange())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.Grow || g.Drain != 0 || j.Range() != d.FullRange() {
+			t.Fatalf("low half to all SMs: %+v, range %v; want a grow without drain", g, j.Range())
+		}
+		launches := 2
+		if shrink {
+			time.Sleep(time.Millisecond)
+			s, err := j.Resize(ctx, SMRange{0, sms/4 - 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Grow {
+				t.Fatalf("all SMs to a quarter grew: %+v", s)
+			}
+			t.Logf("shrink after grow drained in %v", s.Drain)
+			launches++
+		}
+		wait(t, j, 60*time.Second)
+		cancel()
+		cs := download[uint32](t, d, counts, n)
+		ids := download[uint32](t, d, smids, n)
+		high := 0
+		for i, c := range cs {
+			if c != 1 {
+				t.Fatalf("shrink=%v: logical block %d ran %d times", shrink, i, c)
+			}
+			if int(ids[i]) >= sms/2 {
+				high++
+			}
+		}
+		if js := j.Stats(); js.Launches != launches+js.Respawns {
+			t.Errorf("shrink=%v: launches %d, want %d + %d respawns", shrink, js.Launches, launches, js.Respawns)
+		}
+		t.Logf("shrink=%v: grow queued in %v; %d of %d blocks ran on the added SMs", shrink, g.Host, high, n)
+		if high == 0 {
+			t.Errorf("shrink=%v: no logical block ran on the SMs the grow added", shrink)
+		}
+	}
 }
 
 func logResizeStats(t testing.TB, s []ResizeStats) {
@@ -762,9 +843,22 @@ func BenchmarkResize(b *testing.B) {
 				slices.Sort(v)
 				return float64(v[len(v)/2]) / 1e3
 			}
+			// Half to all SMs grows without a drain: drains are the others'.
+			var drains, grows []ResizeStats
+			for _, st := range stats {
+				if st.Grow {
+					grows = append(grows, st)
+				} else {
+					drains = append(drains, st)
+				}
+			}
+			stats = drains
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Drain }), "drain-us")
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Gap }), "gap-us")
 			b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Host }), "host-us")
+			if stats = grows; len(grows) > 0 {
+				b.ReportMetric(med(func(r ResizeStats) time.Duration { return r.Host }), "grow-host-us")
+			}
 			b.ReportMetric(taskUS, "task-us")
 		})
 	}

@@ -49,6 +49,10 @@ type Job struct {
 	ctl      DevicePtr
 	stream   C.CUstream
 	ctlStr   C.CUstream // high priority: runs beside the workers
+	// extra are streams of launches that grew the job onto more SMs
+	// beside its running launch (Resize to a superset); the job stream
+	// waits for them, so its end event is the end of all of them.
+	extra []C.CUstream
 
 	resizeMu sync.Mutex // serialises Resize and Cancel
 	ctlMu    sync.RWMutex
@@ -175,10 +179,10 @@ func (j *Job) setup(r SMRange) error {
 	if j.ctl, err = d.ctlMem.get(); err != nil {
 		return err
 	}
-	if j.stream, err = d.newStream(d.prioLeast); err != nil {
+	if j.stream, err = d.getStream(d.prioLeast); err != nil {
 		return err
 	}
-	if j.ctlStr, err = d.newStream(d.prioGreatest); err != nil {
+	if j.ctlStr, err = d.getStream(d.prioGreatest); err != nil {
 		return err
 	}
 	if j.startEv, err = d.newEvent(); err != nil {
@@ -202,6 +206,15 @@ func (j *Job) setup(r SMRange) error {
 
 // launchLocked queues one launch of the workers on the job stream.
 func (j *Job) launchLocked(r SMRange) error {
+	if err := j.launchOn(j.stream, r); err != nil {
+		return err
+	}
+	j.rng = r
+	return nil
+}
+
+// launchOn queues a launch of the workers bound to r on stream s.
+func (j *Job) launchOn(s C.CUstream, r SMRange) error {
 	d := j.dev
 	le := j.args
 	binary.LittleEndian.PutUint64(le[0:], uint64(j.ctl))
@@ -212,12 +225,11 @@ func (j *Job) launchLocked(r SMRange) error {
 	}
 	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
 	err := d.check("cuLaunchKernel", C.slate_launch(d.ctx, j.k.fn, C.uint(c.Workers), 1, 1,
-		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(j.shared), j.stream,
+		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(j.shared), s,
 		(*C.uchar)(unsafe.Pointer(&le[0])), &j.offs[0], C.int(len(j.offs))))
 	if err != nil {
 		return err
 	}
-	j.rng = r
 	j.stats.Launches++
 	return nil
 }
@@ -326,6 +338,11 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 		j.mu.Unlock()
 		return ResizeStats{}, ErrJobFinished
 	}
+	if grow := growPieces(j.rng, r); grow != nil && !j.cancel {
+		st, err := j.growLocked(r, grow)
+		j.mu.Unlock()
+		return st, err
+	}
 	var evs [4]C.CUevent // retreat, drained, relaunch (the next armed), done
 	for i := range evs {
 		e, err := d.newEvent()
@@ -392,6 +409,62 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 	j.mu.Lock()
 	j.stats.Resizes = append(j.stats.Resizes, st)
 	j.mu.Unlock()
+	return st, nil
+}
+
+// growLocked moves the job to r, a superset of its range, without a
+// drain: the running launch keeps its SMs, and one more launch per added
+// piece, each on a stream of its own, takes tasks from the same queue on
+// the new SMs. The job stream waits for those launches before the job's
+// new end event, so a later retreat drains all of them and the monitor
+// sees the job end only when every launch has. Called with j.mu held.
+func (j *Job) growLocked(r SMRange, pieces []SMRange) (ResizeStats, error) {
+	d := j.dev
+	st := ResizeStats{From: j.rng, To: r, Grow: true}
+	t0 := time.Now()
+	fail := func(step string, err error) (ResizeStats, error) {
+		// Launches already queued take tasks from the shared queue and end
+		// with it; the job is failed so that nothing waits on it in vain.
+		err = fmt.Errorf("runtime: growing job %q (%s): %w", j.name, step, err)
+		j.finishLocked(jobFailed, err)
+		return st, err
+	}
+	for _, p := range pieces {
+		s, err := d.getStream(d.prioLeast)
+		if err != nil {
+			return fail("stream", err)
+		}
+		j.extra = append(j.extra, s)
+		if err := j.launchOn(s, p); err != nil {
+			return fail("launch", err)
+		}
+		ev, err := d.newEvent()
+		if err != nil {
+			return fail("event", err)
+		}
+		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
+		if err == nil {
+			err = d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, j.stream, ev))
+		}
+		d.destroyEvent(ev) // the wait has captured it
+		if err != nil {
+			return fail("join", err)
+		}
+	}
+	done, err := d.newEvent()
+	if err != nil {
+		return fail("event", err)
+	}
+	if err := d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, done, j.stream)); err != nil {
+		d.destroyEvent(done)
+		return fail("end event", err)
+	}
+	j.retired = append(j.retired, j.doneEv)
+	j.doneEv = done
+	j.rng = r
+	j.gen++
+	st.Host = time.Since(t0)
+	j.stats.Resizes = append(j.stats.Resizes, st)
 	return st, nil
 }
 
@@ -592,7 +665,10 @@ func (j *Job) release() {
 // recycled block, it would stop another job.
 func (j *Job) drainStream() {
 	d := j.dev
-	for _, s := range []C.CUstream{j.stream, j.ctlStr} {
+	j.mu.Lock()
+	streams := append([]C.CUstream{j.stream, j.ctlStr}, j.extra...)
+	j.mu.Unlock()
+	for _, s := range streams {
 		if s == nil {
 			continue
 		}
@@ -615,12 +691,13 @@ func (j *Job) freeResources() {
 		d.destroyEvent(e)
 	}
 	j.retired, j.doneEv, j.startEv, j.armed = nil, nil, nil, nil
-	for _, s := range []*C.CUstream{&j.stream, &j.ctlStr} {
-		if *s != nil {
-			C.slate_cuStreamDestroy(d.ctx, *s)
-			*s = nil
-		}
+	// drainStream saw every stream idle: they go back to the pool.
+	d.putStream(d.prioLeast, j.stream)
+	d.putStream(d.prioGreatest, j.ctlStr)
+	for _, s := range j.extra {
+		d.putStream(d.prioLeast, s)
 	}
+	j.stream, j.ctlStr, j.extra = nil, nil, nil
 	if j.ctl != 0 {
 		if d.Err() == nil {
 			d.ctlMem.put(j.ctl)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -238,9 +239,12 @@ func TestAutoIters(t *testing.T) {
 		{0, 100, 1},
 		{10, 0, 1},
 		{100, 1000, 1},      // fewer blocks than workers
-		{2000, 1000, 2},     // 2 per worker: one task each
-		{3000, 1000, 3},     // 3 per worker
-		{16384, 1056, 4},    // 15 per worker: floor of 4 amortises the atomic
+		{2000, 1000, 1},     // 2 per worker: two tasks each
+		{3000, 1000, 1},     // 3 per worker
+		{8192, 1056, 1},     // 7 per worker of heavy blocks: 7 tasks, not 2
+		{12000, 1000, 3},    // 12 per worker: 4 tasks
+		{16384, 1056, 3},    // 15 per worker: 5 tasks
+		{17000, 1000, 4},    // 17 per worker: floor of 4 amortises the atomic
 		{100000, 1000, 12},  // 100 per worker: ~8 tasks each
 		{1 << 24, 1056, 32}, // capped for resize latency
 	} {
@@ -293,6 +297,26 @@ func TestMagic(t *testing.T) {
 					t.Fatalf("%d / %d: magic (%d, %d) gives %d, want %d", k, d, m, s, got, k/d)
 				}
 			}
+		}
+	}
+}
+
+func TestGrowPieces(t *testing.T) {
+	for _, c := range []struct {
+		from, to SMRange
+		want     []SMRange
+	}{
+		{SMRange{0, 65}, SMRange{0, 131}, []SMRange{{66, 131}}},
+		{SMRange{66, 131}, SMRange{0, 131}, []SMRange{{0, 65}}},
+		{SMRange{40, 79}, SMRange{0, 131}, []SMRange{{0, 39}, {80, 131}}},
+		{SMRange{0, 131}, SMRange{0, 131}, nil}, // same range: a plain resize
+		{SMRange{0, 131}, SMRange{0, 65}, nil},  // shrink
+		{SMRange{0, 65}, SMRange{10, 131}, nil}, // not a superset
+		{SMRange{10, 20}, SMRange{30, 40}, nil}, // disjoint
+	} {
+		got := growPieces(c.from, c.to)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("growPieces(%v, %v) = %v, want %v", c.from, c.to, got, c.want)
 		}
 	}
 }

@@ -261,26 +261,48 @@ func (s *Scheduler) post(f func()) { s.events <- f }
 // Submit queues a task and returns its handle. The decision (start now,
 // co-run, or wait) is taken at once on the scheduler's goroutine.
 func (s *Scheduler) Submit(t *Task) (*Handle, error) {
-	if t == nil {
-		return nil, errors.New("runtime: Submit(nil)")
+	hs, err := s.SubmitAll(t)
+	if err != nil {
+		return nil, err
 	}
-	w := t.Weight
-	if w <= 0 || math.IsNaN(w) || math.IsInf(w, 0) {
-		w = 1
+	return hs[0], nil
+}
+
+// SubmitAll queues tasks that arrive together and returns their handles,
+// in order. One decision covers them all: submitted one by one, the first
+// would start alone on every SM and be resized (a drain) as soon as the
+// next arrived.
+func (s *Scheduler) SubmitAll(ts ...*Task) ([]*Handle, error) {
+	es := make([]*entry, len(ts))
+	hs := make([]*Handle, len(ts))
+	for i, t := range ts {
+		if t == nil {
+			return nil, errors.New("runtime: Submit(nil)")
+		}
+		w := t.Weight
+		if w <= 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			w = 1
+		}
+		c := Candidate{Name: t.Name, Class: s.opts.Thresholds.Classify(t.Profile), Profile: t.Profile, Weight: w}
+		es[i] = &entry{task: t, cand: c, h: &Handle{name: t.Name, class: c.Class, done: make(chan struct{})}}
+		hs[i] = es[i].h
 	}
-	c := Candidate{Name: t.Name, Class: s.opts.Thresholds.Classify(t.Profile), Profile: t.Profile, Weight: w}
-	e := &entry{task: t, cand: c, h: &Handle{name: t.Name, class: c.Class, done: make(chan struct{})}}
+	if len(es) == 0 {
+		return nil, nil
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, ErrSchedulerClosed
 	}
 	s.post(func() {
-		s.queue = append(s.queue, e)
-		s.emit(Event{Kind: EventQueued, Task: e.cand.Name})
+		for _, e := range es {
+			s.queue = append(s.queue, e)
+			s.emit(Event{Kind: EventQueued, Task: e.cand.Name})
+		}
 		s.reschedule()
 	})
-	return e.h, nil
+	return hs, nil
 }
 
 // Close stops accepting tasks and waits until every submitted task has
@@ -524,6 +546,22 @@ func Split(numSMs int, weights []float64) ([]SMRange, error) {
 		lo += c
 	}
 	return out, nil
+}
+
+// growPieces returns the SM ranges that r adds to from when r contains
+// from and is larger (one or two pieces, beside from), else nil.
+func growPieces(from, r SMRange) []SMRange {
+	if r == from || r.Low > from.Low || r.High < from.High {
+		return nil
+	}
+	var out []SMRange
+	if r.Low < from.Low {
+		out = append(out, SMRange{r.Low, from.Low - 1})
+	}
+	if r.High > from.High {
+		out = append(out, SMRange{from.High + 1, r.High})
+	}
+	return out
 }
 
 // DeviceExecutor runs tasks as Jobs on a Device.

@@ -332,6 +332,33 @@ func TestSchedulerSoloThenCoRunThenGrow(t *testing.T) {
 	}
 }
 
+// Tasks that arrive together are decided together: the pair starts on its
+// split at once, with no resize of the first.
+func TestSchedulerSubmitAll(t *testing.T) {
+	hs := newHarness(t, 132, SchedulerOptions{})
+	got, err := hs.s.SubmitAll(&Task{Name: "lc", Profile: profiles[ClassLC]}, &Task{Name: "hm", Profile: profiles[ClassHM]},
+		&Task{Name: "hc", Profile: profiles[ClassHC]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range got {
+		hs.h[h.Name()] = h
+	}
+	hs.settle()
+	hs.wantRange("lc", SMRange{0, 65})
+	hs.wantRange("hm", SMRange{66, 131})
+	hs.wantQueued("hc") // MaxCoRun 2
+	if r := hs.h["lc"].Ranges(); fmt.Sprint(r) != "[[0,65]]" {
+		t.Errorf("lc ranges %v, want one start and no resize", r)
+	}
+	hs.finish("lc")
+	hs.wantRange("hm", SMRange{0, 131}) // H_M row, H_C column: solo
+	hs.wantQueued("hc")
+	if _, err := hs.s.SubmitAll(&Task{Name: "x"}, nil); err == nil {
+		t.Error("SubmitAll with a nil task: no error")
+	}
+}
+
 func TestSchedulerSoloWhenNotComplementary(t *testing.T) {
 	hs := newHarness(t, 132, SchedulerOptions{})
 	hs.submit("hc", ClassHC, 0)
