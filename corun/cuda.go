@@ -190,17 +190,26 @@ func (d *CUDADevice) prepare(k *Kernel) (*runtime.Kernel, []any, error) {
 }
 
 // Start implements Device.
-func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) {
+func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) { return d.StartAfter(k, r, nil) }
+
+// StartAfter implements ChainDevice. The job's span starts when prev's
+// ends (its launch waits for prev on the GPU).
+func (d *CUDADevice) StartAfter(k *Kernel, r runtime.SMRange, prev Job) (Job, error) {
 	h, args, err := d.prepare(k)
 	if err != nil {
 		return nil, err
 	}
+	opts := []runtime.LaunchOption{runtime.WithName(k.Name)}
+	p, _ := prev.(*cudaJob)
+	if p != nil {
+		opts = append(opts, runtime.WithAfter(p.j))
+	}
 	start := d.Now()
-	j, err := d.dev.Launch(h, k.Grid, k.Block, 0, args, r, runtime.WithName(k.Name))
+	j, err := d.dev.Launch(h, k.Grid, k.Block, 0, args, r, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &cudaJob{j: j, start: start}, nil
+	return &cudaJob{j: j, start: start, after: p}, nil
 }
 
 // WaitAny implements Device.
@@ -233,6 +242,7 @@ func (d *CUDADevice) WaitAny(ctx context.Context, jobs []Job) (int, error) {
 type cudaJob struct {
 	j     *runtime.Job
 	start time.Duration
+	after *cudaJob // started behind it (StartAfter)
 }
 
 func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
@@ -246,7 +256,14 @@ func (c *cudaJob) Done() <-chan struct{}          { return c.j.Done() }
 // Span is the launch time plus the job's GPU time (events around its
 // launches), so host polling does not enter the end.
 func (c *cudaJob) Span() (time.Duration, time.Duration) {
-	return c.start, c.start + c.j.Stats().GPUTime
+	start := c.start
+	if c.after != nil {
+		// Its GPU time counts from its first launch, which waited for
+		// the job before it.
+		_, e := c.after.Span()
+		start = max(start, e)
+	}
+	return start, start + c.j.Stats().GPUTime
 }
 
 // Cancel stops the job's workers after their current tasks.

@@ -69,6 +69,13 @@ type GreenDevice interface {
 	StartGreen(k *Kernel, parts []int, part int) (Job, error)
 }
 
+// ChainDevice is a Device that can start a kernel to run after a job
+// ends, in GPU order (runtime.WithAfter), for the scheduler mode.
+type ChainDevice interface {
+	Device
+	StartAfter(k *Kernel, r runtime.SMRange, prev Job) (Job, error)
+}
+
 // NativeDevice is a Device that can also launch a kernel as written: its
 // own grid over every SM, no persistent worker. Sequential and streams use
 // it when it is there, so that the baselines are what a program would run.

@@ -52,18 +52,58 @@ type schedExecutor struct {
 func (x *schedExecutor) NumSMs() int { return x.dev.Info().SMs }
 
 func (x *schedExecutor) Start(t *runtime.Task, r runtime.SMRange) (runtime.Running, error) {
+	return x.start(t, r, nil)
+}
+
+func (x *schedExecutor) start(t *runtime.Task, r runtime.SMRange, prev *schedRunning) (runtime.Running, error) {
 	k := x.byName[t.Name]
 	if k == nil {
 		return nil, fmt.Errorf("no kernel %q", t.Name)
 	}
-	j, err := x.dev.Start(k, r)
+	var j Job
+	var err error
+	if cd, ok := x.dev.(ChainDevice); ok && prev != nil {
+		j, err = cd.StartAfter(k, r, prev.job)
+	} else {
+		j, err = x.dev.Start(k, r)
+	}
 	if err != nil {
 		return nil, err
 	}
+	from := x.dev.Now()
+	if prev != nil {
+		from = chained // its first segment starts where its span does
+	}
 	x.mu.Lock()
-	x.jobs[t.Name], x.from[t.Name], x.cur[t.Name] = j, x.dev.Now(), r
+	x.jobs[t.Name], x.from[t.Name], x.cur[t.Name] = j, from, r
 	x.mu.Unlock()
 	return &schedRunning{x: x, name: t.Name, job: j}, nil
+}
+
+// chainExecutor is a schedExecutor on a ChainDevice: the scheduler starts
+// a task that must wait for one running alone behind it in GPU order.
+type chainExecutor struct{ *schedExecutor }
+
+func (x chainExecutor) StartAfter(t *runtime.Task, r runtime.SMRange, prev runtime.Running) (runtime.Running, error) {
+	p, ok := prev.(*schedRunning)
+	if !ok {
+		return x.Start(t, r)
+	}
+	return x.start(t, r, p)
+}
+
+// chained marks in schedExecutor.from a job started behind another: its
+// segment starts at its span's start, known once the one before it ended.
+const chained = time.Duration(-1)
+
+// segStart is where the current Gantt segment of the named job starts.
+// Called with x.mu held.
+func (x *schedExecutor) segStart(name string) time.Duration {
+	if f := x.from[name]; f != chained {
+		return f
+	}
+	s, _ := x.jobs[name].Span()
+	return s
 }
 
 type schedRunning struct {
@@ -83,7 +123,7 @@ func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
 	defer x.mu.Unlock()
 	x.resizes = append(x.resizes, lat)
 	c := x.cur[r.name]
-	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.from[r.name]), EndMs: ms(now), Low: c.Low, High: c.High})
+	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.segStart(r.name)), EndMs: ms(now), Low: c.Low, High: c.High})
 	x.from[r.name], x.cur[r.name] = now, to
 	return nil
 }
@@ -94,7 +134,7 @@ func (r *schedRunning) Wait(ctx context.Context) error {
 	_, end := r.job.Span()
 	x.mu.Lock()
 	c := x.cur[r.name]
-	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.from[r.name]), EndMs: ms(end), Low: c.Low, High: c.High})
+	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.segStart(r.name)), EndMs: ms(end), Low: c.Low, High: c.High})
 	x.mu.Unlock()
 	return err
 }
@@ -141,7 +181,11 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weig
 	for _, k := range w.Kernels {
 		x.byName[k.Name] = k
 	}
-	s, err := runtime.NewScheduler(x, runtime.SchedulerOptions{Policy: pol, ResizeTimeout: b.Opts.RunTimeout})
+	var ex runtime.Executor = x
+	if _, ok := b.Dev.(ChainDevice); ok {
+		ex = chainExecutor{x}
+	}
+	s, err := runtime.NewScheduler(ex, runtime.SchedulerOptions{Policy: pol, ResizeTimeout: b.Opts.RunTimeout})
 	if err != nil {
 		return runResult{}, err
 	}

@@ -1264,8 +1264,13 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
+    if (e.mode != kModeAuto || e.has_range)
         return kPolicyNative;
+    if (!slate_serve::socket_present(slate_serve::socket_path())) {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: no daemon at %s\n", slate_serve::socket_path().c_str());
+        return kPolicyNative;
+    }
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&

@@ -194,11 +194,20 @@ type LaunchOption func(*launchOpts)
 type launchOpts struct {
 	iters int
 	name  string
+	after *Job
 }
 
 func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
 
 func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s } }
+
+// WithAfter starts the job on the GPU only when job prev's launches queued
+// so far have ended (stream order, no host round trip): how a scheduler
+// runs one job after another without the GPU idling while the host notices
+// the first one's end. A later resize of prev does not move the start: the
+// job then starts when prev's old launch drains. Nil, or a job whose
+// resources are gone, means no wait.
+func WithAfter(prev *Job) LaunchOption { return func(o *launchOpts) { o.after = prev } }
 
 // From module.go.
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -374,6 +375,27 @@ func (d *Device) destroyEvent(e C.CUevent) {
 // waitEvent polls e until it completes, fails or ctx ends. It never
 // blocks in the driver, so a hung kernel cannot hang the caller.
 func (d *Device) waitEvent(ctx context.Context, e C.CUevent, op string) error {
+	return d.waitEventSpin(ctx, e, op, 0)
+}
+
+// waitEventSpin is waitEvent that first polls without sleeping for up to
+// spin: for waits known to be short (a 32-byte copy), where one sleep of
+// the Go scheduler (tens of us, however short the request) would be most
+// of the wait.
+func (d *Device) waitEventSpin(ctx context.Context, e C.CUevent, op string, spin time.Duration) error {
+	if spin > 0 {
+		until := time.Now().Add(spin)
+		for time.Now().Before(until) {
+			switch r := C.slate_cuEventQuery(d.ctx, e); r {
+			case cudaSuccess:
+				return nil
+			case cudaErrNotReady:
+				goruntime.Gosched()
+			default:
+				return d.check(op, r)
+			}
+		}
+	}
 	sleep := 10 * time.Microsecond
 	for {
 		r := C.slate_cuEventQuery(d.ctx, e)
@@ -400,6 +422,10 @@ func (d *Device) waitEvent(ctx context.Context, e C.CUevent, op string) error {
 // one the scheduler started). A poll is one cgo call (~0.5 us), so a job
 // being watched costs about 1% of a core.
 const pollMax = 50 * time.Microsecond
+
+// ctlReadSpin is how long a control-block read polls before it sleeps:
+// the copy lands within a few microseconds unless the copy engine is busy.
+const ctlReadSpin = 100 * time.Microsecond
 
 func (d *Device) elapsed(a, b C.CUevent) (time.Duration, error) {
 	var ms C.float
@@ -588,7 +614,7 @@ func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream, after
 		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
 	}
 	if err == nil {
-		err = d.waitEvent(ctx, ev, "control block read")
+		err = d.waitEventSpin(ctx, ev, "control block read", ctlReadSpin)
 	}
 	if err != nil {
 		// On cancellation the copy may still land in the slot: leak it

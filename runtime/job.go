@@ -104,6 +104,9 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if k.mod.dev != d {
 		return nil, fmt.Errorf("runtime: job %q: kernel belongs to another device", o.name)
 	}
+	if o.after != nil && o.after.dev != d {
+		return nil, fmt.Errorf("runtime: job %q: WithAfter names a job of another device", o.name)
+	}
 	total := grid.Count()
 	if total == 0 {
 		return nil, fmt.Errorf("runtime: job %q: empty grid %v", o.name, grid)
@@ -160,7 +163,7 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	if err := j.setup(r); err != nil {
+	if err := j.setup(r, o.after); err != nil {
 		j.drainStream()
 		j.freeResources()
 		return nil, fmt.Errorf("runtime: launching job %q: %w", o.name, err)
@@ -172,8 +175,9 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	return j, nil
 }
 
-// setup allocates the job's resources and queues its first launch.
-func (j *Job) setup(r SMRange) error {
+// setup allocates the job's resources and queues its first launch, after
+// the launches of job after (if not nil) have ended.
+func (j *Job) setup(r SMRange, after *Job) error {
 	d := j.dev
 	var err error
 	if j.ctl, err = d.ctlMem.get(); err != nil {
@@ -191,6 +195,11 @@ func (j *Job) setup(r SMRange) error {
 	if j.doneEv, err = d.newEvent(); err != nil {
 		return err
 	}
+	if after != nil {
+		if err := after.joinStream(j.stream); err != nil {
+			return err
+		}
+	}
 	if err := d.putCtl(j.ctl, 0, constZero, CtlSize, j.stream); err != nil {
 		return err
 	}
@@ -202,6 +211,18 @@ func (j *Job) setup(r SMRange) error {
 		return err
 	}
 	return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.doneEv, j.stream))
+}
+
+// joinStream makes stream s wait for the launches of j queued so far.
+// j.mu keeps j's end event alive while the wait captures it.
+func (j *Job) joinStream(s C.CUstream) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.doneEv == nil || j.dev != nil && j.dev.Err() != nil {
+		return nil
+	}
+	d := j.dev
+	return d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, s, j.doneEv))
 }
 
 // launchLocked queues one launch of the workers on the job stream.
@@ -562,7 +583,12 @@ func (j *Job) monitor() {
 			sleep = 10 * time.Microsecond
 			continue
 		}
-		if j.respawnIfStarved() {
+		// One read of the control block decides: respawn a starved
+		// launch, or end the job.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, rerr := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
+		cancel()
+		if rerr == nil && j.respawnIfStarved(c) {
 			j.mu.Unlock()
 			j.resizeMu.Unlock()
 			// The range was busy: back off before looking again.
@@ -575,17 +601,11 @@ func (j *Job) monitor() {
 			j.stats.GPUTime = gpu
 		}
 		canceled := j.cancel
-		j.mu.Unlock()
-
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
-		cancel()
-		j.mu.Lock()
 		j.final = c
 		j.resizeMu.Unlock()
 		switch {
-		case err != nil:
-			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q: reading its control block: %w", j.name, err))
+		case rerr != nil:
+			j.finishLocked(jobFailed, fmt.Errorf("runtime: job %q: reading its control block: %w", j.name, rerr))
 		case c.Done == j.cfg.Total && c.Next >= j.cfg.Total:
 			j.finishLocked(jobSucceeded, nil)
 		case canceled:
@@ -608,16 +628,14 @@ const maxRespawns = 1 << 20
 // blocks were dispatched to SMs outside the range and exited at once
 // (docs/ABI.md). The queue counter carries progress, so a relaunch on the
 // same range resumes exactly where the queue stands. Called with j.mu and
-// j.resizeMu held, after the launch's done event fired.
-func (j *Job) respawnIfStarved() bool {
+// j.resizeMu held, after the launch's done event fired; c is the control
+// block read after it.
+func (j *Job) respawnIfStarved(c Ctl) bool {
 	if j.cancel || j.respawns >= maxRespawns {
 		return false
 	}
 	d := j.dev
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	c, err := d.readCtl(ctx, j.ctl, j.ctlStr, nil)
-	cancel()
-	if err != nil || c.Next >= j.cfg.Total || c.Retreat != 0 {
+	if c.Next >= j.cfg.Total || c.Retreat != 0 {
 		return false
 	}
 	ev, err := d.newEvent()

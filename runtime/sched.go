@@ -35,6 +35,16 @@ type Executor interface {
 	Start(t *Task, r SMRange) (Running, error)
 }
 
+// ChainExecutor is an Executor that can also start a task to run after a
+// running one ends, in the GPU's own order (DeviceExecutor: a stream wait
+// on the running job's end), so that the GPU does not idle while the host
+// notices the end. The scheduler uses it when one task runs alone and the
+// next ones in the queue must wait for it.
+type ChainExecutor interface {
+	Executor
+	StartAfter(t *Task, r SMRange, prev Running) (Running, error)
+}
+
 // Running is a started task.
 type Running interface {
 	// Resize moves the task to r and returns once its old workers drained.
@@ -85,6 +95,9 @@ type SchedulerOptions struct {
 	MaxSkips int
 	// ResizeTimeout bounds each resize's wait for the drain (default 10 s).
 	ResizeTimeout time.Duration
+	// NoChain turns off starting queued tasks in GPU order behind a task
+	// running alone (see ChainExecutor).
+	NoChain bool
 	// OnEvent, if set, is called (from the scheduler's goroutine) for
 	// every decision; for logging and tests. It must not block.
 	OnEvent func(Event)
@@ -140,6 +153,10 @@ type Scheduler struct {
 	// Owned by the loop goroutine.
 	running  []*entry
 	queue    []*entry
+	// chained are tasks started (ChainExecutor) to run when after, the
+	// one task running, ends; until then nothing else is admitted.
+	chained []*entry
+	after   *entry
 	closing  bool
 	inflight int // started tasks whose completion is not yet processed
 }
@@ -331,6 +348,10 @@ func (s *Scheduler) emit(ev Event) {
 // reschedule applies the policy until nothing changes: admit tasks, split
 // the SMs, resize the running tasks, start the admitted ones.
 func (s *Scheduler) reschedule() {
+	if len(s.chained) > 0 {
+		return // the next set is queued on the GPU behind the running task
+	}
+	defer s.chain()
 	for {
 		admit := admitFromQueue(s.running, s.queue, s.opts.Policy, s.opts.MaxCoRun, s.opts.MaxSkips)
 		set := append([]*entry(nil), s.running...)
@@ -381,24 +402,40 @@ func (s *Scheduler) reschedule() {
 	}
 }
 
-// resizeAll moves running tasks to their new ranges concurrently and
-// waits for all drains, so that SMs are free before new tasks start.
+// resizeAll moves running tasks to their new ranges and waits for all
+// drains, so that SMs are free before new tasks start. Resizes run
+// concurrently in three rounds: those that only give SMs up, then those
+// that move (drain and relaunch elsewhere), then the grows, which take SMs
+// at once without a drain (a grow into SMs still draining would leave its
+// new workers nowhere to run). Moves can still meet each other's draining
+// workers; a relaunch whose workers found no room is respawned by its job.
 func (s *Scheduler) resizeAll(ranges []SMRange) {
-	var wg sync.WaitGroup
 	errs := make([]error, len(ranges))
-	for i, e := range s.running {
-		if e.rng == ranges[i] {
-			continue
+	kind := func(from, to SMRange) int {
+		switch {
+		case to.Low >= from.Low && to.High <= from.High:
+			return 0 // shrink
+		case growPieces(from, to) != nil:
+			return 2 // grow
 		}
-		wg.Add(1)
-		go func(i int, e *entry) {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResizeTimeout)
-			defer cancel()
-			errs[i] = e.run.Resize(ctx, ranges[i])
-		}(i, e)
+		return 1 // move
 	}
-	wg.Wait()
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		for i, e := range s.running {
+			if e.rng == ranges[i] || kind(e.rng, ranges[i]) != round {
+				continue
+			}
+			wg.Add(1)
+			go func(i int, e *entry) {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResizeTimeout)
+				defer cancel()
+				errs[i] = e.run.Resize(ctx, ranges[i])
+			}(i, e)
+		}
+		wg.Wait()
+	}
 	for i, e := range s.running {
 		if e.rng == ranges[i] {
 			continue
@@ -422,6 +459,64 @@ func (s *Scheduler) resizeAll(ranges []SMRange) {
 	}
 }
 
+// chain starts, behind the one task running alone, the tasks that would
+// start when it ends (the queue's head and those the policy lets join it,
+// on the split they would get), in GPU order, so the GPU goes from one to
+// the next without waiting for the host.
+func (s *Scheduler) chain() {
+	cx, ok := s.ex.(ChainExecutor)
+	if !ok || s.opts.NoChain || len(s.running) != 1 || len(s.chained) > 0 || len(s.queue) == 0 {
+		return
+	}
+	admit := admitFromQueue(nil, s.queue, s.opts.Policy, s.opts.MaxCoRun, s.opts.MaxSkips)
+	if len(admit) == 0 {
+		return
+	}
+	weights := make([]float64, len(admit))
+	for i, qi := range admit {
+		weights[i] = s.queue[qi].cand.Weight
+	}
+	ranges, err := Split(s.sms, weights)
+	if err != nil {
+		return
+	}
+	prev := s.running[0]
+	var rest []*entry
+	ai := 0
+	for i, q := range s.queue {
+		if ai < len(admit) && admit[ai] == i {
+			ai++
+			continue
+		}
+		if ai < len(admit) {
+			q.skips++ // overtaken, as in reschedule
+		}
+		rest = append(rest, q)
+	}
+	set := make([]*entry, len(admit))
+	for i, qi := range admit {
+		set[i] = s.queue[qi]
+	}
+	s.queue = rest
+	for i, e := range set {
+		r := ranges[i]
+		run, err := cx.StartAfter(e.task, r, prev.run)
+		if err != nil {
+			// Its SMs stay unused until the running task ends and the
+			// scheduler plans again; the task reports the failure.
+			err = fmt.Errorf("runtime: starting task %q: %w", e.cand.Name, err)
+			e.h.finish(err)
+			s.emit(Event{Kind: EventFinished, Task: e.cand.Name, Err: err})
+			continue
+		}
+		s.launched(e, run, r)
+		s.chained = append(s.chained, e)
+	}
+	if len(s.chained) > 0 {
+		s.after = prev
+	}
+}
+
 func (s *Scheduler) start(e *entry, r SMRange) bool {
 	run, err := s.ex.Start(e.task, r)
 	if err != nil {
@@ -430,19 +525,24 @@ func (s *Scheduler) start(e *entry, r SMRange) bool {
 		s.emit(Event{Kind: EventFinished, Task: e.cand.Name, Err: err})
 		return false
 	}
+	s.launched(e, run, r)
+	s.running = append(s.running, e)
+	return true
+}
+
+// launched records a started task and waits for its end in the background.
+func (s *Scheduler) launched(e *entry, run Running, r SMRange) {
 	e.run, e.rng = run, r
 	e.h.mu.Lock()
 	e.h.run = run
 	e.h.ranges = append(e.h.ranges, r)
 	e.h.mu.Unlock()
-	s.running = append(s.running, e)
 	s.inflight++
 	s.emit(Event{Kind: EventStarted, Task: e.cand.Name, Range: r})
 	go func() {
 		err := run.Wait(context.Background())
 		s.post(func() { s.completed(e, err) })
 	}()
-	return true
 }
 
 func (s *Scheduler) completed(e *entry, err error) {
@@ -452,6 +552,17 @@ func (s *Scheduler) completed(e *entry, err error) {
 			s.running = append(s.running[:i], s.running[i+1:]...)
 			break
 		}
+	}
+	for i, r := range s.chained {
+		if r == e { // ended before its predecessor's end was processed
+			s.chained = append(s.chained[:i], s.chained[i+1:]...)
+			break
+		}
+	}
+	if e == s.after {
+		// The chained tasks are running now, on the ranges they started with.
+		s.running = append(s.running, s.chained...)
+		s.chained, s.after = nil, nil
 	}
 	e.h.finish(err)
 	s.emit(Event{Kind: EventFinished, Task: e.cand.Name, Err: err})
@@ -571,13 +682,25 @@ type DeviceExecutor struct{ Dev *Device }
 func (x DeviceExecutor) NumSMs() int { return x.Dev.Info().SMs }
 
 // Start implements Executor.
-func (x DeviceExecutor) Start(t *Task, r SMRange) (Running, error) {
+func (x DeviceExecutor) Start(t *Task, r SMRange) (Running, error) { return x.launch(t, r, nil) }
+
+// StartAfter implements ChainExecutor: the job's launch waits on the GPU
+// for prev's (WithAfter).
+func (x DeviceExecutor) StartAfter(t *Task, r SMRange, prev Running) (Running, error) {
+	p, _ := prev.(deviceRunning)
+	return x.launch(t, r, p.Job)
+}
+
+func (x DeviceExecutor) launch(t *Task, r SMRange, after *Job) (Running, error) {
 	if t.Kernel == nil {
 		return nil, fmt.Errorf("runtime: task %q has no kernel", t.Name)
 	}
 	opts := []LaunchOption{WithName(t.Name)}
 	if t.Iters > 0 {
 		opts = append(opts, WithIters(t.Iters))
+	}
+	if after != nil {
+		opts = append(opts, WithAfter(after))
 	}
 	j, err := x.Dev.Launch(t.Kernel, t.Grid, t.Block, t.Shared, t.Args, r, opts...)
 	if err != nil {

@@ -109,6 +109,7 @@ type fakeExec struct {
 	started []string
 	failOn  string
 	resizes int
+	chained []string
 }
 
 type fakeRun struct {
@@ -117,6 +118,20 @@ type fakeRun struct {
 	rng  SMRange
 	end  chan error
 	done bool
+	// after: started behind this run (ChainExecutor); not live before
+	// it is done.
+	after *fakeRun
+}
+
+// chainExec is a fakeExec that can also chain tasks (ChainExecutor).
+type chainExec struct{ *fakeExec }
+
+func (x chainExec) StartAfter(t *Task, r SMRange, prev Running) (Running, error) {
+	p := prev.(*fakeRun)
+	x.mu.Lock()
+	x.chained = append(x.chained, t.Name+" after "+p.name)
+	x.mu.Unlock()
+	return x.start(t, r, p)
 }
 
 func newFakeExec(t *testing.T, sms int) *fakeExec {
@@ -125,7 +140,9 @@ func newFakeExec(t *testing.T, sms int) *fakeExec {
 
 func (x *fakeExec) NumSMs() int { return x.sms }
 
-func (x *fakeExec) Start(t *Task, r SMRange) (Running, error) {
+func (x *fakeExec) Start(t *Task, r SMRange) (Running, error) { return x.start(t, r, nil) }
+
+func (x *fakeExec) start(t *Task, r SMRange, after *fakeRun) (Running, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if t.Name == x.failOn {
@@ -134,7 +151,7 @@ func (x *fakeExec) Start(t *Task, r SMRange) (Running, error) {
 	if !r.Valid(x.sms) {
 		x.t.Errorf("start %s on invalid range %v", t.Name, r)
 	}
-	f := &fakeRun{x: x, name: t.Name, rng: r, end: make(chan error, 1)}
+	f := &fakeRun{x: x, name: t.Name, rng: r, end: make(chan error, 1), after: after}
 	x.tasks[t.Name] = f
 	x.started = append(x.started, t.Name)
 	x.checkLocked()
@@ -145,7 +162,7 @@ func (x *fakeExec) Start(t *Task, r SMRange) (Running, error) {
 func (x *fakeExec) checkLocked() {
 	var live []*fakeRun
 	for _, f := range x.tasks {
-		if !f.done {
+		if !f.done && (f.after == nil || f.after.done) {
 			live = append(live, f)
 		}
 	}
@@ -164,8 +181,12 @@ func (f *fakeRun) Resize(ctx context.Context, r SMRange) error {
 	if f.done {
 		return ErrJobFinished
 	}
+	grow := growPieces(f.rng, r) != nil
 	f.rng = r
 	f.x.resizes++
+	if grow { // a grow comes after every other resize's drain
+		f.x.checkLocked()
+	}
 	return nil
 }
 
@@ -174,6 +195,7 @@ func (f *fakeRun) Wait(ctx context.Context) error {
 	case err := <-f.end:
 		f.x.mu.Lock()
 		f.done = true
+		f.x.checkLocked() // chained runs behind it are live now
 		f.x.mu.Unlock()
 		return err
 	case <-ctx.Done():
@@ -227,13 +249,22 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, sms int, opts SchedulerOptions) *harness {
+	return newHarnessOn(t, sms, opts, false)
+}
+
+// newHarnessOn is newHarness, over a chainExec when chain is set.
+func newHarnessOn(t *testing.T, sms int, opts SchedulerOptions, chain bool) *harness {
 	hs := &harness{t: t, x: newFakeExec(t, sms), h: map[string]*Handle{}}
 	opts.OnEvent = func(e Event) {
 		hs.mu.Lock()
 		hs.ev = append(hs.ev, e)
 		hs.mu.Unlock()
 	}
-	s, err := NewScheduler(hs.x, opts)
+	var ex Executor = hs.x
+	if chain {
+		ex = chainExec{hs.x}
+	}
+	s, err := NewScheduler(ex, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,6 +388,37 @@ func TestSchedulerSubmitAll(t *testing.T) {
 	if _, err := hs.s.SubmitAll(&Task{Name: "x"}, nil); err == nil {
 		t.Error("SubmitAll with a nil task: no error")
 	}
+}
+
+// A task that must wait for one running alone is started behind it in GPU
+// order (ChainExecutor), on the range it would get, so no host round trip
+// separates them; later arrivals wait for it. NoChain keeps it queued.
+func TestSchedulerChainsSoloTasks(t *testing.T) {
+	hs := newHarnessOn(t, 132, SchedulerOptions{}, true)
+	hs.submit("hc", ClassHC, 0)
+	hs.submit("lc", ClassLC, 0) // H_C row, L_C column: solo, chained behind hc
+	hs.wantRange("hc", SMRange{0, 131})
+	hs.wantRange("lc", SMRange{0, 131})
+	hs.submit("hm", ClassHM, 0) // would co-run with hc, but the next set is chained
+	hs.wantQueued("hm")
+	hs.x.mu.Lock()
+	got := fmt.Sprint(hs.x.chained)
+	hs.x.mu.Unlock()
+	if got != "[lc after hc]" {
+		t.Errorf("chained %s", got)
+	}
+	hs.finish("hc")
+	// lc runs; hm (L_C row, H_M column: corun) joins it now.
+	hs.wantRange("lc", SMRange{0, 65})
+	hs.wantRange("hm", SMRange{66, 131})
+	if r := hs.h["lc"].Ranges(); fmt.Sprint(r) != "[[0,131] [0,65]]" {
+		t.Errorf("lc ranges %v", r)
+	}
+
+	off := newHarnessOn(t, 132, SchedulerOptions{NoChain: true}, true)
+	off.submit("hc", ClassHC, 0)
+	off.submit("lc", ClassLC, 0)
+	off.wantQueued("lc")
 }
 
 func TestSchedulerSoloWhenNotComplementary(t *testing.T) {

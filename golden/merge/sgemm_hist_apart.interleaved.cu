@@ -1265,8 +1265,13 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
+    if (e.mode != kModeAuto || e.has_range)
         return kPolicyNative;
+    if (!slate_serve::socket_present(slate_serve::socket_path())) {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: no daemon at %s\n", slate_serve::socket_path().c_str());
+        return kPolicyNative;
+    }
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
@@ -3293,7 +3298,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3297 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 3302 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -1265,8 +1265,13 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
+    if (e.mode != kModeAuto || e.has_range)
         return kPolicyNative;
+    if (!slate_serve::socket_present(slate_serve::socket_path())) {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: no daemon at %s\n", slate_serve::socket_path().c_str());
+        return kPolicyNative;
+    }
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
@@ -3285,7 +3290,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 3289 "golden/merge/sgemm_vecadd.smrange.cu"
+#line 3294 "golden/merge/sgemm_vecadd.smrange.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

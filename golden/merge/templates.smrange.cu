@@ -1265,8 +1265,13 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
+    if (e.mode != kModeAuto || e.has_range)
         return kPolicyNative;
+    if (!slate_serve::socket_present(slate_serve::socket_path())) {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: no daemon at %s\n", slate_serve::socket_path().c_str());
+        return kPolicyNative;
+    }
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
@@ -3255,7 +3260,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 3259 "golden/merge/templates.smrange.cu"
+#line 3264 "golden/merge/templates.smrange.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (smrange mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

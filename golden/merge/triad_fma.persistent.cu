@@ -1265,8 +1265,13 @@ static int decide_policy()
     if (persistent())
         return kPolicyPersistent;
     const env_config& e = env();
-    if (e.mode != kModeAuto || e.has_range || !slate_serve::socket_present(slate_serve::socket_path()))
+    if (e.mode != kModeAuto || e.has_range)
         return kPolicyNative;
+    if (!slate_serve::socket_present(slate_serve::socket_path())) {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: no daemon at %s\n", slate_serve::socket_path().c_str());
+        return kPolicyNative;
+    }
     const cudaError_t before = cudaPeekAtLastError();
     int device = 0, sms = 0;
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
@@ -3154,7 +3159,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3158 "golden/merge/triad_fma.persistent.cu"
+#line 3163 "golden/merge/triad_fma.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
