@@ -151,12 +151,12 @@ type Scheduler struct {
 	idle   chan struct{} // closed when the loop ends
 
 	// Owned by the loop goroutine.
-	running  []*entry
-	queue    []*entry
+	running []*entry
+	queue   []*entry
 	// chained are tasks started (ChainExecutor) to run when after, the
 	// one task running, ends; until then nothing else is admitted.
-	chained []*entry
-	after   *entry
+	chained  []*entry
+	after    *entry
 	closing  bool
 	inflight int // started tasks whose completion is not yet processed
 }
