@@ -52,12 +52,16 @@ start_daemon() {
 stop_daemon() { [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
 
 if has build; then
+    # The builds run in parallel (nvcc is single-threaded).
+    builds=()
     for n in $NAMES; do
         flags="-std=c++17 -O2 -arch=$ARCH -Itestdata/include -Itestdata/kernels"
-        { $NVCC $flags -o "$W/$n.orig" "testdata/kernels/$n.cu" &&
-          $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" &&
-          $NVCC $flags -Igolden -o "$W/$n.plain" "golden/$n.cu"; } >"$L/$n.build.log" 2>&1 || say "BUILD-FAIL $n"
+        { { $NVCC $flags -o "$W/$n.orig" "testdata/kernels/$n.cu" &&
+            $NVCC $flags -DSLATE_TEST_HOOKS -Igolden -o "$W/$n.hooks" "golden/$n.cu" &&
+            $NVCC $flags -Igolden -o "$W/$n.plain" "golden/$n.cu"; } >"$L/$n.build.log" 2>&1 || say "BUILD-FAIL $n"; } &
+        builds+=($!)
     done
+    wait "${builds[@]}"
     for n in $NAMES; do
         [ -x "$W/$n.orig" ] && (cd "$W" && HARNESS_OUT="$W/$n.orig.bin" timeout 120 "$W/$n.orig" >"$L/$n.orig.out" 2>&1) || say "FAIL $n original"
     done
@@ -100,9 +104,13 @@ pairs() {
 if has served; then
     start_daemon served && {
         while read -r a b; do
+            # wait on the two programs only: a bare wait would also wait
+            # for the daemon, a background job of this shell.
             run "$a" "served-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" &
+            p1=$!
             run "$b" "served-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" &
-            wait
+            p2=$!
+            wait "$p1" "$p2"
             check "$a" "served-$b"
             check "$b" "served-$a"
         done < <(pairs)
@@ -124,10 +132,12 @@ if has killed; then
     read -r a b < <(pairs | head -1)
     start_daemon killed && {
         run "$a" "killed-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS=$((REPS * 4)) &
+        p1=$!
         run "$b" "killed-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS=$((REPS * 4)) &
+        p2=$!
         sleep "${KILL_AFTER:-1}"
         kill -9 "$daemon_pid"; daemon_pid=
-        wait
+        wait "$p1" "$p2"
         check "$a" "killed-$b"
         check "$b" "killed-$a"
         grep -h 'daemon lost' "$L/$a.killed-$b.err" "$L/$b.killed-$a.err" | head -2 | sed 's/^/    /' | tee -a "$S"
