@@ -227,6 +227,10 @@ fi
 # Appends to $OUT/bench-raw.txt and rewrites bench.txt and merge.json.
 SLATEC=${SLATEC:-.gpu/slatec}
 if has plan; then
+    # slatec profile compiles with NVRTC: the toolkit's library and headers
+    # (libcu++ for the <cstdint> the device-only output maps to).
+    # shellcheck source=scripts/nvrtc-env.sh
+    . scripts/nvrtc-env.sh
     mkdir -p "$W/plan"
     [ -f "$OUT/bench-raw.txt" ] || : >"$OUT/bench-raw.txt"
     for name in $(grep -v '^#' bench/merge/profile-specs.tsv | cut -f1 | uniq); do
