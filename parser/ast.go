@@ -76,6 +76,9 @@ type File struct {
 	Includes []*Include
 	lines    []int  // byte offset of each line start, for positions
 	text     string // Src as a string, sliced by Text and TokenText
+	// bodyToks is the buffer function bodies are bridged into while the
+	// file is parsed.
+	bodyToks []lexer.Token
 }
 
 // topFile is the participle grammar of a file.

@@ -3,8 +3,10 @@ package parser
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -44,13 +46,23 @@ var kindToType = [numKinds]lexer.TokenType{
 // bridge converts the significant tokens of toks[from:to] to participle
 // tokens, ending with EOF. Identifiers in typeNames become TypeName.
 func bridge(filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
+	return bridgeInto(nil, filename, text, toks, from, to, typeNames)
+}
+
+// bridgeInto is bridge writing into dst's array when it is big enough
+// (the function bodies of a file are bridged one after the other into one
+// buffer: nothing keeps a body's tokens once it is parsed).
+func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
 	n := 1 // EOF
 	for i := from; i < to; i++ {
 		if !toks[i].Kind.IsTrivia() {
 			n++
 		}
 	}
-	out := make([]lexer.Token, 0, n)
+	out := dst[:0]
+	if cap(out) < n {
+		out = make([]lexer.Token, 0, n)
+	}
 	prevEnd := 0
 	if from > 0 {
 		prevEnd = int(toks[from-1].End)
@@ -87,6 +99,46 @@ func bridge(filename, text string, toks []Token, from, to int, typeNames map[str
 	}
 	out = append(out, lexer.Token{Type: ttEOF, Pos: lexer.Position{Filename: filename, Offset: end, Line: midLine, Column: prevEnd}})
 	return out
+}
+
+// peekingLexer has the layout of participle's lexer.PeekingLexer (v2.1.4),
+// whose fields are unexported. lexer.Upgrade, the only way participle
+// offers to make one, reads the tokens one by one into a slice that grows
+// as it goes, which for a big file copies every token several times over;
+// newPeekingLexer instead hands the parsers the bridged slice itself.
+type peekingLexer struct {
+	lexer.Checkpoint
+	tokens []lexer.Token
+	elide  map[lexer.TokenType]bool
+}
+
+// peekingLayoutOK says whether peekingLexer still mirrors
+// lexer.PeekingLexer field for field; if a participle upgrade changes it,
+// newPeekingLexer falls back to lexer.Upgrade.
+var peekingLayoutOK = sameLayout(reflect.TypeOf(lexer.PeekingLexer{}), reflect.TypeOf(peekingLexer{}))
+
+func sameLayout(a, b reflect.Type) bool {
+	if a.Size() != b.Size() || a.NumField() != b.NumField() {
+		return false
+	}
+	for i := 0; i < a.NumField(); i++ {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Type != fb.Type || fa.Offset != fb.Offset || fa.Anonymous != fb.Anonymous {
+			return false
+		}
+	}
+	return true
+}
+
+// newPeekingLexer returns a PeekingLexer over toks, which must end with
+// the EOF token, in the state lexer.Upgrade leaves one in (nothing elided:
+// the cursors at 0). The lexer reads toks in place.
+func newPeekingLexer(toks []lexer.Token) *lexer.PeekingLexer {
+	if !peekingLayoutOK {
+		p, _ := lexer.Upgrade(&sliceLexer{toks: toks}) // a sliceLexer never fails
+		return p
+	}
+	return (*lexer.PeekingLexer)(unsafe.Pointer(&peekingLexer{tokens: toks}))
 }
 
 type sliceLexer struct {
@@ -279,12 +331,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	}
 	f.TypeNames = collectTypeNames(text, f.Toks)
 
-	ptoks := bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)
-	peek, lerr := lexer.Upgrade(&sliceLexer{toks: ptoks})
-	if lerr != nil {
-		return nil, lines.At(name, 0, diag.Error, "%v", lerr)
-	}
-	top, perr := topParser.ParseFromLexer(peek)
+	top, perr := topParser.ParseFromLexer(newPeekingLexer(bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)))
 	if perr != nil {
 		return nil, participleDiag(name, lines, perr)
 	}
@@ -293,6 +340,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	}
 	f.collectFuncs(text, lines)
 	f.collectMembers(text, lines)
+	f.bodyToks = nil
 	return f, nil
 }
 
@@ -361,13 +409,11 @@ func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *d
 	}()
 	from := f.tokenIndex(s.Start)
 	to := f.tokenIndex(s.End)
-	ptoks := bridge(f.Name, text, f.Toks, from, to, f.TypeNames)
-	peek, err := lexer.Upgrade(&sliceLexer{toks: ptoks})
-	if err == nil {
-		b, err = parseBlock(peek)
-		if err == nil && peek.Peek().Type != ttEOF {
-			err = participle.Errorf(peek.Peek().Pos, "unexpected %q", peek.Peek().Value)
-		}
+	f.bodyToks = bridgeInto(f.bodyToks, f.Name, text, f.Toks, from, to, f.TypeNames)
+	peek := newPeekingLexer(f.bodyToks)
+	b, err := parseBlock(peek)
+	if err == nil && peek.Peek().Type != ttEOF {
+		err = participle.Errorf(peek.Peek().Pos, "unexpected %q", peek.Peek().Value)
 	}
 	if err != nil {
 		dd := participleDiag(f.Name, lines, err)
