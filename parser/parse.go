@@ -379,15 +379,42 @@ func (f *File) tokenIndex(off int) int {
 // Text returns the source text of a span.
 func (f *File) Text(s Span) string { return f.text[s.Start:s.End] }
 
+// TokensIn returns the tokens, trivia included, that start at or after
+// s.Start and end by s.End: a slice of f.Toks, not a copy.
+func (f *File) TokensIn(s Span) []Token {
+	from := f.tokenIndex(s.Start)
+	to := from
+	for to < len(f.Toks) && int(f.Toks[to].End) <= s.End {
+		to++
+	}
+	return f.Toks[from:to]
+}
+
 // SignificantTokens returns the non-trivia tokens within span s.
 func (f *File) SignificantTokens(s Span) []Token {
-	var out []Token
-	for i := f.tokenIndex(s.Start); i < len(f.Toks) && int(f.Toks[i].End) <= s.End; i++ {
-		if !f.Toks[i].Kind.IsTrivia() {
-			out = append(out, f.Toks[i])
+	in := f.TokensIn(s)
+	n := CountSignificant(in)
+	if n == 0 {
+		return nil
+	}
+	out := make([]Token, 0, n)
+	for _, t := range in {
+		if !t.Kind.IsTrivia() {
+			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// CountSignificant returns how many of toks are not trivia.
+func CountSignificant(toks []Token) int {
+	n := 0
+	for _, t := range toks {
+		if !t.Kind.IsTrivia() {
+			n++
+		}
+	}
+	return n
 }
 
 // TokenText returns a token's text (a slice of one copy of the source:

@@ -95,6 +95,19 @@ func asNode(v reflect.Value) (Node, bool) {
 	return n, ok
 }
 
+// EachChild calls fn for each direct child of n in the order of Children,
+// without building the slice.
+func EachChild(n Node, fn func(Node)) {
+	if n == nil {
+		return
+	}
+	if !eachFastChild(n, fn) {
+		for _, c := range reflectChildren(n) {
+			fn(c)
+		}
+	}
+}
+
 // Walk calls fn for n and, while fn returns true, for its descendants in
 // source order.
 func Walk(n Node, fn func(Node) bool) {

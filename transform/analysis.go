@@ -434,10 +434,16 @@ type tok struct {
 func (a *Analysis) tokens(s parser.Span) []tok { return tokensOf(a.File, s) }
 
 func tokensOf(f *parser.File, s parser.Span) []tok {
-	ts := f.SignificantTokens(s)
-	out := make([]tok, len(ts))
-	for i, t := range ts {
-		out[i] = tok{t, f.TokenText(t)}
+	in := f.TokensIn(s)
+	n := parser.CountSignificant(in)
+	if n == 0 {
+		return []tok{}
+	}
+	out := make([]tok, 0, n)
+	for _, t := range in {
+		if !t.Kind.IsTrivia() {
+			out = append(out, tok{t, f.TokenText(t)})
+		}
 	}
 	return out
 }
