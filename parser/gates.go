@@ -340,6 +340,22 @@ type blockGate struct{}
 func (g *blockGate) Parse(lex *lexer.PeekingLexer) error {
 	c := newCursor(lex)
 	defer c.rewind()
+	// Only what Namespace and LinkageBlock start with is worth the scan
+	// (which would otherwise skip over every function body, twice).
+	switch t := c.next(); {
+	case isKw(t, "inline"):
+		if !isKw(c.peek(), "namespace") {
+			return participle.NextMatch
+		}
+	case isKw(t, "namespace"):
+	case isKw(t, "extern"):
+		if c.peek().Type != ttString {
+			return participle.NextMatch
+		}
+	default:
+		return participle.NextMatch
+	}
+	c.rewind()
 	for {
 		t := c.peek()
 		switch {
