@@ -46,17 +46,77 @@ var kindToType = [numKinds]lexer.TokenType{
 // bridge converts the significant tokens of toks[from:to] to participle
 // tokens, ending with EOF. Identifiers in typeNames become TypeName.
 func bridge(filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
-	return bridgeInto(nil, filename, text, toks, from, to, typeNames)
+	return bridgeInto(nil, filename, text, toks, from, to, typeNames, nil)
+}
+
+// bodyInners finds the brace groups of toks whose insides the top-level
+// grammar never reads: a group that follows `)` (a function body after
+// its parameter list, or after a trailing attribute) and whose brackets
+// balance, so that every skipGroup from its `{` ends at its `}`. Nothing
+// at the top level looks inside such a group: function bodies are taken
+// whole (rawBraces), opaque items and parameters skip groups whole, and
+// only namespace and linkage blocks, which never follow `)`, are parsed
+// item by item. It returns, for the index of each such `{`, the index of
+// the last significant token inside the group (groups with nothing inside
+// are left out).
+func bodyInners(text string, toks []Token) map[int]int {
+	out := map[int]int{}
+	var stack []int // indices of open brackets
+	prevSig := -1
+	for i, t := range toks {
+		if t.Kind.IsTrivia() {
+			continue
+		}
+		if t.Kind == Punct && t.End-t.Off == 1 {
+			switch c := text[t.Off]; c {
+			case '(', '[', '{':
+				stack = append(stack, i)
+			case ')', ']', '}':
+				open := byte(0)
+				if len(stack) > 0 {
+					open = text[toks[stack[len(stack)-1]].Off]
+				}
+				if open == 0 || closerOf[string(open)] != string(c) {
+					// A skipGroup from any open bracket fails here.
+					stack = stack[:0]
+					break
+				}
+				o := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if c == '}' && prevSig != o {
+					if before := prevSignificant(toks, o); before >= 0 && toks[before].Kind == Punct && text[toks[before].Off:toks[before].End] == ")" {
+						out[o] = prevSig
+					}
+				}
+			}
+		}
+		prevSig = i
+	}
+	return out
+}
+
+func prevSignificant(toks []Token, i int) int {
+	for i--; i >= 0 && toks[i].Kind.IsTrivia(); i-- {
+	}
+	return i
 }
 
 // bridgeInto is bridge writing into dst's array when it is big enough
 // (the function bodies of a file are bridged one after the other into one
 // buffer: nothing keeps a body's tokens once it is parsed).
-func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
+//
+// skip, when not nil, maps the index of a `{` to the index of the last
+// significant token inside its group: the tokens in between are left out
+// (see bodyInners), with the positions of the tokens after them as if
+// they were there.
+func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to int, typeNames map[string]bool, skip map[int]int) []lexer.Token {
 	n := 1 // EOF
 	for i := from; i < to; i++ {
 		if !toks[i].Kind.IsTrivia() {
 			n++
+			if last, ok := skip[i]; ok {
+				i = last
+			}
 		}
 	}
 	out := dst[:0]
@@ -92,6 +152,9 @@ func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to
 			Pos: lexer.Position{Filename: filename, Offset: int(t.Off), Line: line, Column: prevEnd}})
 		prevEnd = int(t.End)
 		startOfLine = false
+		if last, ok := skip[i]; ok {
+			i, prevEnd = last, int(toks[last].End)
+		}
 	}
 	end := prevEnd
 	if to > from && int(toks[to-1].End) > end && !toks[to-1].Kind.IsTrivia() {
@@ -331,7 +394,10 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	}
 	f.TypeNames = collectTypeNames(text, f.Toks)
 
-	top, perr := topParser.ParseFromLexer(newPeekingLexer(bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)))
+	// The top level is handed the file without the insides of function
+	// bodies, which it skips whole; they are parsed one by one below.
+	ptoks := bridgeInto(nil, name, text, f.Toks, 0, len(f.Toks), f.TypeNames, bodyInners(text, f.Toks))
+	top, perr := topParser.ParseFromLexer(newPeekingLexer(ptoks))
 	if perr != nil {
 		return nil, participleDiag(name, lines, perr)
 	}
@@ -436,7 +502,7 @@ func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *d
 	}()
 	from := f.tokenIndex(s.Start)
 	to := f.tokenIndex(s.End)
-	f.bodyToks = bridgeInto(f.bodyToks, f.Name, text, f.Toks, from, to, f.TypeNames)
+	f.bodyToks = bridgeInto(f.bodyToks, f.Name, text, f.Toks, from, to, f.TypeNames, nil)
 	peek := newPeekingLexer(f.bodyToks)
 	b, err := parseBlock(peek)
 	if err == nil && peek.Peek().Type != ttEOF {
