@@ -11,16 +11,41 @@ type Node interface {
 	Span() Span
 }
 
-// node is embedded in every grammar struct. participle fills Pos with the
-// first token's position and EndPos with the position of the token after the
-// node; our lexer bridge stores, in Column, the end offset of the previous
-// significant token, so the exact span needs no post-pass.
+// node is embedded in every syntax struct parsed by hand (Parseable types
+// and the statement and expression parsers): its span is set from the first
+// token and the token after the node; our lexer bridge stores, in Column,
+// the end offset of the previous significant token, so the exact span needs
+// no post-pass.
 type node struct {
+	start, end int32
+}
+
+func (n *node) Span() Span {
+	s := Span{Start: int(n.start), End: int(n.end)}
+	if s.End < s.Start {
+		s.End = s.Start
+	}
+	return s
+}
+
+// setSpanOf sets a hand-parsed node's span from its first token and the
+// token after it. Nodes keep two offsets rather than participle's two
+// lexer.Positions (80 bytes with a filename pointer): a big file has
+// millions of nodes, and their size and pointers are what its parse costs.
+func (n *node) setSpanOf(first, after *lexer.Token) {
+	n.start = int32(first.Pos.Offset)
+	n.end = int32(after.Pos.Column)
+}
+
+// gnode is embedded in the structs the participle grammars fill (those
+// with parser tags): participle sets Pos to the first token's position
+// and EndPos to the position of the token after the node.
+type gnode struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 }
 
-func (n *node) Span() Span {
+func (n *gnode) Span() Span {
 	s := Span{Start: n.Pos.Offset, End: n.EndPos.Column}
 	if s.End < s.Start {
 		s.End = s.Start
@@ -51,11 +76,14 @@ type File struct {
 	Includes []*Include
 	lines    []int  // byte offset of each line start, for positions
 	text     string // Src as a string, sliced by Text and TokenText
+	// bodyToks is the buffer function bodies are bridged into while the
+	// file is parsed.
+	bodyToks []lexer.Token
 }
 
 // topFile is the participle grammar of a file.
 type topFile struct {
-	node
+	gnode
 	Items []FileItem `parser:"@@*"`
 }
 
@@ -73,7 +101,7 @@ type TopItem interface {
 
 // Namespace is `namespace a::b { ... }` (also `inline namespace`, anonymous).
 type Namespace struct {
-	node
+	gnode
 	Gate   *blockGate `parser:"@@"`
 	Inline bool       `parser:"@'inline'?"`
 	Name   []string   `parser:"'namespace' ( @Ident ( '::' @Ident )* )?"`
@@ -82,7 +110,7 @@ type Namespace struct {
 
 // LinkageBlock is `extern "C" { ... }`.
 type LinkageBlock struct {
-	node
+	gnode
 	Gate  *blockGate `parser:"@@"`
 	Lang  string     `parser:"'extern' @String"`
 	Items []TopItem  `parser:"'{' @@* '}'"`
@@ -92,7 +120,7 @@ type LinkageBlock struct {
 // as a balanced token run; Body is filled later by ParseBodies for the
 // functions that need it (kernels and device functions).
 type FuncDef struct {
-	node
+	gnode
 	Head    *FuncHead        `parser:"@@"`
 	BodyRaw *rawBraces       `parser:"@@"`
 	Body    *Block           // parsed body, nil until parsed or if parsing failed
@@ -102,7 +130,7 @@ type FuncDef struct {
 // Opaque is any other top-level construct, kept as a balanced token run:
 // declarations, class definitions, using-declarations, macro invocations.
 type Opaque struct {
-	node
+	gnode
 	Raw *rawItem `parser:"@@"`
 }
 
@@ -119,7 +147,7 @@ func (*Opaque) fileItem()       {}
 
 // FuncHead is everything of a definition before its body.
 type FuncHead struct {
-	node
+	gnode
 	Gate      *funcGate         `parser:"@@"`
 	Templates []*TemplateHeader `parser:"@@*"`
 	Specs     []HeadSpec        `parser:"@@*"`
@@ -131,7 +159,7 @@ type FuncHead struct {
 // TemplateHeader is `template < ... >`; its contents stay a token run and
 // are split into TemplateParams by the parser.
 type TemplateHeader struct {
-	node
+	gnode
 	Args *AngleArgs `parser:"'template' @@"`
 }
 
@@ -144,44 +172,44 @@ type HeadSpec interface {
 
 // LaunchBounds is __launch_bounds__(maxThreads[, minBlocks[, maxBlocksPerCluster]]).
 type LaunchBounds struct {
-	node
+	gnode
 	Args []*AssignExpr `parser:"'__launch_bounds__' '(' @@ ( ',' @@ )* ')'"`
 }
 
 // ClusterDims is __cluster_dims__(x, y, z).
 type ClusterDims struct {
-	node
+	gnode
 	Args []*AssignExpr `parser:"'__cluster_dims__' '(' @@ ( ',' @@ )* ')'"`
 }
 
 // MaxNReg is __maxnreg__(n).
 type MaxNReg struct {
-	node
+	gnode
 	Args []*AssignExpr `parser:"'__maxnreg__' '(' @@ ')'"`
 }
 
 // Attribute is __attribute__((...)), [[...]], __align__(n), alignas(n) or __declspec(...).
 type Attribute struct {
-	node
+	gnode
 	Kind string       `parser:"( @'__attribute__' | @'__align__' | @'alignas' | @'__declspec' )"`
 	Args *ParenTokens `parser:"@@"`
 }
 
 // StdAttribute is a C++11 attribute [[...]].
 type StdAttribute struct {
-	node
+	gnode
 	Tokens *BracketTokens `parser:"@@"`
 }
 
 // ExternLinkage is `extern "C"` on a single definition.
 type ExternLinkage struct {
-	node
+	gnode
 	Lang string `parser:"'extern' @String"`
 }
 
 // Word is a specifier keyword or a return-type token.
 type Word struct {
-	node
+	gnode
 	Text string `parser:"(?! 'operator' | ( Ident | TypeName ) ( '::' ( Ident | TypeName ) )* '(' ) @( Keyword | Ident | TypeName | '::' | '*' | '&' | '&&' )"`
 }
 
@@ -196,7 +224,7 @@ func (*TemplateArgList) headSpec() {}
 
 // FuncName is the (possibly qualified) name of a function, or an operator.
 type FuncName struct {
-	node
+	gnode
 	Scope    []string `parser:"( @( Ident | TypeName ) ( '<' ~'>'* '>' )? '::' )*"`
 	Operator *OpName  `parser:"( @@"`
 	Name     string   `parser:"| '~'? @( Ident | TypeName ) )"`
@@ -204,20 +232,20 @@ type FuncName struct {
 
 // OpName is the name of an overloaded operator: operator+, operator(), operator float.
 type OpName struct {
-	node
+	gnode
 	Text []string `parser:"'operator' ( @( '(' ')' ) | @( '[' ']' ) | @( 'new' | 'delete' ) ( @'[' @']' )? | @Punct | @( Keyword | Ident | TypeName | '*' | '&' )+ )"`
 }
 
 // ParamList is a parenthesised parameter list.
 type ParamList struct {
-	node
+	gnode
 	Params []*Param `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
 }
 
 // Trailing is what may follow a parameter list: cv-qualifiers, noexcept,
 // attributes, a trailing return type.
 type Trailing struct {
-	node
+	gnode
 	Text   string        `parser:"( @( 'const' | 'volatile' | 'override' | 'final' | '&' | '&&' | '__restrict__' )"`
 	Noexc  *ParenTokens  `parser:"| 'noexcept' @@?"`
 	Attr   *Attribute    `parser:"| @@"`
@@ -291,13 +319,13 @@ type SwitchStmt struct {
 
 // CaseStmt is a `case x:` label; the statements after it are siblings.
 type CaseStmt struct {
-	node
+	gnode
 	Value *CondExpr `parser:"'case' @@ ':'"`
 }
 
 // DefaultStmt is a `default:` label.
 type DefaultStmt struct {
-	node
+	gnode
 	Default bool `parser:"@'default' ':'"`
 }
 
@@ -331,7 +359,7 @@ type ReturnStmt struct {
 
 // GotoStmt is `goto label;`.
 type GotoStmt struct {
-	node
+	gnode
 	Label string `parser:"'goto' @Ident ';'"`
 }
 
@@ -340,7 +368,7 @@ type GotoStmt struct {
 // one token, so a section may start with two colons (an empty section
 // before it). Operands, Inputs and Clobbers sort them out.
 type AsmStmt struct {
-	node
+	gnode
 	Keyword  string        `parser:"@( 'asm' | '__asm__' | '__asm' )"`
 	Quals    []string      `parser:"@( 'volatile' | '__volatile__' | 'inline' | 'goto' )*"`
 	Template []string      `parser:"'(' @String+"`
@@ -349,7 +377,7 @@ type AsmStmt struct {
 
 // AsmSection is one colon-introduced section of an asm statement.
 type AsmSection struct {
-	node
+	gnode
 	Colons   string        `parser:"@( ':' | '::' )"`
 	Operands []*AsmOperand `parser:"( @@ ( ',' @@ )*"`
 	Strings  []string      `parser:"| @String ( ',' @String )*"`
@@ -358,7 +386,7 @@ type AsmSection struct {
 
 // AsmOperand is `[name] "constraint" (expr)`.
 type AsmOperand struct {
-	node
+	gnode
 	Name       string `parser:"( '[' @Ident ']' )?"`
 	Constraint string `parser:"@String"`
 	Value      *Expr  `parser:"'(' @@ ')'"`
@@ -411,7 +439,7 @@ type DeclStmt struct {
 // OpaqueStmt is a statement slatec does not look into: using, typedef,
 // static_assert, local class definitions. It is kept as tokens.
 type OpaqueStmt struct {
-	node
+	gnode
 	Keyword string   `parser:"@( 'using' | 'typedef' | 'static_assert' | 'namespace' | 'struct' | 'class' | 'union' | 'enum' )"`
 	Raw     *rawStmt `parser:"@@"`
 }

@@ -9,8 +9,12 @@ package parser
 // it follows `operator` (a friend `operator<< <T>`); a closing run only as
 // the close of a launch opened before it, at bracket depth 0, followed by
 // `(`; so `A<B<C<int>> > x` stays template closers.
+//
+// The merged stream is written over toks (it is never longer) and the
+// token texts are compared as bytes, so that lexing a big file does not
+// copy its tokens or allocate a string per token here.
 func mergeChevrons(src []byte, toks []Token) []Token {
-	text := func(t Token) string { return string(src[t.Off:t.End]) }
+	text := func(t Token) []byte { return src[t.Off:t.End] }
 	// pair returns the end index (exclusive) of `cc` Space* `c` starting
 	// at i (the cc already checked), or -1.
 	pair := func(i int, c string) int {
@@ -21,22 +25,21 @@ func mergeChevrons(src []byte, toks []Token) []Token {
 		for j < len(toks) && toks[j].Kind == Space {
 			j++
 		}
-		if j < len(toks) && toks[j].Kind == Punct && text(toks[j]) == c {
+		if j < len(toks) && toks[j].Kind == Punct && string(text(toks[j])) == c {
 			return j + 1
 		}
 		return -1
 	}
-	nextSig := func(i int) string {
+	nextSigIs := func(i int, v string) bool {
 		for ; i < len(toks); i++ {
 			if !toks[i].Kind.IsTrivia() {
-				return text(toks[i])
+				return string(text(toks[i])) == v
 			}
 		}
-		return ""
+		return v == ""
 	}
-	merged := false
-	out := toks[:0:0]
-	open, depth, prevSig := false, 0, ""
+	out := toks[:0] // out[k] is written only after toks[k] was read
+	open, depth, afterOperator := false, 0, false
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.Kind.IsTrivia() {
@@ -45,16 +48,16 @@ func mergeChevrons(src []byte, toks []Token) []Token {
 		}
 		x := text(t)
 		switch {
-		case !open && x == "<<" && t.Kind == Punct && prevSig != "operator":
+		case !open && string(x) == "<<" && t.Kind == Punct && !afterOperator:
 			if end := pair(i, "<"); end > 0 {
 				out = append(out, Token{Kind: Punct, Off: t.Off, End: toks[end-1].End})
-				i, open, depth, merged, prevSig = end-1, true, 0, true, "<<<"
+				i, open, depth, afterOperator = end-1, true, 0, false
 				continue
 			}
-		case !open && x == "<<<" && t.Kind == Punct:
+		case !open && string(x) == "<<<" && t.Kind == Punct:
 			open, depth = true, 0
 		case open && t.Kind == Punct:
-			switch x {
+			switch string(x) {
 			case "(", "[", "{":
 				depth++
 			case ")", "]", "}":
@@ -69,9 +72,9 @@ func mergeChevrons(src []byte, toks []Token) []Token {
 				if depth != 0 {
 					break
 				}
-				if end := pair(i, ">"); end > 0 && nextSig(end) == "(" {
+				if end := pair(i, ">"); end > 0 && nextSigIs(end, "(") {
 					out = append(out, Token{Kind: Punct, Off: t.Off, End: toks[end-1].End})
-					i, open, merged, prevSig = end-1, false, true, ">>>"
+					i, open, afterOperator = end-1, false, false
 					continue
 				}
 			}
@@ -79,11 +82,8 @@ func mergeChevrons(src []byte, toks []Token) []Token {
 				open = false
 			}
 		}
-		prevSig = x
+		afterOperator = string(x) == "operator"
 		out = append(out, t)
-	}
-	if !merged {
-		return toks
 	}
 	return out
 }

@@ -37,7 +37,7 @@ func parseAlign(lex *lexer.PeekingLexer) (*Attribute, error) {
 	if err := a.Args.Parse(lex); err != nil {
 		return nil, unexpected(lex.Peek(), `"(" after `+first.Value)
 	}
-	finish(&a.node, first, lex)
+	finishG(&a.gnode, first, lex)
 	return a, nil
 }
 
@@ -288,6 +288,6 @@ func parseParamList(lex *lexer.PeekingLexer) (*ParamList, error) {
 	if _, err := expect(lex, ")"); err != nil {
 		return nil, err
 	}
-	finish(&pl.node, first, lex)
+	finishG(&pl.gnode, first, lex)
 	return pl, nil
 }

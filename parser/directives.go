@@ -132,7 +132,7 @@ func collectTypeNames(text string, toks []Token) map[string]bool {
 	for n := range builtinTypeNames {
 		names[n] = true
 	}
-	sig := make([]Token, 0, len(toks)/2)
+	sig := make([]Token, 0, CountSignificant(toks))
 	for _, t := range toks {
 		if !t.Kind.IsTrivia() {
 			sig = append(sig, t)

@@ -52,6 +52,11 @@ func expect(lex *lexer.PeekingLexer, v string) (*lexer.Token, error) {
 
 // finish sets n's span to run from first to the current position.
 func finish(n *node, first *lexer.Token, lex *lexer.PeekingLexer) {
+	n.setSpanOf(first, lex.Peek())
+}
+
+// finishG is finish for a grammar struct built by hand.
+func finishG(n *gnode, first *lexer.Token, lex *lexer.PeekingLexer) {
 	n.Pos = first.Pos
 	n.EndPos = lex.Peek().Pos
 }

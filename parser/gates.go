@@ -144,10 +144,7 @@ func (c *cursor) skipAngles() bool {
 
 // setSpan sets a hand-parsed node's span from its first token and the token
 // after it.
-func setSpan(n *node, first, after *lexer.Token) {
-	n.Pos = first.Pos
-	n.EndPos = after.Pos
-}
+func setSpan(n *node, first, after *lexer.Token) { n.setSpanOf(first, after) }
 
 // ---------------------------------------------------------------------------
 // Balanced token runs
@@ -325,7 +322,7 @@ func (r *rawItem) toEOF(c cursor, first *lexer.Token) error {
 // StrayBrace is a `}` at file level with no opener (from conditional
 // compilation slatec does not evaluate). It is kept so the file parses.
 type StrayBrace struct {
-	node
+	gnode
 	Brace bool `parser:"@'}'"`
 }
 
@@ -343,6 +340,22 @@ type blockGate struct{}
 func (g *blockGate) Parse(lex *lexer.PeekingLexer) error {
 	c := newCursor(lex)
 	defer c.rewind()
+	// Only what Namespace and LinkageBlock start with is worth the scan
+	// (which would otherwise skip over every function body, twice).
+	switch t := c.next(); {
+	case isKw(t, "inline"):
+		if !isKw(c.peek(), "namespace") {
+			return participle.NextMatch
+		}
+	case isKw(t, "namespace"):
+	case isKw(t, "extern"):
+		if c.peek().Type != ttString {
+			return participle.NextMatch
+		}
+	default:
+		return participle.NextMatch
+	}
+	c.rewind()
 	for {
 		t := c.peek()
 		switch {
@@ -515,7 +528,7 @@ func afterParams(c *cursor) bool {
 // MacroAttr is `NAME(...)` in a function head that is not the function
 // name: an attribute spelled as a macro, like HOST_DEVICE_INLINE(x).
 type MacroAttr struct {
-	node
+	gnode
 	Name string       `parser:"@( Ident | TypeName )"`
 	Args *ParenTokens `parser:"@@ (?! '{' | 'const' | 'volatile' | 'noexcept' | '->' | 'override' | 'final' | '&' | '&&' | '__attribute__' | '[' | 'throw' | ';' | ':' | '=' )"`
 }

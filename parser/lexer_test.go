@@ -64,3 +64,21 @@ func TestLexCoversInput(t *testing.T) {
 		require.Equal(t, src, b.String())
 	}
 }
+
+// newPeekingLexer hands the parsers the bridged tokens in place only while
+// its mirror of participle's PeekingLexer matches; a participle upgrade
+// that changes the struct must be noticed (the fallback copies).
+func TestPeekingLexerLayout(t *testing.T) {
+	if !peekingLayoutOK {
+		t.Fatal("peekingLexer no longer mirrors participle's lexer.PeekingLexer: update it")
+	}
+	toks := bridge("x.cu", "a + b", Lex([]byte("a + b")), 0, 5, nil)
+	p := newPeekingLexer(toks)
+	var got []string
+	for p.Peek().Type != ttEOF {
+		got = append(got, p.Next().Value)
+	}
+	if strings.Join(got, " ") != "a + b" || p.Next().Type != ttEOF {
+		t.Fatalf("tokens %q", got)
+	}
+}

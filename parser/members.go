@@ -1,8 +1,6 @@
 package parser
 
 import (
-	"github.com/alecthomas/participle/v2/lexer"
-
 	"github.com/slatec/slatec/diag"
 )
 
@@ -130,11 +128,7 @@ func (f *File) parseMembers(text string, lines *diag.Lines, from, to int, ns []s
 		}
 		kept = append(kept, t)
 	}
-	peek, err := lexer.Upgrade(&sliceLexer{toks: kept})
-	if err != nil {
-		return
-	}
-	top, err := topParser.ParseFromLexer(peek)
+	top, err := topParser.ParseFromLexer(newPeekingLexer(kept))
 	if err != nil {
 		return
 	}

@@ -3,8 +3,10 @@ package parser
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -44,13 +46,83 @@ var kindToType = [numKinds]lexer.TokenType{
 // bridge converts the significant tokens of toks[from:to] to participle
 // tokens, ending with EOF. Identifiers in typeNames become TypeName.
 func bridge(filename, text string, toks []Token, from, to int, typeNames map[string]bool) []lexer.Token {
+	return bridgeInto(nil, filename, text, toks, from, to, typeNames, nil)
+}
+
+// bodyInners finds the brace groups of toks whose insides the top-level
+// grammar never reads: a group that follows `)` (a function body after
+// its parameter list, or after a trailing attribute) and whose brackets
+// balance, so that every skipGroup from its `{` ends at its `}`. Nothing
+// at the top level looks inside such a group: function bodies are taken
+// whole (rawBraces), opaque items and parameters skip groups whole, and
+// only namespace and linkage blocks, which never follow `)`, are parsed
+// item by item. It returns, for the index of each such `{`, the index of
+// the last significant token inside the group (groups with nothing inside
+// are left out).
+func bodyInners(text string, toks []Token) map[int]int {
+	out := map[int]int{}
+	var stack []int // indices of open brackets
+	prevSig := -1
+	for i, t := range toks {
+		if t.Kind.IsTrivia() {
+			continue
+		}
+		if t.Kind == Punct && t.End-t.Off == 1 {
+			switch c := text[t.Off]; c {
+			case '(', '[', '{':
+				stack = append(stack, i)
+			case ')', ']', '}':
+				open := byte(0)
+				if len(stack) > 0 {
+					open = text[toks[stack[len(stack)-1]].Off]
+				}
+				if open == 0 || closerOf[string(open)] != string(c) {
+					// A skipGroup from any open bracket fails here.
+					stack = stack[:0]
+					break
+				}
+				o := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if c == '}' && prevSig != o {
+					if before := prevSignificant(toks, o); before >= 0 && toks[before].Kind == Punct && text[toks[before].Off:toks[before].End] == ")" {
+						out[o] = prevSig
+					}
+				}
+			}
+		}
+		prevSig = i
+	}
+	return out
+}
+
+func prevSignificant(toks []Token, i int) int {
+	for i--; i >= 0 && toks[i].Kind.IsTrivia(); i-- {
+	}
+	return i
+}
+
+// bridgeInto is bridge writing into dst's array when it is big enough
+// (the function bodies of a file are bridged one after the other into one
+// buffer: nothing keeps a body's tokens once it is parsed).
+//
+// skip, when not nil, maps the index of a `{` to the index of the last
+// significant token inside its group: the tokens in between are left out
+// (see bodyInners), with the positions of the tokens after them as if
+// they were there.
+func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to int, typeNames map[string]bool, skip map[int]int) []lexer.Token {
 	n := 1 // EOF
 	for i := from; i < to; i++ {
 		if !toks[i].Kind.IsTrivia() {
 			n++
+			if last, ok := skip[i]; ok {
+				i = last
+			}
 		}
 	}
-	out := make([]lexer.Token, 0, n)
+	out := dst[:0]
+	if cap(out) < n {
+		out = make([]lexer.Token, 0, n)
+	}
 	prevEnd := 0
 	if from > 0 {
 		prevEnd = int(toks[from-1].End)
@@ -80,6 +152,9 @@ func bridge(filename, text string, toks []Token, from, to int, typeNames map[str
 			Pos: lexer.Position{Filename: filename, Offset: int(t.Off), Line: line, Column: prevEnd}})
 		prevEnd = int(t.End)
 		startOfLine = false
+		if last, ok := skip[i]; ok {
+			i, prevEnd = last, int(toks[last].End)
+		}
 	}
 	end := prevEnd
 	if to > from && int(toks[to-1].End) > end && !toks[to-1].Kind.IsTrivia() {
@@ -87,6 +162,46 @@ func bridge(filename, text string, toks []Token, from, to int, typeNames map[str
 	}
 	out = append(out, lexer.Token{Type: ttEOF, Pos: lexer.Position{Filename: filename, Offset: end, Line: midLine, Column: prevEnd}})
 	return out
+}
+
+// peekingLexer has the layout of participle's lexer.PeekingLexer (v2.1.4),
+// whose fields are unexported. lexer.Upgrade, the only way participle
+// offers to make one, reads the tokens one by one into a slice that grows
+// as it goes, which for a big file copies every token several times over;
+// newPeekingLexer instead hands the parsers the bridged slice itself.
+type peekingLexer struct {
+	lexer.Checkpoint
+	tokens []lexer.Token
+	elide  map[lexer.TokenType]bool
+}
+
+// peekingLayoutOK says whether peekingLexer still mirrors
+// lexer.PeekingLexer field for field; if a participle upgrade changes it,
+// newPeekingLexer falls back to lexer.Upgrade.
+var peekingLayoutOK = sameLayout(reflect.TypeOf(lexer.PeekingLexer{}), reflect.TypeOf(peekingLexer{}))
+
+func sameLayout(a, b reflect.Type) bool {
+	if a.Size() != b.Size() || a.NumField() != b.NumField() {
+		return false
+	}
+	for i := 0; i < a.NumField(); i++ {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Type != fb.Type || fa.Offset != fb.Offset || fa.Anonymous != fb.Anonymous {
+			return false
+		}
+	}
+	return true
+}
+
+// newPeekingLexer returns a PeekingLexer over toks, which must end with
+// the EOF token, in the state lexer.Upgrade leaves one in (nothing elided:
+// the cursors at 0). The lexer reads toks in place.
+func newPeekingLexer(toks []lexer.Token) *lexer.PeekingLexer {
+	if !peekingLayoutOK {
+		p, _ := lexer.Upgrade(&sliceLexer{toks: toks}) // a sliceLexer never fails
+		return p
+	}
+	return (*lexer.PeekingLexer)(unsafe.Pointer(&peekingLexer{tokens: toks}))
 }
 
 type sliceLexer struct {
@@ -279,12 +394,10 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	}
 	f.TypeNames = collectTypeNames(text, f.Toks)
 
-	ptoks := bridge(name, text, f.Toks, 0, len(f.Toks), f.TypeNames)
-	peek, lerr := lexer.Upgrade(&sliceLexer{toks: ptoks})
-	if lerr != nil {
-		return nil, lines.At(name, 0, diag.Error, "%v", lerr)
-	}
-	top, perr := topParser.ParseFromLexer(peek)
+	// The top level is handed the file without the insides of function
+	// bodies, which it skips whole; they are parsed one by one below.
+	ptoks := bridgeInto(nil, name, text, f.Toks, 0, len(f.Toks), f.TypeNames, bodyInners(text, f.Toks))
+	top, perr := topParser.ParseFromLexer(newPeekingLexer(ptoks))
 	if perr != nil {
 		return nil, participleDiag(name, lines, perr)
 	}
@@ -293,6 +406,7 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	}
 	f.collectFuncs(text, lines)
 	f.collectMembers(text, lines)
+	f.bodyToks = nil
 	return f, nil
 }
 
@@ -331,15 +445,42 @@ func (f *File) tokenIndex(off int) int {
 // Text returns the source text of a span.
 func (f *File) Text(s Span) string { return f.text[s.Start:s.End] }
 
+// TokensIn returns the tokens, trivia included, that start at or after
+// s.Start and end by s.End: a slice of f.Toks, not a copy.
+func (f *File) TokensIn(s Span) []Token {
+	from := f.tokenIndex(s.Start)
+	to := from
+	for to < len(f.Toks) && int(f.Toks[to].End) <= s.End {
+		to++
+	}
+	return f.Toks[from:to]
+}
+
 // SignificantTokens returns the non-trivia tokens within span s.
 func (f *File) SignificantTokens(s Span) []Token {
-	var out []Token
-	for i := f.tokenIndex(s.Start); i < len(f.Toks) && int(f.Toks[i].End) <= s.End; i++ {
-		if !f.Toks[i].Kind.IsTrivia() {
-			out = append(out, f.Toks[i])
+	in := f.TokensIn(s)
+	n := CountSignificant(in)
+	if n == 0 {
+		return nil
+	}
+	out := make([]Token, 0, n)
+	for _, t := range in {
+		if !t.Kind.IsTrivia() {
+			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// CountSignificant returns how many of toks are not trivia.
+func CountSignificant(toks []Token) int {
+	n := 0
+	for _, t := range toks {
+		if !t.Kind.IsTrivia() {
+			n++
+		}
+	}
+	return n
 }
 
 // TokenText returns a token's text (a slice of one copy of the source:
@@ -361,13 +502,11 @@ func (f *File) parseBody(text string, lines *diag.Lines, s Span) (b *Block, d *d
 	}()
 	from := f.tokenIndex(s.Start)
 	to := f.tokenIndex(s.End)
-	ptoks := bridge(f.Name, text, f.Toks, from, to, f.TypeNames)
-	peek, err := lexer.Upgrade(&sliceLexer{toks: ptoks})
-	if err == nil {
-		b, err = parseBlock(peek)
-		if err == nil && peek.Peek().Type != ttEOF {
-			err = participle.Errorf(peek.Peek().Pos, "unexpected %q", peek.Peek().Value)
-		}
+	f.bodyToks = bridgeInto(f.bodyToks, f.Name, text, f.Toks, from, to, f.TypeNames, nil)
+	peek := newPeekingLexer(f.bodyToks)
+	b, err := parseBlock(peek)
+	if err == nil && peek.Peek().Type != ttEOF {
+		err = participle.Errorf(peek.Peek().Pos, "unexpected %q", peek.Peek().Value)
 	}
 	if err != nil {
 		dd := participleDiag(f.Name, lines, err)

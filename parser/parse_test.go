@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -319,5 +320,31 @@ func TestFastChildrenMatchReflection(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// Leaving the insides of function bodies out of the top level's tokens
+// (bodyInners) changes nothing it parses, on every test input and on
+// inputs whose brackets do not balance.
+func TestTopLevelWithoutBodiesSame(t *testing.T) {
+	srcs := map[string][]byte{
+		"unbalanced1.cu": []byte("__global__ void k() { if (x) { }\n#if A\n}\n#endif\nvoid h() { (] }\n__device__ int g() { return 1; }\n"),
+		"unbalanced2.cu": []byte("struct S { void f() const { int a[2] = {1, 2}; } };\nvoid g() { ( }\nnamespace n { void h() {} }\n"),
+	}
+	for _, p := range cudaFiles(t) {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		srcs[p] = src
+	}
+	for p, src := range srcs {
+		text := string(src)
+		toks := Lex(src)
+		names := collectTypeNames(text, toks)
+		full, err1 := topParser.ParseFromLexer(newPeekingLexer(bridge(p, text, toks, 0, len(toks), names)))
+		cut, err2 := topParser.ParseFromLexer(newPeekingLexer(bridgeInto(nil, p, text, toks, 0, len(toks), names, bodyInners(text, toks))))
+		require.Equal(t, err1 == nil, err2 == nil, p)
+		if err1 == nil {
+			require.True(t, reflect.DeepEqual(full, cut), "%s: top level differs", p)
+		}
 	}
 }

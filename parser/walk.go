@@ -95,6 +95,19 @@ func asNode(v reflect.Value) (Node, bool) {
 	return n, ok
 }
 
+// EachChild calls fn for each direct child of n in the order of Children,
+// without building the slice.
+func EachChild(n Node, fn func(Node)) {
+	if n == nil {
+		return
+	}
+	if !eachFastChild(n, fn) {
+		for _, c := range reflectChildren(n) {
+			fn(c)
+		}
+	}
+}
+
 // Walk calls fn for n and, while fn returns true, for its descendants in
 // source order.
 func Walk(n Node, fn func(Node) bool) {
@@ -297,6 +310,139 @@ func eachFastChild(n Node, fn func(Node)) bool {
 		if n.X != nil {
 			fn(n.X)
 		}
+	// Statements and declarations (TestFastChildrenMatchReflection checks
+	// these against the reflective enumeration).
+	case *IfStmt:
+		if n.Init != nil {
+			fn(n.Init)
+		}
+		if n.CondDecl != nil {
+			fn(n.CondDecl)
+		}
+		if n.Cond != nil {
+			fn(n.Cond)
+		}
+		if n.Then != nil {
+			fn(n.Then)
+		}
+		if n.Else != nil {
+			fn(n.Else)
+		}
+	case *ForStmt:
+		if n.Init != nil {
+			fn(n.Init)
+		}
+		if n.Cond != nil {
+			fn(n.Cond)
+		}
+		if n.Post != nil {
+			fn(n.Post)
+		}
+		if n.RangeDecl != nil {
+			fn(n.RangeDecl)
+		}
+		if n.Range != nil {
+			fn(n.Range)
+		}
+		if n.Body != nil {
+			fn(n.Body)
+		}
+	case *WhileStmt:
+		if n.Cond != nil {
+			fn(n.Cond)
+		}
+		if n.Body != nil {
+			fn(n.Body)
+		}
+	case *DoStmt:
+		if n.Body != nil {
+			fn(n.Body)
+		}
+		if n.Cond != nil {
+			fn(n.Cond)
+		}
+	case *ReturnStmt:
+		if n.Value != nil {
+			fn(n.Value)
+		}
+		if n.Brace != nil {
+			fn(n.Brace)
+		}
+	case *DeclStmt:
+		if n.Specs != nil {
+			fn(n.Specs)
+		}
+		for _, d := range n.Decls {
+			if d != nil {
+				fn(d)
+			}
+		}
+	case *InitDeclarator:
+		if n.Decl != nil {
+			fn(n.Decl)
+		}
+		if n.Init != nil {
+			fn(n.Init)
+		}
+	case *Declarator:
+		for _, p := range n.Ptrs {
+			if p != nil {
+				fn(p)
+			}
+		}
+		if n.Nested != nil {
+			fn(n.Nested)
+		}
+		if n.Fn != nil {
+			fn(n.Fn)
+		}
+		for _, a := range n.Arrays {
+			if a != nil {
+				fn(a)
+			}
+		}
+	case *Initializer:
+		if n.Assign != nil {
+			fn(n.Assign)
+		}
+		if n.Brace != nil {
+			fn(n.Brace)
+		}
+		for _, a := range n.Ctor {
+			if a != nil {
+				fn(a)
+			}
+		}
+	case *DeclSpecs:
+		for _, q := range n.Pre {
+			if q != nil {
+				fn(q)
+			}
+		}
+		if n.Named != nil {
+			fn(n.Named)
+		}
+		for _, w := range n.Post {
+			if w != nil {
+				fn(w)
+			}
+		}
+	case *ArraySuffix:
+		if n.Size != nil {
+			fn(n.Size)
+		}
+	case *TypeRef:
+		for _, sg := range n.Segs {
+			if sg != nil {
+				fn(sg)
+			}
+		}
+	case *NameSeg:
+		if n.Args != nil {
+			fn(n.Args)
+		}
+	case *PtrOp, *CastType, *EmptyStmt, *BreakStmt, *ContinueStmt, *LabelStmt:
+		// no children
 	default:
 		return false
 	}

@@ -434,10 +434,16 @@ type tok struct {
 func (a *Analysis) tokens(s parser.Span) []tok { return tokensOf(a.File, s) }
 
 func tokensOf(f *parser.File, s parser.Span) []tok {
-	ts := f.SignificantTokens(s)
-	out := make([]tok, len(ts))
-	for i, t := range ts {
-		out[i] = tok{t, f.TokenText(t)}
+	in := f.TokensIn(s)
+	n := parser.CountSignificant(in)
+	if n == 0 {
+		return []tok{}
+	}
+	out := make([]tok, 0, n)
+	for _, t := range in {
+		if !t.Kind.IsTrivia() {
+			out = append(out, tok{t, f.TokenText(t)})
+		}
 	}
 	return out
 }
@@ -467,8 +473,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	dynMask := dynamicMaskVars(toks)
 	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
 	// call's arguments, not a call of a function v.
-	ctorParens := ctorInitParens(fn)
-	locals := localNames(fn, file)
+	locals, ctorParens := localNames(fn, file)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -655,19 +660,26 @@ func membersNamed(fns []*parser.Func) []*parser.Func {
 
 // localNames returns the names a function declares: its parameters, the
 // variables its body declares and the parameters of its lambdas (a use of
-// one is not a reference to a function of that name).
-func localNames(fn *parser.Func, file *parser.File) map[string]bool {
+// one is not a reference to a function of that name). It also returns the
+// offsets of the "(" of constructor-style initialisers in the body
+// (`float3 v(a, b, c);`): one walk of the body finds both.
+func localNames(fn *parser.Func, file *parser.File) (names map[string]bool, ctorParens map[int]bool) {
 	out := map[string]bool{}
+	ctorParens = map[int]bool{}
 	for _, p := range fn.Params {
 		if p.Name != "" {
 			out[p.Name] = true
 		}
 	}
 	if fn.Def == nil || fn.Def.Body == nil {
-		return out
+		return out, ctorParens
 	}
 	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
 		switch n := n.(type) {
+		case *parser.InitDeclarator:
+			if n.Init != nil && n.Init.Assign == nil && n.Init.Brace == nil {
+				ctorParens[n.Init.Span().Start] = true
+			}
 		case *parser.Declarator:
 			if n.Name != "" {
 				out[n.Name] = true
@@ -687,23 +699,7 @@ func localNames(fn *parser.Func, file *parser.File) map[string]bool {
 		}
 		return true
 	})
-	return out
-}
-
-// ctorInitParens returns the offsets of the "(" of constructor-style
-// initialisers in fn's parsed body (`float3 v(a, b, c);`).
-func ctorInitParens(fn *parser.Func) map[int]bool {
-	out := map[int]bool{}
-	if fn.Def == nil || fn.Def.Body == nil {
-		return out
-	}
-	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
-		if id, ok := n.(*parser.InitDeclarator); ok && id.Init != nil && id.Init.Assign == nil && id.Init.Brace == nil {
-			out[id.Init.Span().Start] = true
-		}
-		return true
-	})
-	return out
+	return out, ctorParens
 }
 
 // qualRoot returns the first segment of the qualified name that ends at

@@ -30,7 +30,7 @@ type LaunchSite struct {
 // significant returns a file's significant tokens and a function giving
 // the text of the i-th ("" out of range): the view the token scans below use.
 func significant(f *parser.File) ([]parser.Token, func(i int) string) {
-	sig := make([]parser.Token, 0, len(f.Toks)/2)
+	sig := make([]parser.Token, 0, parser.CountSignificant(f.Toks))
 	for _, t := range f.Toks {
 		if !t.Kind.IsTrivia() {
 			sig = append(sig, t)

@@ -61,12 +61,13 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 		switch n := n.(type) {
 		case *parser.Lambda:
 			return // a lambda's return ends the lambda, not the thread
+		case *parser.Expr, *parser.AssignExpr, *parser.InitValue:
+			// An expression holds statements only inside lambdas.
+			return
 		case *parser.ForStmt, *parser.WhileStmt, *parser.DoStmt, *parser.MacroStmt:
 			// A statement macro may hide a loop: count it as one.
 			loops = append(loops, n.Span())
-			for _, c := range parser.Children(n) {
-				visit(c)
-			}
+			parser.EachChild(n, visit)
 			loops = loops[:len(loops)-1]
 			return
 		case *parser.ReturnStmt:
@@ -90,9 +91,7 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 			out = append(out, r)
 			return
 		}
-		for _, c := range parser.Children(n) {
-			visit(c)
-		}
+		parser.EachChild(n, visit)
 	}
 	visit(fn.Def.Body)
 	return out
