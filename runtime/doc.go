@@ -39,7 +39,10 @@
 // Device.Launch runs a worker over a logical grid on an SM range as a Job;
 // Job.Resize moves it to another range (retreat flag, drain, relaunch; the
 // queue counter carries progress so no logical block is lost or repeated);
-// Job.Wait and Job.Progress never block inside the driver. Control-block
+// a resize to a superset grows without a drain (one more launch on the
+// added SMs, taking tasks from the same queue). WithAfter starts a job
+// behind another in GPU order. Job.Wait and Job.Progress never block
+// inside the driver. Control-block
 // writes are host-to-device copies on the copy engine, never memset
 // kernels, which could wait forever for an SM held by a worker.
 //
@@ -48,8 +51,11 @@
 // Scheduler decides on every arrival and completion whether a task runs
 // solo or beside others (Slate's table over Profile classes by default,
 // or any Policy), splits the SMs by weight and resizes running jobs; a
-// finishing job's SMs go to the survivors at once. It drives an Executor,
-// so the policy is tested with a fake device.
+// finishing job's SMs go to the survivors at once. Tasks submitted
+// together (SubmitAll) are decided together; those that must wait for a
+// task running alone are launched behind it (ChainExecutor), so the GPU
+// does not idle while the host notices its end. It drives an Executor, so
+// the policy is tested with a fake device.
 //
 // # Threads and contexts
 //
