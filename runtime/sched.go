@@ -354,27 +354,10 @@ func (s *Scheduler) reschedule() {
 	defer s.chain()
 	for {
 		admit := admitFromQueue(s.running, s.queue, s.opts.Policy, s.opts.MaxCoRun, s.opts.MaxSkips)
-		set := append([]*entry(nil), s.running...)
-		for _, i := range admit {
-			set = append(set, s.queue[i])
-		}
+		set := append(append([]*entry(nil), s.running...), s.takeAdmitted(admit)...)
 		if len(set) == 0 {
 			return
 		}
-		// Overtaken tasks age; admitted ones leave the queue.
-		var rest []*entry
-		ai := 0
-		for i, q := range s.queue {
-			if ai < len(admit) && admit[ai] == i {
-				ai++
-				continue
-			}
-			if ai < len(admit) {
-				q.skips++
-			}
-			rest = append(rest, q)
-		}
-		s.queue = rest
 
 		weights := make([]float64, len(set))
 		for i, e := range set {
@@ -459,6 +442,26 @@ func (s *Scheduler) resizeAll(ranges []SMRange) {
 	}
 }
 
+// takeAdmitted removes the queued tasks at the indices admit (ascending)
+// from the queue and returns them; the tasks they overtook age.
+func (s *Scheduler) takeAdmitted(admit []int) []*entry {
+	var taken, rest []*entry
+	ai := 0
+	for i, q := range s.queue {
+		if ai < len(admit) && admit[ai] == i {
+			taken = append(taken, q)
+			ai++
+			continue
+		}
+		if ai < len(admit) {
+			q.skips++
+		}
+		rest = append(rest, q)
+	}
+	s.queue = rest
+	return taken
+}
+
 // chain starts, behind the one task running alone, the tasks that would
 // start when it ends (the queue's head and those the policy lets join it,
 // on the split they would get), in GPU order, so the GPU goes from one to
@@ -481,23 +484,7 @@ func (s *Scheduler) chain() {
 		return
 	}
 	prev := s.running[0]
-	var rest []*entry
-	ai := 0
-	for i, q := range s.queue {
-		if ai < len(admit) && admit[ai] == i {
-			ai++
-			continue
-		}
-		if ai < len(admit) {
-			q.skips++ // overtaken, as in reschedule
-		}
-		rest = append(rest, q)
-	}
-	set := make([]*entry, len(admit))
-	for i, qi := range admit {
-		set[i] = s.queue[qi]
-	}
-	s.queue = rest
+	set := s.takeAdmitted(admit)
 	for i, e := range set {
 		r := ranges[i]
 		run, err := cx.StartAfter(e.task, r, prev.run)
