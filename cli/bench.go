@@ -347,6 +347,13 @@ func writeBenchReport(w io.Writer, d *corun.Document) {
 	for _, u := range d.Unavailable {
 		fmt.Fprintf(w, "unavailable: %s %s: %s\n", u.Workload, u.Mode, u.Reason)
 	}
+	for _, r := range d.Rows {
+		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "implausible:") {
+				fmt.Fprintf(w, "%s %s %s: %s\n", r.Workload, r.Mode, r.Setting, n)
+			}
+		}
+	}
 	s := d.Summarize()
 	fmt.Fprintf(w, "\nresizes that drained: %d, latency p50 %.1f us, p99 %.1f us; grew without a drain: %d\n",
 		d.ResizeLatency.Count, d.ResizeLatency.P50Us, d.ResizeLatency.P99Us, d.ResizeLatency.Grows)

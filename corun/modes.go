@@ -209,6 +209,9 @@ func (b *Bench) Run(ctx context.Context, ws []Workload, modes []Mode) ([]Outcome
 			if o.Unavailable == "" && solos[i] != nil {
 				o.Metrics = ComputeMetrics(o.Ends, solos[i], o.MakespanMs)
 			}
+			if note := implausible(w, o.MakespanMs, b.Dev.Info().PeakBWGBs); o.Unavailable == "" && note != "" {
+				o.Notes = append(o.Notes, note)
+			}
 		}
 		byWorkload[i] = append(byWorkload[i], os...)
 		return nil
@@ -245,6 +248,25 @@ func (b *Bench) Run(ctx context.Context, ws []Workload, modes []Mode) ([]Outcome
 		}
 	}
 	return flat(), nil
+}
+
+// implausible says why a makespan cannot be right, or "": no run moves
+// the workload's DRAM traffic faster than the device's peak bandwidth. A
+// row so marked has a measurement fault (its kernels' spans mix the host's
+// clock with GPU times), not a gain.
+func implausible(w Workload, makespanMs, peakGBs float64) string {
+	var bytes int64
+	for _, k := range w.Kernels {
+		bytes += k.Bytes
+	}
+	if makespanMs <= 0 || peakGBs <= 0 || bytes == 0 {
+		return ""
+	}
+	gbs := float64(bytes) / 1e9 / (makespanMs / 1e3)
+	if gbs <= peakGBs {
+		return ""
+	}
+	return fmt.Sprintf("implausible: %.2f GB in %.3f ms is %.0f GB/s, above the peak %.0f GB/s", float64(bytes)/1e9, makespanMs, gbs, peakGBs)
 }
 
 // soloTimes turns the sequential mode's cumulative ends into each

@@ -413,3 +413,10 @@ func TestGreenFailureKeepsTheRest(t *testing.T) {
 		`triad_f4+chase sequential ""`, `triad_f4+chase static ""`, "triad_f4+chase green " + why,
 	}, got)
 }
+
+func TestImplausible(t *testing.T) {
+	w := workload(t, "triad_f4", "scale_f4") // 5 GiB of DRAM traffic
+	assert.Equal(t, "", implausible(w, 1.8, 3352))
+	assert.Contains(t, implausible(w, 1.071, 3352), "implausible: 5.37 GB in 1.071 ms is 5013 GB/s")
+	assert.Equal(t, "", implausible(w, 1.071, 0), "no peak known: no verdict")
+}
