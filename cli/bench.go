@@ -327,7 +327,7 @@ func listBench(w io.Writer, ws []corun.Workload) {
 func writeBenchReport(w io.Writer, d *corun.Document) {
 	fmt.Fprintf(w, "slatec bench on %s (%d SMs), commit %s, profiles %s\n\n", d.Device, d.SMs, d.Commit, d.Profiles)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tmode\tmakespan ms\tgain\tSTP\tANTT\tpredicted ms\tsplit\t")
+	fmt.Fprintln(tw, "workload\tmode\tmakespan ms\twall ms\tgain\tSTP\tANTT\tpredicted ms\tsplit\t")
 	for _, r := range d.Rows {
 		mode := string(r.Mode)
 		if r.Setting != "" {
@@ -341,7 +341,7 @@ func writeBenchReport(w io.Writer, d *corun.Document) {
 		if split == "" {
 			split = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%+.1f%%\t%.3f\t%.3f\t%s\t%s\t\n", r.Workload, mode, r.MakespanMs, 100*r.Gain, r.STP, r.ANTT, pred, split)
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%+.1f%%\t%.3f\t%.3f\t%s\t%s\t\n", r.Workload, mode, r.MakespanMs, r.WallMs, 100*r.Gain, r.STP, r.ANTT, pred, split)
 	}
 	tw.Flush()
 	for _, u := range d.Unavailable {

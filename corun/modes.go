@@ -122,6 +122,12 @@ type Outcome struct {
 	// "pct=50"); empty for the others.
 	Setting    string
 	MakespanMs float64
+	// WallMs is the same run timed on the host alone: from before the
+	// first launch call to the moment the last kernel's end was seen (for
+	// mps, in the children). It can only overstate (host launch and
+	// polling latency, tens of us), where the span-based MakespanMs can
+	// err both ways, so a mode's gain is real only where WallMs agrees.
+	WallMs float64
 	// PredictedMs is the planner's makespan for modes that follow a plan
 	// (sequential, stm, scheduler with Slate's plan); nil otherwise.
 	PredictedMs *float64
@@ -319,13 +325,14 @@ func (b *Bench) runMode(ctx context.Context, w Workload, m Mode, solo []float64)
 // runResult is one run of a workload's kernels.
 type runResult struct {
 	makespan float64
+	wall     float64 // host-observed (Outcome.WallMs)
 	ends     []float64
 	resizes  []Resize
 	gantt    []Segment
 }
 
 func (r runResult) outcome() Outcome {
-	return Outcome{MakespanMs: r.makespan, Ends: r.ends, Resizes: r.resizes, Gantt: r.gantt}
+	return Outcome{MakespanMs: r.makespan, WallMs: r.wall, Ends: r.ends, Resizes: r.resizes, Gantt: r.gantt}
 }
 
 // median runs run Reps times and returns the run with the median makespan
@@ -368,6 +375,7 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
 	dev := b.Dev
+	t0 := dev.Now()
 	n := len(ks)
 	jobs := make([]Job, n)
 	cur := make([]runtime.SMRange, n)
@@ -457,7 +465,9 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 		return runResult{}, err
 	}
 	ok = true
-	return spans(jobs, gantt, resizes), nil
+	r := spans(jobs, gantt, resizes)
+	r.wall = ms(dev.Now() - t0)
+	return r, nil
 }
 
 // canceler is a Job that can be stopped early (the real device's).
@@ -557,6 +567,7 @@ func (b *Bench) sequential(ctx context.Context, w Workload) (Outcome, error) {
 			return Outcome{}, err
 		}
 		t += r.makespan
+		o.WallMs += r.wall
 		o.Ends = append(o.Ends, t)
 	}
 	o.MakespanMs = t
@@ -764,6 +775,7 @@ func (b *Bench) stm(ctx context.Context, w Workload) (Outcome, error) {
 			o.Ends[index[k.Name]] = offset + r.ends[i]
 		}
 		offset += r.makespan
+		o.WallMs += r.wall
 	}
 	o.MakespanMs = offset
 	o.Notes = append(o.Notes, "phases: "+strings.Join(desc, " | "))

@@ -288,17 +288,17 @@ type fakeMPS struct {
 }
 
 func (m *fakeMPS) Unavailable() string { return "" }
-func (m *fakeMPS) Run(_ context.Context, ks []*Kernel, pct int) ([]float64, float64, error) {
+func (m *fakeMPS) Run(_ context.Context, ks []*Kernel, pct int) ([]float64, float64, float64, error) {
 	m.calls = append(m.calls, pct)
 	mk, ok := m.makespan[pct]
 	if !ok {
-		return nil, 0, errors.New("unexpected percentage")
+		return nil, 0, 0, errors.New("unexpected percentage")
 	}
 	ends := make([]float64, len(ks))
 	for i := range ends {
 		ends[i] = mk
 	}
-	return ends, mk, nil
+	return ends, mk, mk + 0.05, nil
 }
 
 func TestMPSBestPercentage(t *testing.T) {
@@ -314,6 +314,11 @@ func TestMPSBestPercentage(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"default 3.2", "pct=50 2.9"}, got)
+	for _, o := range outs {
+		if o.Mode == MPS {
+			assert.InDelta(t, o.MakespanMs+0.05, o.WallMs, 1e-9, "the runner's wall makespan is kept")
+		}
+	}
 	assert.Equal(t, []int{0, 25, 50, 75}, m.calls)
 }
 

@@ -20,8 +20,9 @@ type MPSRunner interface {
 	Unavailable() string
 	// Run runs the kernels once with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 	// pct (0: unset) and returns each kernel's end in ms from the earliest
-	// start, with the makespan.
-	Run(ctx context.Context, ks []*Kernel, pct int) (ends []float64, makespan float64, err error)
+	// start, with the makespan, and the wall makespan (Outcome.WallMs:
+	// earliest launch to the last end a child saw, on the host's clock).
+	Run(ctx context.Context, ks []*Kernel, pct int) (ends []float64, makespan, wall float64, err error)
 }
 
 // mps runs the mps mode: the default setting, then each thread
@@ -35,8 +36,8 @@ func (b *Bench) mps(ctx context.Context, w Workload) ([]Outcome, error) {
 	}
 	run := func(pct int) (runResult, error) {
 		return b.median(ctx, func() (runResult, error) {
-			ends, mk, err := b.Opts.MPS.Run(ctx, w.Kernels, pct)
-			return runResult{makespan: mk, ends: ends}, err
+			ends, mk, wall, err := b.Opts.MPS.Run(ctx, w.Kernels, pct)
+			return runResult{makespan: mk, ends: ends, wall: wall}, err
 		})
 	}
 	def, err := run(0)
@@ -98,7 +99,7 @@ func MPSDaemonRunning() (bool, string) {
 // children of one workload and percentage are kept across repetitions
 // (their CUDA start-up is not what is measured): each "go" line on a
 // child's stdin runs its kernel once on all SMs, and the child answers
-// "done START_UNIX_NS GPU_NS" (see ServeMPSChild).
+// "done START_UNIX_NS GPU_NS END_UNIX_NS" (see ServeMPSChild).
 type ProcessMPS struct {
 	Exe  string
 	Args []string
@@ -125,35 +126,36 @@ func (p *ProcessMPS) Unavailable() string {
 }
 
 // Run implements MPSRunner.
-func (p *ProcessMPS) Run(ctx context.Context, ks []*Kernel, pct int) ([]float64, float64, error) {
+func (p *ProcessMPS) Run(ctx context.Context, ks []*Kernel, pct int) ([]float64, float64, float64, error) {
 	key := fmt.Sprintf("%s@%d", names(ks), pct)
 	if key != p.key {
 		p.Close()
 		if err := p.spawn(ctx, ks, pct); err != nil {
 			p.Close()
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		p.key = key
 	}
 	for _, c := range p.children {
 		if _, err := io.WriteString(c.in, "go\n"); err != nil {
 			p.Close()
-			return nil, 0, fmt.Errorf("MPS child: %w", err)
+			return nil, 0, 0, fmt.Errorf("MPS child: %w", err)
 		}
 	}
 	starts := make([]int64, len(ks))
 	gpu := make([]int64, len(ks))
+	seen := make([]int64, len(ks))
 	for i, c := range p.children {
 		line, err := c.line(ctx, 10*time.Minute)
 		if err == nil {
-			_, err = fmt.Sscanf(line, "done %d %d", &starts[i], &gpu[i])
+			_, err = fmt.Sscanf(line, "done %d %d %d", &starts[i], &gpu[i], &seen[i])
 			if err != nil {
 				err = fmt.Errorf("unexpected answer %q", line)
 			}
 		}
 		if err != nil {
 			p.Close()
-			return nil, 0, fmt.Errorf("MPS child running %s: %w", ks[i].Name, err)
+			return nil, 0, 0, fmt.Errorf("MPS child running %s: %w", ks[i].Name, err)
 		}
 	}
 	t0 := starts[0]
@@ -161,12 +163,13 @@ func (p *ProcessMPS) Run(ctx context.Context, ks []*Kernel, pct int) ([]float64,
 		t0 = min(t0, s)
 	}
 	ends := make([]float64, len(ks))
-	makespan := 0.0
+	makespan, wall := 0.0, 0.0
 	for i := range ks {
 		ends[i] = float64(starts[i]-t0+gpu[i]) / 1e6
 		makespan = max(makespan, ends[i])
+		wall = max(wall, float64(seen[i]-t0)/1e6)
 	}
-	return ends, makespan, nil
+	return ends, makespan, wall, nil
 }
 
 func (p *ProcessMPS) spawn(ctx context.Context, ks []*Kernel, pct int) error {
@@ -257,24 +260,26 @@ func (p *ProcessMPS) Close() {
 // ServeMPSChild is the child side of ProcessMPS: it runs k once as the
 // baselines do (natively where dev can, else its worker on all SMs; a
 // warm-up that also allocates its buffers), says "ready", then for each
-// "go" line runs k again and answers "done START GPU" (the launch's Unix
-// time and the job's GPU time, in ns), until stdin ends.
+// "go" line runs k again and answers "done START GPU END" (the launch's
+// Unix time, the job's GPU time, and the Unix time its end was seen, in
+// ns), until stdin ends.
 func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out io.Writer, now func() time.Time) error {
 	b := &Bench{Dev: dev}
 	start1, _ := b.baselineStarter([]*Kernel{k})
-	once := func() (int64, time.Duration, error) {
+	once := func() (int64, time.Duration, int64, error) {
 		start := now().UnixNano()
 		j, _, err := start1(0)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if _, err := dev.WaitAny(ctx, []Job{j}); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
+		seen := now().UnixNano()
 		s, e := j.Span()
-		return start, e - s, nil
+		return start, e - s, seen, nil
 	}
-	if _, _, err := once(); err != nil {
+	if _, _, _, err := once(); err != nil {
 		fmt.Fprintf(out, "error %v\n", err)
 		return err
 	}
@@ -284,12 +289,12 @@ func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out
 		if strings.TrimSpace(sc.Text()) != "go" {
 			continue
 		}
-		start, gpu, err := once()
+		start, gpu, seen, err := once()
 		if err != nil {
 			fmt.Fprintf(out, "error %v\n", err)
 			return err
 		}
-		fmt.Fprintf(out, "done %d %d\n", start, gpu.Nanoseconds())
+		fmt.Fprintf(out, "done %d %d %d\n", start, gpu.Nanoseconds(), seen)
 	}
 	return sc.Err()
 }

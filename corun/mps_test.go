@@ -63,9 +63,10 @@ func TestProcessMPS(t *testing.T) {
 	ks := kernelsByName(t, "triad_f4", "fma_chain")
 	first := 0
 	for rep := range 2 {
-		ends, mk, err := p.Run(context.Background(), ks, 50)
+		ends, mk, wall, err := p.Run(context.Background(), ks, 50)
 		require.NoError(t, err)
 		require.Len(t, ends, 2)
+		assert.Greater(t, wall, 0.0, "rep %d: the children report when they saw their ends", rep)
 		// The fake's solo times (1.0 and 2.5 ms) plus the children's
 		// start skew, which is well under a second.
 		assert.InDelta(t, 1.0, ends[0], 1000, "rep %d", rep)
@@ -79,14 +80,14 @@ func TestProcessMPS(t *testing.T) {
 		}
 	}
 	pid := p.children[0].cmd.Process.Pid
-	_, _, err := p.Run(context.Background(), ks, 25)
+	_, _, _, err := p.Run(context.Background(), ks, 25)
 	require.NoError(t, err)
 	assert.NotEqual(t, pid, p.children[0].cmd.Process.Pid, "a new percentage starts new children")
 }
 
 func TestProcessMPSChildFails(t *testing.T) {
 	p := testMPS(t)
-	_, _, err := p.Run(context.Background(), []*Kernel{{Name: "nope"}}, 0)
+	_, _, _, err := p.Run(context.Background(), []*Kernel{{Name: "nope"}}, 0)
 	assert.ErrorContains(t, err, "no kernel nope")
 	assert.Empty(t, p.children, "failed children are cleaned up")
 }
@@ -98,7 +99,7 @@ func TestServeMPSChild(t *testing.T) {
 	var out strings.Builder
 	at := time.Unix(100, 0)
 	require.NoError(t, ServeMPSChild(context.Background(), f, k, strings.NewReader("go\nnoise\ngo\n"), &out, func() time.Time { return at }))
-	assert.Equal(t, "ready\ndone 100000000000 2500000\ndone 100000000000 2500000\n", out.String())
+	assert.Equal(t, "ready\ndone 100000000000 2500000 100000000000\ndone 100000000000 2500000 100000000000\n", out.String())
 	assert.Equal(t, 3, f.Starts(), "a warm-up and two runs")
 	assert.Equal(t, 3, f.NativeStarts(), "the kernel as written, as the baselines run it")
 }
@@ -129,6 +130,6 @@ func TestProcessMPSChildEnv(t *testing.T) {
 	t.Setenv("CUDA_MPS_PIPE_DIRECTORY", "")
 	p := testMPS(t)
 	t.Setenv("CORUN_TEST_MPS_CHILD", "env")
-	_, _, err := p.Run(context.Background(), kernelsByName(t, "triad_f4"), 30)
+	_, _, _, err := p.Run(context.Background(), kernelsByName(t, "triad_f4"), 30)
 	require.NoError(t, err)
 }

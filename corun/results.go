@@ -36,6 +36,10 @@ type Row struct {
 	// Setting tells variants of a mode apart: mps "default" or "pct=N".
 	Setting    string  `json:"setting,omitempty"`
 	MakespanMs float64 `json:"makespan_ms"`
+	// WallMs is the host-observed makespan (Outcome.WallMs): an upper
+	// bound that makespan_ms must not undercut by more than the host's
+	// latencies. Absent in documents written before it existed.
+	WallMs float64 `json:"wall_ms,omitempty"`
 	// PredictedMs is the planner's prediction (sequential, stm,
 	// scheduler), null for modes without one.
 	PredictedMs *float64 `json:"predicted_ms"`
@@ -131,7 +135,7 @@ func NewDocument(device string, sms int, commit, date string, quick bool, profil
 			}
 		}
 		r := Row{Workload: o.Workload, Complementary: o.Complementary, Mode: o.Mode, Setting: o.Setting,
-			MakespanMs: round4(o.MakespanMs), Gain: round4(Gain(o.MakespanMs, seq[o.Workload])),
+			MakespanMs: round4(o.MakespanMs), WallMs: round4(o.WallMs), Gain: round4(Gain(o.MakespanMs, seq[o.Workload])),
 			STP: round4(o.Metrics.STP), ANTT: round4(o.Metrics.ANTT), Resizes: len(o.Resizes), Notes: o.Notes, Kernels: []KernelEnd{}}
 		if o.PredictedMs != nil {
 			p := round4(*o.PredictedMs)
