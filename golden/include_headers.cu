@@ -36,7 +36,6 @@ struct __align__(8) slate_cfg {
 #define SLATE_FLAG_STATIC 8u    // a launch of k__slate_static: worker b runs logical blocks
                                 // b, b + workers, ... without the queue (all SMs, never resized)
 #define SLATE_FLAG_1D 16u       // grid_y == grid_z == 1: the id is blockIdx.x
-#define SLATE_FLAG_GUIDED 32u   // queue tasks shrink near the end of the grid (slate_worker_loop)
 #define SLATE_STOP 0xffffffffffffffffull
 #define SLATE_STOP32 0xffffffffu
 // The largest grid a worker runs: ids and id + workers stay below 2^32.
@@ -130,11 +129,9 @@ template <bool kSync, typename Body>
 static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The task slot (first block and size): the leader writes it, a barrier
-    // publishes it, and a barrier at the end of the task lets the leader
-    // write the next one.
+    // The task slot: the leader writes it, a barrier publishes it, and a
+    // barrier at the end of the task lets the leader write the next one.
     __shared__ unsigned int slate_task;
-    __shared__ unsigned int slate_size;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
         if (leader) {
@@ -152,26 +149,9 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         if (leader) {
             unsigned int t = SLATE_STOP32;
             if (*(volatile const unsigned int*)&ctl->retreat == 0u) {
-                unsigned int size = cfg.iters;
-                if ((cfg.flags & SLATE_FLAG_GUIDED) && size > 1u) {
-                    // Guided tail: with less than a round of full tasks left
-                    // (workers x iters blocks), tasks shrink to a quarter, and
-                    // to single blocks for the last quarter round, so that the
-                    // workers end within about a block of each other instead
-                    // of a task (a memory-bound kernel lost ~8% to that tail).
-                    // The read of next is racy on purpose: any size is correct,
-                    // since each task is what its own atomicAdd claimed.
-                    // 32-bit: total < 2^32, workers x iters < 2^18.
-                    const unsigned long long seen = *(volatile const unsigned long long*)&ctl->next;
-                    const unsigned int left = seen < total ? total - (unsigned int)seen : 0u;
-                    const unsigned int round = cfg.workers * size;
-                    if (left < round)
-                        size = left < round / 4u ? 1u : (size + 3u) / 4u;
-                }
-                const unsigned long long n = atomicAdd(&ctl->next, (unsigned long long)size);
+                const unsigned long long n = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
                 if (n < total)
                     t = (unsigned int)n;
-                slate_size = size;
             }
             slate_task = t;
         }
@@ -185,8 +165,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         for (unsigned int id = start;;) {
             slate_run_block(cfg, id, body, ctl);
             const unsigned int s = *(volatile unsigned int*)&slate_task;
-            const unsigned int z = *(volatile unsigned int*)&slate_size;
-            const bool last = ++id >= (total - s < z ? total : s + z);
+            const bool last = ++id >= (total - s < cfg.iters ? total : s + cfg.iters);
             if (kSync)
                 __syncthreads();
             if (last)
@@ -194,8 +173,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         }
         if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
             const unsigned int s = *(volatile unsigned int*)&slate_task;
-            const unsigned int z = *(volatile unsigned int*)&slate_size;
-            atomicAdd(&ctl->done, (unsigned long long)((total - s < z ? total : s + z) - s));
+            atomicAdd(&ctl->done, (unsigned long long)((total - s < cfg.iters ? total : s + cfg.iters) - s));
         }
         if (!kSync)
             __syncthreads(); // every thread has read the slot (kSync: the block's barrier did it)
@@ -1647,7 +1625,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // A served launch may be moved to a partial range: the whole wave.
         if (full_range && !served && workers > tasks)
             workers = tasks;
-        p->cfg.flags = SLATE_FLAG_RESET | SLATE_FLAG_GUIDED | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
+        p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
     int slot = 0;
     p->ctl = 0;

@@ -33,11 +33,6 @@ const (
 	FlagStatic = 8
 	// FlagOneD marks a grid whose y and z are 1: the logical id is blockIdx.x.
 	FlagOneD = 16
-	// FlagGuided makes queue tasks shrink near the end of the grid (a
-	// quarter of iters with less than workers x iters blocks left, single
-	// blocks for the last quarter of that), so workers end together: the
-	// runtime sets it on every job.
-	FlagGuided = 32
 
 	// MaxTotal is the largest grid (in blocks) a worker runs: logical ids
 	// are 32-bit on the device, and id + workers must not wrap.
@@ -94,7 +89,7 @@ func NewCfg(grid Dim3) Cfg {
 func jobCfg(grid Dim3, iters, workers uint32) Cfg {
 	c := NewCfg(grid)
 	c.Iters, c.Workers = iters, workers
-	c.Flags |= FlagProgress | FlagGuided
+	c.Flags |= FlagProgress
 	return c
 }
 

@@ -18,7 +18,7 @@ import (
 // see.
 func TestFlagsAgreeWithTheTransformsWorkers(t *testing.T) {
 	want := map[string]uint32{
-		"RESET": FlagReset, "PROGRESS": FlagProgress, "ALL_SMS": FlagAllSMs, "STATIC": FlagStatic, "1D": FlagOneD, "GUIDED": FlagGuided,
+		"RESET": FlagReset, "PROGRESS": FlagProgress, "ALL_SMS": FlagAllSMs, "STATIC": FlagStatic, "1D": FlagOneD,
 	}
 	defines := regexp.MustCompile(`(?m)^#define SLATE_FLAG_(\w+) (\d+)u`)
 	read := func(path string) map[string]uint32 {
@@ -38,7 +38,7 @@ func TestFlagsAgreeWithTheTransformsWorkers(t *testing.T) {
 		assert.Equal(t, prelude[name], v, "testdata/worker.cu SLATE_FLAG_%s", name)
 	}
 	c := jobCfg(Dim3{X: 4, Y: 1, Z: 1}, 2, 3)
-	assert.Equal(t, uint32(FlagProgress|FlagOneD|FlagGuided), c.Flags, "every job counts its progress, with a guided tail")
+	assert.Equal(t, uint32(FlagProgress|FlagOneD), c.Flags, "every job counts its progress")
 	assert.Equal(t, uint32(2), c.Iters)
 	assert.Equal(t, uint32(3), c.Workers)
 }
