@@ -267,6 +267,9 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		}
 	}
 	doc := corun.NewDocument(info.Name, info.SMs, commit, benchNow().UTC().Format("2006-01-02"), fl.quick, source, outs, kn)
+	if td, ok := dev.(corun.Timed); ok {
+		doc.Timing = td.Timing()
+	}
 
 	// Everything is rendered before anything is written.
 	files := map[string][]byte{}
@@ -325,7 +328,11 @@ func listBench(w io.Writer, ws []corun.Workload) {
 
 // writeBenchReport prints the rows and the targets.
 func writeBenchReport(w io.Writer, d *corun.Document) {
-	fmt.Fprintf(w, "slatec bench on %s (%d SMs), commit %s, profiles %s\n\n", d.Device, d.SMs, d.Commit, d.Profiles)
+	fmt.Fprintf(w, "slatec bench on %s (%d SMs), commit %s, profiles %s\n", d.Device, d.SMs, d.Commit, d.Profiles)
+	if d.Timing != "" {
+		fmt.Fprintf(w, "timing: %s\n", d.Timing)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tmode\tmakespan ms\twall ms\tgain\tSTP\tANTT\tpredicted ms\tsplit\t")
 	for _, r := range d.Rows {

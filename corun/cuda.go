@@ -23,7 +23,10 @@ type CUDADevice struct {
 	ks      *Kernels
 	handles map[string]*runtime.Kernel
 	epoch   time.Time
-	peakBW  float64
+	// clockWhy says why spans fall back to host start + event time ("" when
+	// the GPU clock stamps every job).
+	clockWhy string
+	peakBW   float64
 
 	mu   sync.Mutex
 	bufs map[string][]runtime.DevicePtr
@@ -50,6 +53,11 @@ func OpenCUDA(ordinal int, c *runtime.Compiler, peakBWGBs float64) (*CUDADevice,
 		peakBWGBs = d.Info().PeakBandwidth() / 1e9
 	}
 	cd := &CUDADevice{dev: d, ks: ks, handles: kernelHandles(ks), epoch: time.Now(), peakBW: peakBWGBs, bufs: map[string][]runtime.DevicePtr{}}
+	// Spans from GPU stamps: event times undercount kernels that waited
+	// behind another stream's work in a shared hardware queue (RESULTS.md).
+	if err := d.EnableClock(); err != nil {
+		cd.clockWhy = err.Error()
+	}
 	cd.green.probe(d, c)
 	return cd, nil
 }
@@ -77,6 +85,14 @@ func kernelHandles(k *Kernels) map[string]*runtime.Kernel {
 func (d *CUDADevice) Info() plan.Device {
 	i := d.dev.Info()
 	return plan.Device{Name: i.Name, SMs: i.SMs, PeakBWGBs: round4(d.peakBW), MemBytes: i.TotalMem, MaxThreadsPerSM: i.MaxThreadsPerSM}
+}
+
+// Timing implements Timed: how this device's spans are measured.
+func (d *CUDADevice) Timing() string {
+	if d.clockWhy != "" {
+		return "events: " + d.clockWhy
+	}
+	return "gpu-stamps"
 }
 
 // Runtime is the underlying device (for MPS children and tests).
@@ -209,7 +225,7 @@ func (d *CUDADevice) StartAfter(k *Kernel, r runtime.SMRange, prev Job) (Job, er
 	if err != nil {
 		return nil, err
 	}
-	return &cudaJob{j: j, start: start, after: p}, nil
+	return &cudaJob{j: j, start: start, after: p, epoch: d.epoch}, nil
 }
 
 // WaitAny implements Device.
@@ -242,7 +258,8 @@ func (d *CUDADevice) WaitAny(ctx context.Context, jobs []Job) (int, error) {
 type cudaJob struct {
 	j     *runtime.Job
 	start time.Duration
-	after *cudaJob // started behind it (StartAfter)
+	after *cudaJob  // started behind it (StartAfter)
+	epoch time.Time // the device's (Now's zero)
 }
 
 func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
@@ -251,11 +268,16 @@ func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error)
 }
 
 func (c *cudaJob) Wait(ctx context.Context) error { return c.j.Wait(ctx) }
+func (c *cudaJob) Stamped() bool                  { return !c.j.Stats().Start.IsZero() }
 func (c *cudaJob) Done() <-chan struct{}          { return c.j.Done() }
 
-// Span is the launch time plus the job's GPU time (events around its
-// launches), so host polling does not enter the end.
+// Span is the job's start and end from GPU stamps, mapped to the device's
+// clock; without the GPU clock, the launch time plus the job's GPU time
+// (events around its launches), so host polling does not enter the end.
 func (c *cudaJob) Span() (time.Duration, time.Duration) {
+	if st := c.j.Stats(); !st.Start.IsZero() {
+		return st.Start.Sub(c.epoch), st.End.Sub(c.epoch) // GPU stamps
+	}
 	start := c.start
 	if c.after != nil {
 		// Its GPU time counts from its first launch, which waited for

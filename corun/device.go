@@ -27,6 +27,13 @@ type Device interface {
 	Close() error
 }
 
+// Timed is a Device that says how it times spans (Document.Timing).
+type Timed interface{ Timing() string }
+
+// stampedJob is a Job whose Span came from GPU stamps (runtime
+// Device.EnableClock) rather than from the host's launch time.
+type stampedJob interface{ Stamped() bool }
+
 // Resize is one resize of a job as the device saw it.
 type Resize struct {
 	// Latency is the runtime's retreat-to-drained plus relaunch gap (GPU

@@ -137,7 +137,7 @@ func (d *CUDADevice) StartGreen(k *Kernel, parts []int, part int) (Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nativeJob{nl: gl, start: start}, nil
+	return &nativeJob{nl: gl, start: start, epoch: d.epoch}, nil
 }
 
 // NativeUnavailable implements NativeDevice: native kernels come from a
@@ -171,7 +171,7 @@ func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nativeJob{nl: nl, start: start}, nil
+	return &nativeJob{nl: nl, start: start, epoch: d.epoch}, nil
 }
 
 // nativeJob is a native kernel (in a green context or the primary one):
@@ -179,13 +179,21 @@ func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
 type nativeJob struct {
 	nl    *runtime.NativeLaunch
 	start time.Duration
+	epoch time.Time // the device's (Now's zero)
 }
 
 func (j *nativeJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
 	return Resize{}, fmt.Errorf("a native kernel cannot be resized")
 }
 func (j *nativeJob) Wait(ctx context.Context) error { return j.nl.Wait(ctx) }
-func (j *nativeJob) Done() <-chan struct{}          { return j.nl.Done() }
+func (j *nativeJob) Stamped() bool {
+	s, _ := j.nl.Span()
+	return !s.IsZero()
+}
+func (j *nativeJob) Done() <-chan struct{} { return j.nl.Done() }
 func (j *nativeJob) Span() (time.Duration, time.Duration) {
+	if s, e := j.nl.Span(); !s.IsZero() {
+		return s.Sub(j.epoch), e.Sub(j.epoch) // GPU stamps
+	}
 	return j.start, j.start + j.nl.GPUTime()
 }

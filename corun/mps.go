@@ -266,6 +266,8 @@ func (p *ProcessMPS) Close() {
 func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out io.Writer, now func() time.Time) error {
 	b := &Bench{Dev: dev}
 	start1, _ := b.baselineStarter([]*Kernel{k})
+	// The device clock's zero in Unix ns, for spans from GPU stamps.
+	epochUnix := now().UnixNano() - dev.Now().Nanoseconds()
 	once := func() (int64, time.Duration, int64, error) {
 		start := now().UnixNano()
 		j, _, err := start1(0)
@@ -277,6 +279,11 @@ func ServeMPSChild(ctx context.Context, dev Device, k *Kernel, in io.Reader, out
 		}
 		seen := now().UnixNano()
 		s, e := j.Span()
+		if sj, ok := j.(stampedJob); ok && sj.Stamped() {
+			// The kernel's own start on the GPU clock, which every
+			// process on the device shares.
+			start = epochUnix + s.Nanoseconds()
+		}
 		return start, e - s, seen, nil
 	}
 	if _, _, _, err := once(); err != nil {

@@ -17,7 +17,12 @@ type Document struct {
 	// Profiles says where the planners' profiles came from: a file given
 	// with --profiles, or "measured" (MeasureProfiles in the same run).
 	Profiles string `json:"profiles"`
-	Rows     []Row  `json:"rows"`
+	// Timing says how makespans were timed: "gpu-stamps" (%globaltimer
+	// before and after every kernel) or "events: WHY" (host launch time
+	// plus CUDA event time, which undercounts concurrent modes). Absent in
+	// documents written before it existed.
+	Timing string `json:"timing,omitempty"`
+	Rows   []Row  `json:"rows"`
 	// Unavailable lists the modes that could not run, and why.
 	Unavailable []UnavailableMode `json:"unavailable"`
 	Sweeps      []Sweep           `json:"sweeps"`

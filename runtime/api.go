@@ -187,6 +187,10 @@ type JobStats struct {
 	// GPUTime is first launch to last launch end (valid once the job
 	// succeeded or was canceled).
 	GPUTime time.Duration
+	// Start and End are the job's first launch start and last launch end
+	// from GPU stamps, on the host's clock (Device.EnableClock; zero
+	// without it). Unlike GPUTime they are comparable across jobs.
+	Start, End time.Time
 }
 
 type LaunchOption func(*launchOpts)

@@ -69,6 +69,9 @@ type Device struct {
 	// streams per job cost each launch ~10-20 us of host time, which lands
 	// between a finished job and the next one a scheduler starts.
 	streams map[int][]C.CUstream
+	// clock stamps jobs and native launches on the GPU (EnableClock);
+	// nil until then.
+	clock *gpuClock
 
 	pinned *pinnedPool
 	// consts is page-locked host memory holding the values the runtime
@@ -296,7 +299,12 @@ func (d *Device) Close() error {
 		}
 	}
 	d.streams = nil
+	clk := d.clock
+	d.clock = nil
 	d.mu.Unlock()
+	if clk != nil {
+		clk.close(d)
+	}
 	d.ctlMem.free()
 	d.pinned.free()
 	C.slate_cuMemFreeHost(d.ctx, d.consts)

@@ -486,6 +486,55 @@ func TestGPUGrowWithoutDrain(t *testing.T) {
 	}
 }
 
+// TestGPUClock checks the GPU stamps against the events and each other: a
+// job's stamped span agrees with its event time, two jobs on halves of the
+// SMs overlap, and a job started behind another (WithAfter) starts after it
+// ended, also across a resize.
+func TestGPUClock(t *testing.T) {
+	d, m := needGPU(t)
+	if err := d.EnableClock(); err != nil {
+		t.Skip(err)
+	}
+	k := kernel(t, m, "spin__slate", spinLayout)
+	sms := d.Info().SMs
+	launch := func(r SMRange, opts ...LaunchOption) *Job {
+		j, err := d.Launch(k, D1(uint32(sms*64)), D1(64), 0, []any{cycles(d, 20)}, r, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	a := launch(SMRange{0, sms/2 - 1})
+	b := launch(SMRange{sms / 2, sms - 1})
+	c := launch(d.FullRange(), WithAfter(a))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.Resize(ctx, SMRange{0, sms/4 - 1}); err != nil && !errors.Is(err, ErrJobFinished) {
+		t.Fatal(err)
+	}
+	for _, j := range []*Job{a, b, c} {
+		wait(t, j, 30*time.Second)
+	}
+	sa, sb, sc := a.Stats(), b.Stats(), c.Stats()
+	for i, s := range []JobStats{sa, sb, sc} {
+		if s.Start.IsZero() || !s.End.After(s.Start) {
+			t.Fatalf("job %d: stamps %v .. %v", i, s.Start, s.End)
+		}
+		span := s.End.Sub(s.Start)
+		if diff := span - s.GPUTime; diff > 100*time.Microsecond+s.GPUTime/5 || -diff > 100*time.Microsecond+s.GPUTime/5 {
+			t.Errorf("job %d: stamped span %v, events %v", i, span, s.GPUTime)
+		}
+	}
+	if !(sa.Start.Before(sb.End) && sb.Start.Before(sa.End)) {
+		t.Errorf("jobs on the two halves do not overlap: %v..%v and %v..%v", sa.Start, sa.End, sb.Start, sb.End)
+	}
+	if sc.Start.Before(sa.End) {
+		t.Errorf("the job started behind a began %v before a ended", sa.End.Sub(sc.Start))
+	}
+	t.Logf("a %v..%v, b %v..%v, c starts %v after a ends",
+		0, sa.End.Sub(sa.Start), sb.Start.Sub(sa.Start), sb.End.Sub(sa.Start), sc.Start.Sub(sa.End))
+}
+
 func logResizeStats(t testing.TB, s []ResizeStats) {
 	t.Helper()
 	q := func(f func(ResizeStats) time.Duration) string {

@@ -193,10 +193,11 @@ func (l *Library) Kernel(name string, layout ParamLayout) (*NativeKernel, error)
 // NativeLaunch is a native kernel running, in a green context
 // (GreenSet.Launch) or the primary one (Device.LaunchNative).
 type NativeLaunch struct {
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
-	gpu  time.Duration
+	done       chan struct{}
+	mu         sync.Mutex
+	err        error
+	gpu        time.Duration
+	start, end time.Time // from GPU stamps (Device.EnableClock), else zero
 }
 
 // Launch runs k over grid in green context part, asynchronously, timed
@@ -251,23 +252,41 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 	if len(offs) > 0 {
 		coffs = C.CBytes(unsafe.Slice((*byte)(unsafe.Pointer(&offs[0])), len(offs)*8))
 	}
+	d.mu.Lock()
+	clk := d.clock
+	d.mu.Unlock()
+	var stamps DevicePtr
+	if clk != nil {
+		if stamps, err = clk.pair(d); err != nil {
+			clk = nil // timed with events only
+		}
+	}
+	var serr error // a stamp's failure
 	r := C.slate_cuEventRecord(ctx, start, st)
-	if r == cudaSuccess {
+	if r == cudaSuccess && clk != nil {
+		serr = clk.stamp(d, ctx, st, stamps)
+	}
+	if r == cudaSuccess && serr == nil {
 		r = C.slate_launch(ctx, C.CUfunction(unsafe.Pointer(k.k)), C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z),
 			C.uint(block.X), C.uint(block.Y), C.uint(block.Z), C.uint(shared), st,
 			(*C.uchar)(cbuf), (*C.ulonglong)(coffs), C.int(len(offs)))
 	}
-	if r == cudaSuccess {
+	if r == cudaSuccess && serr == nil && clk != nil {
+		serr = clk.stamp(d, ctx, st, stamps+8)
+	}
+	if r == cudaSuccess && serr == nil {
 		r = C.slate_cuEventRecord(ctx, end, st)
 	}
 	C.free(cbuf)
 	if coffs != nil {
 		C.free(coffs)
 	}
-	if err := d.check("native launch of "+k.name, r); err != nil {
+	if err := d.check("native launch of "+k.name, r); err != nil || serr != nil {
+		// The stamp pair may still be written by work queued on st: it is
+		// not returned to the pool.
 		C.slate_cuEventDestroy(ctx, start)
 		C.slate_cuEventDestroy(ctx, end)
-		return nil, err
+		return nil, errors.Join(err, serr)
 	}
 	nl := &NativeLaunch{done: make(chan struct{})}
 	go func() {
@@ -283,8 +302,14 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 			if r == cudaSuccess {
 				var ms C.float
 				err := d.check("cuEventElapsedTime", C.slate_cuEventElapsedTime(ctx, &ms, start, end))
+				var s, e time.Time
+				if clk != nil {
+					s, e, _ = clk.read(d, stamps) // unreadable: event timing only
+					clk.put(stamps)
+				}
 				nl.mu.Lock()
 				nl.err, nl.gpu = err, time.Duration(float64(ms)*float64(time.Millisecond))
+				nl.start, nl.end = s, e
 				nl.mu.Unlock()
 				return
 			}
@@ -316,6 +341,15 @@ func (g *NativeLaunch) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Span is the kernel's start and end from GPU stamps on the host's clock
+// (Device.EnableClock; zero times without it), valid once done. Unlike
+// GPUTime it is comparable across launches, streams and contexts.
+func (g *NativeLaunch) Span() (start, end time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.start, g.end
 }
 
 // GPUTime is the kernel's time between its events (valid once done).

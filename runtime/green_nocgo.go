@@ -65,3 +65,6 @@ func (g *NativeLaunch) Wait(ctx context.Context) error { return ErrNoCgo }
 
 // GPUTime returns 0.
 func (g *NativeLaunch) GPUTime() time.Duration { return 0 }
+
+// Span returns zero times: nothing launches without cgo.
+func (g *NativeLaunch) Span() (start, end time.Time) { return time.Time{}, time.Time{} }

@@ -53,6 +53,10 @@ type Job struct {
 	// beside its running launch (Resize to a superset); the job stream
 	// waits for them, so its end event is the end of all of them.
 	extra []C.CUstream
+	// stamps is the job's GPU clock pair (start, end) from clk; 0 and nil
+	// without a clock.
+	stamps DevicePtr
+	clk    *gpuClock
 
 	resizeMu sync.Mutex // serialises Resize and Cancel
 	ctlMu    sync.RWMutex
@@ -207,10 +211,36 @@ func (j *Job) setup(r SMRange, after *Job) error {
 		return err
 	}
 	j.armed = j.startEv
+	d.mu.Lock()
+	clk := d.clock
+	d.mu.Unlock()
+	if clk != nil {
+		if j.stamps, err = clk.pair(d); err != nil {
+			return err
+		}
+		j.clk = clk
+		if err := clk.stamp(d, d.ctx, j.stream, j.stamps); err != nil {
+			return err
+		}
+	}
 	if err := j.launchLocked(r); err != nil {
 		return err
 	}
+	if err := j.stampEnd(); err != nil {
+		return err
+	}
 	return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, j.doneEv, j.stream))
+}
+
+// stampEnd queues the end stamp on the job stream, after everything queued
+// there so far (each relaunch queues one more; the last one written is the
+// job's end).
+func (j *Job) stampEnd() error {
+	if j.stamps == 0 {
+		return nil
+	}
+	d := j.dev
+	return j.clk.stamp(d, d.ctx, j.stream, j.stamps+8)
 }
 
 // joinStream makes stream s wait for the launches of j queued so far.
@@ -388,6 +418,7 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 		func() error { return d.putCtl(j.ctl, ctlOffRetreat, constZero, 8, j.stream) },
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[2], j.stream)) },
 		func() error { return j.launchLocked(r) },
+		j.stampEnd,
 		func() error { return d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, evs[3], j.stream)) },
 	}
 	for i, s := range steps {
@@ -471,6 +502,9 @@ func (j *Job) growLocked(r SMRange, pieces []SMRange) (ResizeStats, error) {
 		if err != nil {
 			return fail("join", err)
 		}
+	}
+	if err := j.stampEnd(); err != nil {
+		return fail("stamp", err)
 	}
 	done, err := d.newEvent()
 	if err != nil {
@@ -600,6 +634,11 @@ func (j *Job) monitor() {
 		if gpu, err := d.elapsed(j.startEv, j.doneEv); err == nil {
 			j.stats.GPUTime = gpu
 		}
+		if j.stamps != 0 && rerr == nil {
+			// A stamp that cannot be read leaves Start/End zero: callers
+			// fall back to event timing.
+			j.stats.Start, j.stats.End, _ = j.clk.read(d, j.stamps)
+		}
 		canceled := j.cancel
 		j.final = c
 		j.resizeMu.Unlock()
@@ -643,6 +682,10 @@ func (j *Job) respawnIfStarved(c Ctl) bool {
 		return false
 	}
 	if err := j.launchLocked(j.rng); err != nil {
+		d.destroyEvent(ev)
+		return false
+	}
+	if err := j.stampEnd(); err != nil {
 		d.destroyEvent(ev)
 		return false
 	}
@@ -709,6 +752,10 @@ func (j *Job) freeResources() {
 		d.destroyEvent(e)
 	}
 	j.retired, j.doneEv, j.startEv, j.armed = nil, nil, nil, nil
+	if j.stamps != 0 {
+		j.clk.put(j.stamps)
+		j.stamps = 0
+	}
 	// drainStream saw every stream idle: they go back to the pool.
 	d.putStream(d.prioLeast, j.stream)
 	d.putStream(d.prioGreatest, j.ctlStr)

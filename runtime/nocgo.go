@@ -146,3 +146,6 @@ func NVRTCSupportedArchs() ([]int, error) { return nil, ErrNoCgo }
 func nvrtcCompile(name, src, arch string, opts, exprs []string) (cubin []byte, lowered map[string]string, log string, err error) {
 	return nil, nil, "", ErrNoCgo
 }
+
+// EnableClock returns ErrNoCgo.
+func (d *Device) EnableClock() error { return ErrNoCgo }
