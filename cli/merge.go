@@ -256,7 +256,7 @@ func runMerge(cmd *cobra.Command, args []string, fl mergeFlags) error {
 			return usagef("--alloc: %v", err)
 		}
 	case fl.planFile != "":
-		if alloc, err = allocFromPlan(fl.planFile, refs, cmd.ErrOrStderr()); err != nil {
+		if alloc, err = allocFromPlan(fl.planFile, refs, mode, cmd.ErrOrStderr()); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: error: %v\n", fl.planFile, err)
 			return silentError{exitInput}
 		}
@@ -458,8 +458,11 @@ func parseAlloc(s string, refs []transform.KernelRef) ([]int, error) {
 }
 
 // allocFromPlan takes the allocation from the first phase of a plan (the
-// JSON of slatec plan --json) whose kernels are exactly the merged ones.
-func allocFromPlan(path string, refs []transform.KernelRef, warn io.Writer) ([]int, error) {
+// JSON of slatec plan --json) whose kernels are exactly the merged ones:
+// its SMs for the modes that bind kernels to SMs (smrange, split), its
+// dispatch shares (merge_shares) for those that interleave blocks
+// (interleaved, persistent), where an allocation is a dispatch ratio.
+func allocFromPlan(path string, refs []transform.KernelRef, mode transform.MergeMode, warn io.Writer) ([]int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -480,8 +483,9 @@ func allocFromPlan(path string, refs []transform.KernelRef, warn io.Writer) ([]i
 			continue
 		}
 		alloc := make([]int, len(refs))
+		shares := len(ph.MergeShares) == len(ph.Kernels) && (mode == transform.MergeInterleaved || mode == transform.MergePersistent)
 		ok := true
-		for _, pk := range ph.Kernels {
+		for k, pk := range ph.Kernels {
 			i, err := allocIndex(pk.Name, refs)
 			if err != nil || alloc[i] != 0 {
 				ok = false
@@ -492,6 +496,9 @@ func allocFromPlan(path string, refs []transform.KernelRef, warn io.Writer) ([]i
 					ph.Index+1, pk.Name, p.Algorithm)
 			}
 			alloc[i] = pk.SMs
+			if shares {
+				alloc[i] = max(1, ph.MergeShares[k])
+			}
 		}
 		if ok {
 			if ph.Merge != nil && !ph.Merge.Recommended {

@@ -152,6 +152,16 @@ func TestMergeAllocFromPlan(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "--alloc 92,40 ")
 	assert.Contains(t, errs, "warning: phase 2: merging is predicted to lose")
+
+	// Dispatch shares: the interleaving modes take them, the SM-bound ones the SMs.
+	sh := write(t, dir, "shares.json", strings.Replace(planJSON, `"sequential_ms": 3}`, `"sequential_ms": 3, "merge_shares": [110, 22]}`, 1))
+	for _, c := range []struct{ mode, want string }{
+		{"interleaved", "--alloc 22,110 "}, {"persistent", "--alloc 22,110 "}, {"smrange", "--alloc 92,40 "}, {"split", "--alloc 92,40 "},
+	} {
+		code, out, errs = slatec(t, "", "merge", "--mode", c.mode, "--plan", sh, a+":scale", b+":tile")
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, c.want, c.mode)
+	}
 }
 
 func TestMergeReportWithoutNVCC(t *testing.T) {

@@ -260,8 +260,11 @@ import json, sys
 plan, order = json.load(open(sys.argv[1])), sys.argv[2:]
 phases = plan["phases"]
 if len(phases) == 1 and len(phases[0]["kernels"]) == len(order) and (phases[0].get("merge") or {}).get("recommended"):
-    sms = {k["name"]: k["sms"] for k in phases[0]["kernels"]}
-    print("merge " + ",".join(str(sms[k]) for k in order))
+    # The interleaved kernel takes dispatch shares (merge_shares), not SMs.
+    ks = phases[0]["kernels"]
+    shares = phases[0].get("merge_shares") or [k["sms"] for k in ks]
+    alloc = {k["name"]: s for k, s in zip(ks, shares)}
+    print("merge " + ",".join(str(alloc[k]) for k in order))
 elif all(len(p["kernels"]) == 1 for p in phases):
     print("sequential")
 else:
