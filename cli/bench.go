@@ -74,8 +74,9 @@ through slatec's runtime:
   green       green contexts: the best static split at the driver's
               granularity (CUDA 12.4+)
   static      slatec SM ranges: the best static split
-  scheduler   runtime.Scheduler with Slate's table, resizing on arrival
-              and completion
+  scheduler   runtime.Scheduler following the Slate plan (its table,
+              refined by the profiles' model, up to three at once),
+              resizing on arrival and completion
   stm         Liang's STM plan, phase after phase
   oracle      every split, survivors grown to all SMs when one ends
 

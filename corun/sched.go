@@ -11,24 +11,27 @@ import (
 	"github.com/slatec/slatec/runtime"
 )
 
-// classPolicy is Slate's table (plan.PolicyFor) over the classes the
-// planner derives from the measured profiles, as a runtime.Policy: a
-// candidate co-runs only if the table says corun for the pair beside every
-// running task. The table is not symmetric (row: the running kernel), but
-// which kernel of a workload's simultaneous arrivals starts first is an
-// accident of submission order, so a pair co-runs when either order says
-// corun: (H_M running, H_C arriving) is solo in the table, (H_C, H_M)
-// corun, and a memory-bound kernel submitted first must not keep its
-// complement out. The runtime's own SlatePolicy classifies runtime.Profile
-// utilisations with other thresholds; the benchmark keeps one
-// classification, the planner's, for the scheduler and the predictions.
-type classPolicy map[string]plan.Class
+// phasePolicy co-runs what the Slate plan co-runs: a candidate joins the
+// running tasks when the plan put it in the same phase as every one of
+// them. The plan (plan.PlanSlateWith) applies Slate's table with either
+// kernel as the running one (which of a workload's simultaneous arrivals
+// starts first is an accident of submission order, and the table is not
+// symmetric), refined by the model: a pair the table calls solo co-runs
+// when the profiles predict it 5% faster than one after another, and a
+// third kernel joins a pair when that beats the pair and then the third.
+// The runtime's own SlatePolicy classifies runtime.Profile utilisations
+// with other thresholds; the benchmark keeps one view, the planner's, for
+// the scheduler and the predictions.
+type phasePolicy map[string]int
 
 // CoRun implements runtime.Policy.
-func (p classPolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) bool {
+func (p phasePolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) bool {
+	ph, ok := p[cand.Name]
+	if !ok {
+		return false
+	}
 	for _, r := range running {
-		a, b := p[r.Name], p[cand.Name]
-		if plan.PolicyFor(a, b) != plan.Corun && plan.PolicyFor(b, a) != plan.Corun {
+		if q, ok := p[r.Name]; !ok || q != ph {
 			return false
 		}
 	}
@@ -140,31 +143,30 @@ func (r *schedRunning) Wait(ctx context.Context) error {
 }
 
 // scheduler submits the workload's kernels, all at time 0 in workload
-// order (one SubmitAll), to a runtime.Scheduler with Slate's table; SM shares are the
-// Slate plan's split for pairs it co-runs (equal otherwise). The scheduler
-// resizes running kernels when one arrives beside them and when one ends.
+// order (one SubmitAll), to a runtime.Scheduler that co-runs what the Slate
+// plan co-runs (phasePolicy), up to three at once, on the plan's SM split.
+// The scheduler resizes running kernels when one arrives beside them and
+// when one ends, and chains the ones that must wait behind those running.
 func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	ps, why := b.subset(w)
 	if ps == nil {
 		return Outcome{}, unavailable("%s", why)
 	}
-	classes := classPolicy{}
-	for i, k := range w.Kernels {
-		classes[k.Name], _ = ps.Classify(i)
-	}
-	p, err := plan.PlanSlateWith(ps, plan.SlateOptions{EitherOrder: true})
+	p, err := plan.PlanSlateWith(ps, SchedulerPlanOptions)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("planning: %w", err)
 	}
 	weight := map[string]float64{}
-	for _, ph := range p.Phases {
-		if len(ph.Kernels) > 1 {
-			for _, pk := range ph.Kernels {
+	pol := phasePolicy{}
+	for i, ph := range p.Phases {
+		for _, pk := range ph.Kernels {
+			pol[pk.Name] = i
+			if len(ph.Kernels) > 1 {
 				weight[pk.Name] = float64(pk.SMs)
 			}
 		}
 	}
-	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, classes, weight) })
+	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, pol, weight) })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -174,7 +176,10 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	return o, nil
 }
 
-func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weight map[string]float64) (runResult, error) {
+// SchedulerPlanOptions is how the scheduler mode plans (and predicts).
+var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true}
+
+func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weight map[string]float64) (runResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
 	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
@@ -185,7 +190,7 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol classPolicy, weig
 	if _, ok := b.Dev.(ChainDevice); ok {
 		ex = chainExecutor{x}
 	}
-	s, err := runtime.NewScheduler(ex, runtime.SchedulerOptions{Policy: pol, ResizeTimeout: b.Opts.RunTimeout})
+	s, err := runtime.NewScheduler(ex, runtime.SchedulerOptions{Policy: pol, MaxCoRun: 3, ResizeTimeout: b.Opts.RunTimeout})
 	if err != nil {
 		return runResult{}, err
 	}

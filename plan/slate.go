@@ -168,6 +168,19 @@ type SlateOptions struct {
 	// is "running" is an accident of order, and the table is not symmetric
 	// ((H_C, H_M) corun, (H_M, H_C) solo).
 	EitherOrder bool
+	// MaxGroup is how many kernels may co-run (default 2, Slate's pairs;
+	// 3 admits a third that the table finds complementary to both, sized
+	// by simulating the split in steps of GroupStep SMs).
+	MaxGroup int
+	// GroupStep is the SM step of the search for groups of three (default
+	// 4).
+	GroupStep int
+	// ModelCorun also co-runs a pair the table calls solo when the model
+	// predicts it at least 5% faster than one after another: the table is
+	// a heuristic over classes, and a latency-bound kernel of a few long
+	// blocks beside a compute-bound one (L_C, H_C: solo in the table)
+	// leaves most SMs to it and still overlaps all its time.
+	ModelCorun bool
 }
 
 // PlanSlateWith is PlanSlate with options.
@@ -186,14 +199,26 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 	for i := range queue {
 		queue[i] = i
 	}
+	corun := func(a, c int) bool {
+		if PolicyFor(classes[a], classes[c]) == Corun || opts.EitherOrder && PolicyFor(classes[c], classes[a]) == Corun {
+			return true
+		}
+		if !opts.ModelCorun {
+			return false
+		}
+		_, lat, _, _ := mdl.slatePair(a, c)
+		return lat < 0.95*(mdl.r[a][mdl.M]+mdl.r[c][mdl.M])
+	}
+	if opts.GroupStep <= 0 {
+		opts.GroupStep = 4
+	}
 	b := newPlanBuilder(mdl, "slate")
 	for len(queue) > 0 {
 		a := queue[0]
 		partner := -1
 		for qi := 1; qi < len(queue); qi++ {
 			c := queue[qi]
-			corun := PolicyFor(classes[a], classes[c]) == Corun || opts.EitherOrder && PolicyFor(classes[c], classes[a]) == Corun
-			if corun && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes <= ps.Device.MemBytes {
+			if corun(a, c) && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes <= ps.Device.MemBytes {
 				partner = qi
 				break
 			}
@@ -204,6 +229,37 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 			continue
 		}
 		c := queue[partner]
+		if opts.MaxGroup >= 3 {
+			third := -1
+			for qi := partner + 1; qi < len(queue); qi++ {
+				x := queue[qi]
+				if corun(a, x) && corun(c, x) && ps.Kernels[a].GlobalBytes+ps.Kernels[c].GlobalBytes+ps.Kernels[x].GlobalBytes <= ps.Device.MemBytes {
+					third = qi
+					break
+				}
+			}
+			if third >= 0 {
+				g := []int{a, c, queue[third]}
+				ms, lat, fin := mdl.slateGroup(g, max(1, opts.GroupStep))
+				// Better than the pair, then the third alone.
+				_, pairLat, _, _ := mdl.slatePair(a, c)
+				if lat < pairLat+b.solo1(g[2]) {
+					var rest []int
+					for qi, k := range queue[1:] {
+						if qi+1 != partner && qi+1 != third {
+							rest = append(rest, k)
+						}
+					}
+					queue = rest
+					ph := Phase{LatencyMs: lat, Note: fmt.Sprintf("%s corun %s corun %s", classes[g[0]], classes[g[1]], classes[g[2]])}
+					for i, k := range g {
+						ph.Kernels = append(ph.Kernels, PhaseKernel{Name: ps.Kernels[k].Name, SMs: ms[i], FinishMs: fin[i]})
+					}
+					b.phase(ph)
+					continue
+				}
+			}
+		}
 		m, lat, fa, fc := mdl.slatePair(a, c)
 		queue = append(queue[1:partner:partner], queue[partner+1:]...)
 		if seq := b.solo1(a) + b.solo1(c); lat > seq {
@@ -259,6 +315,95 @@ func (mdl *Model) slatePair(a, c int) (bestM int, bestLat, finA, finC float64) {
 		}
 	}
 	return
+}
+
+// slateGroup sizes a group of kernels co-running under Slate's rules: on
+// disjoint SM ranges (each a multiple of step, the last taking the rest),
+// slowed by the bandwidth penalty while they overlap, and each time one
+// ends the survivors grow to all SMs in proportion to what they hold (as
+// runtime.Scheduler splits them). It returns the best split, its latency
+// and each kernel's finish.
+func (mdl *Model) slateGroup(ks []int, step int) (best []int, bestLat float64, bestFin []float64) {
+	M, n := mdl.M, len(ks)
+	bestLat = math.Inf(1)
+	split := make([]int, n)
+	var rec func(k, left int)
+	rec = func(k, left int) {
+		if k == n-1 {
+			if left < 1 {
+				return
+			}
+			split[k] = left
+			lat, fin := mdl.simulateSlate(ks, split)
+			if lat < bestLat {
+				best, bestLat, bestFin = append([]int(nil), split...), lat, fin
+			}
+			return
+		}
+		for m := step; left-m >= step*(n-1-k); m += step {
+			split[k] = m
+			rec(k+1, left-m)
+		}
+	}
+	rec(0, M)
+	if best == nil { // fewer SMs than the step allows: equal shares
+		best = largestRemainder(M, make1(n))
+		bestLat, bestFin = mdl.simulateSlate(ks, best)
+	}
+	return best, bestLat, bestFin
+}
+
+func make1(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}
+
+// simulateSlate runs kernels ks from SM split ms to their ends (see
+// slateGroup) and returns the makespan and each kernel's finish.
+func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
+	n := len(ks)
+	left := make([]float64, n) // fraction of each kernel's work still to do
+	m := append([]int(nil), ms...)
+	fin := make([]float64, n)
+	alive := make([]int, n)
+	for i := range alive {
+		alive[i], left[i] = i, 1
+	}
+	t := 0.0
+	for len(alive) > 0 {
+		c := make([]Alloc, len(alive))
+		for j, i := range alive {
+			c[j] = Alloc{Kernel: ks[i], SMs: m[i]}
+		}
+		pen := mdl.penalty(c)
+		dt := math.Inf(1)
+		for _, i := range alive {
+			dt = min(dt, left[i]*mdl.r[ks[i]][m[i]]*pen)
+		}
+		t += dt
+		var next []int
+		var weights []float64
+		for _, i := range alive {
+			left[i] -= dt / (mdl.r[ks[i]][m[i]] * pen)
+			if left[i] <= 1e-12 {
+				fin[i] = t
+				continue
+			}
+			next = append(next, i)
+			weights = append(weights, float64(m[i]))
+		}
+		if len(next) > 0 {
+			grown := largestRemainder(mdl.M, weights)
+			for j, i := range next {
+				m[i] = grown[j]
+			}
+		}
+		alive = next
+	}
+	return t, fin
 }
 
 func (mdl *Model) penalty2(a, ma, c, mc int) float64 {

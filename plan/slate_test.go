@@ -132,3 +132,62 @@ func TestPlanSlateEitherOrder(t *testing.T) {
 	assert.Len(t, either.Phases[0].Kernels, 2)
 	assert.Less(t, either.PredictedMs, strict.PredictedMs)
 }
+
+// With MaxGroup 3 and ModelCorun, a third kernel complementary to both of
+// a pair joins it (H100 profiles of slatec bench: a memory-bound triad, a
+// compute-bound FMA chain, a latency-bound pointer chase), on a split the
+// simulation sizes, and the plan is never slower than the pair then the
+// third alone; with the default, Slate's pairs.
+func TestPlanSlateGroupOfThree(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100.json")
+	require.NoError(t, err)
+	ps := &ProfileSet{Format: all.Format, Device: all.Device}
+	for _, name := range []string{"triad_f4", "fma_chain", "chase"} {
+		i := all.KernelIndex(name)
+		require.GreaterOrEqual(t, i, 0, name)
+		ps.Kernels = append(ps.Kernels, all.Kernels[i])
+	}
+	pairs, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true})
+	require.NoError(t, err)
+	// The table calls fma_chain (H_C) and chase (L_C) solo: with the table
+	// alone there is no group of three.
+	strict, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true, MaxGroup: 3})
+	require.NoError(t, err)
+	assert.Len(t, strict.Phases, 2)
+	triple, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true})
+	require.NoError(t, err)
+	require.Len(t, triple.Phases, 1, "one phase of three")
+	ph := triple.Phases[0]
+	require.Len(t, ph.Kernels, 3)
+	sum := 0
+	for _, k := range ph.Kernels {
+		assert.Greater(t, k.SMs, 0)
+		assert.LessOrEqual(t, k.EndMs, ph.LatencyMs+1e-9)
+		sum += k.SMs
+	}
+	assert.Equal(t, 132, sum)
+	assert.Less(t, triple.PredictedMs, pairs.PredictedMs, "the group of three beats the pair and the solo third")
+	for _, p := range pairs.Phases {
+		assert.LessOrEqual(t, len(p.Kernels), 2)
+	}
+	t.Logf("pairs %.4f ms, three %.4f ms on %v", pairs.PredictedMs, triple.PredictedMs, []int{ph.Kernels[0].SMs, ph.Kernels[1].SMs, ph.Kernels[2].SMs})
+}
+
+// simulateSlate: alone, a kernel takes R[m]; two agree with slatePair's
+// closed form (the survivor grows to all SMs when the other ends).
+func TestSimulateSlate(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100.json")
+	require.NoError(t, err)
+	mdl, err := NewModel(all)
+	require.NoError(t, err)
+	fma, chase := all.KernelIndex("fma_chain"), all.KernelIndex("chase")
+	lat, fin := mdl.simulateSlate([]int{fma}, []int{132})
+	assert.InDelta(t, mdl.R(fma, 132), lat, 1e-12)
+	assert.InDelta(t, lat, fin[0], 1e-12)
+	// Two kernels: the same as slatePair's closed form at its split.
+	m, want, fa, fc := mdl.slatePair(fma, chase)
+	lat2, fin2 := mdl.simulateSlate([]int{fma, chase}, []int{m, 132 - m})
+	assert.InDelta(t, want, lat2, 1e-9)
+	assert.InDelta(t, fa, fin2[0], 1e-9)
+	assert.InDelta(t, fc, fin2[1], 1e-9)
+}
