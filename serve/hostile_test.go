@@ -1,12 +1,12 @@
 package serve_test
 
 import (
-	"strings"
 	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
