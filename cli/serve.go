@@ -25,8 +25,6 @@ type serveFlags struct {
 	resizeTimeout time.Duration
 	logFile       string
 	sms           int
-	maxCoRun      int
-	unknown       string
 	status        bool
 	asJSON        bool
 }
@@ -39,10 +37,12 @@ func newServeCmd() *cobra.Command {
 		Long: `serve runs the cross-process scheduler: one daemon per GPU and user. Programs
 transformed with slatec transform find it through a Unix socket ($SLATEC_SOCKET,
 else $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock),
-register, announce each launch and get an SM range; the daemon applies Slate's
-policy table across all processes (or an STM plan with --profiles) and resizes
-running launches as others arrive and leave. A program that finds no daemon
-runs natively. The protocol is in docs/SERVE.md.
+register and get a standing SM range (a grant) that the daemon pushes again
+whenever a process joins or leaves: a program alone on the GPU launches
+natively, others launch on their range without asking the daemon, and their
+running kernels are moved when their range changes. SMs are split equally, or
+as an STM plan says (--profiles). A program that finds no daemon runs
+natively. The protocol (version 2) is in docs/SERVE.md.
 
 Kernels of different processes run at once only under MPS
 (nvidia-cuda-mps-control -d); serve says at start whether MPS is active.
@@ -65,29 +65,21 @@ daemon (as slatec top) instead.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "socket path (default $SLATEC_SOCKET, $XDG_RUNTIME_DIR/slatec/serve.sock or /tmp/slatec-$UID/serve.sock)")
-	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): classes for the table and an STM plan")
-	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a resize before it is marked stuck")
+	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): an STM plan whose SM counts weigh the split")
+	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
-	fl.IntVar(&f.maxCoRun, "max-corun", 2, "launches that share the GPU at once (Slate's table is about pairs)")
-	fl.StringVar(&f.unknown, "unknown", "corun", "kernels of unknown class: corun (with anything) or solo")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
-	_ = cmd.RegisterFlagCompletionFunc("unknown", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"corun", "solo"}, cobra.ShellCompDirectiveNoFileComp
-	})
 	return cmd
 }
 
 func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
-	if f.unknown != "corun" && f.unknown != "solo" {
-		return usagef("--unknown: %q is not corun or solo", f.unknown)
-	}
 	if f.resizeTimeout <= 0 {
 		return usagef("--resize-timeout must be positive")
 	}
-	if f.sms < 0 || f.maxCoRun < 1 {
-		return usagef("--sms must be >= 0 and --max-corun >= 1")
+	if f.sms < 0 || f.sms > 4096 {
+		return usagef("--sms must be in 0..4096")
 	}
 	var w io.Writer = stderr
 	if f.logFile != "" {
@@ -100,8 +92,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
-		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, MaxCoRun: f.maxCoRun,
-		UnknownSolo: f.unknown == "solo", Version: Version, Logf: lg.Printf,
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, Version: Version, Logf: lg.Printf,
 	}
 	if f.profiles != "" {
 		ps, err := plan.ReadProfileFile(f.profiles)

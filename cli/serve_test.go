@@ -71,21 +71,28 @@ func startServe(t *testing.T, f serveFlags) (stop func() error, log *bytes.Buffe
 
 func TestServeAndTop(t *testing.T) {
 	sock := shortSocket(t)
-	stop, log := startServe(t, serveFlags{socket: sock, sms: 64, resizeTimeout: 100 * time.Millisecond, maxCoRun: 2, unknown: "corun"})
+	stop, log := startServe(t, serveFlags{socket: sock, sms: 64, resizeTimeout: 100 * time.Millisecond})
 
 	c, err := client.Connect(client.Options{Socket: sock, Name: "bench", HandshakeTimeout: 2 * time.Second})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	l, err := c.Launch(ctx, client.LaunchSpec{Kernel: "saxpy", Grid: [3]uint32{64, 1, 1}, Block: [3]uint32{128, 1, 1}, Class: "M_M"})
-	require.NoError(t, err)
-	assert.Equal(t, serve.Range{Lo: 0, Hi: 63}, l.Range())
+	assert.Equal(t, serve.Range{Lo: 0, Hi: 63}, c.Grant().Range)
+	assert.True(t, c.Grant().Alone)
+	require.NoError(t, c.Load(7, 1, "saxpy", "M_M"))
+	// Load notes are not answered: wait until the daemon shows it.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		code, out, _ := slatec(t, "", "top", "--socket", sock)
+		if code == 0 && strings.Contains(out, "saxpy M_M") || time.Now().After(deadline) {
+			break
+		}
+	}
 
 	code, out, errs := slatec(t, "", "top", "--socket", sock)
 	assert.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "64 SMs")
 	assert.Contains(t, out, "bench")
-	assert.Contains(t, out, "saxpy M_M [0:63]")
+	assert.Contains(t, out, "0:63")
+	assert.Contains(t, out, "alone")
+	assert.Contains(t, out, "saxpy M_M (1 running)")
 
 	code, out, errs = slatec(t, "", "serve", "--status", "--json", "--socket", sock)
 	assert.Equal(t, 0, code, errs)
@@ -126,7 +133,7 @@ func TestTopWithoutDaemon(t *testing.T) {
 
 func TestServeFlagsAndMPSWarning(t *testing.T) {
 	sock := shortSocket(t)
-	code, _, errs := slatec(t, "", "serve", "--socket", sock, "--unknown", "maybe")
+	code, _, errs := slatec(t, "", "serve", "--socket", sock, "--sms", "-1")
 	assert.Equal(t, 2, code, errs)
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--profiles", filepath.Join(t.TempDir(), "none.json"))
 	assert.Equal(t, 1, code, errs)
@@ -134,11 +141,11 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 
 	t.Setenv("CUDA_MPS_PIPE_DIRECTORY", t.TempDir())
 	logFile := filepath.Join(t.TempDir(), "serve.log")
-	stop, errOut := startServe(t, serveFlags{socket: sock, logFile: logFile, profiles: "../plan/testdata/example-profiles.json", resizeTimeout: time.Second, maxCoRun: 2, unknown: "solo"})
+	stop, errOut := startServe(t, serveFlags{socket: sock, logFile: logFile, profiles: "../plan/testdata/example-profiles.json", resizeTimeout: time.Second})
 	require.NoError(t, stop())
 	b, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "policy stm-plan+slate-table (unknown classes solo)")
+	assert.Contains(t, string(b), "policy grants: stm-plan weights, else equal shares")
 	assert.Contains(t, string(b), "MPS is not active")
 	assert.True(t, strings.Contains(errOut.String(), "nvidia-cuda-mps-control -d"), errOut.String())
 }

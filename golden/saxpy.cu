@@ -218,30 +218,27 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <mutex>
 #include <vector>
 // ---- slatec serve client (host C++, docs/SERVE.md) --------------------------
-// The drop-in launcher's side of the `slatec serve` protocol, version 1: find
-// the daemon once per process, register, announce each served launch, run it
-// on the SM range the daemon gives, retreat and relaunch when told to resize,
-// and report completion. It touches no CUDA API: everything a launch does on
-// the device goes through launch_ops (the seam), which the prelude implements
-// with the CUDA runtime and templates/serve_client_test.go with a fake device.
+// The drop-in launcher's side of the `slatec serve` protocol, version 2: find
+// the daemon once per process, register, and keep the standing grant (an SM
+// range and an epoch) that the daemon pushes whenever it changes. A launch
+// never waits for the daemon: alone on the GPU it runs natively; otherwise it
+// runs the queue worker on the granted range, and when the grant changes the
+// launching thread retreats and relaunches it on the new range, and the
+// client acknowledges the grant once every launch has moved. The daemon
+// learns of launches from load notes the listener thread batches. It touches
+// no CUDA API: everything a launch does on the device goes through
+// launch_ops (the seam), which the prelude implements with the CUDA runtime
+// and templates/serve_client_test.go with a fake device.
 //
-// Design (docs/SERVE.md, "The C++ client"): a served launch is synchronous.
-// The launching host thread sends `launch`, waits for `accepted` and `start`,
-// launches the queue worker on the range, and then stays in the launcher until
-// the launch has completed, handling resize commands itself (the listener
-// thread only decodes frames and wakes it). Because the launcher returns only
-// after the work is done, a relaunch after a retreat can go on the program's
-// own stream: nothing the program enqueues after the launch can be in that
-// stream before it. The cost is host/device overlap for served launches.
+// A launch on a granted range is synchronous (docs/SERVE.md, "The C++
+// client"): the launcher returns after the work is done, so a relaunch after
+// a retreat can go on the program's own stream.
 //
 // Failure: no daemon, a refused or slow handshake (100 ms), a frame that does
-// not decode, EOF, `shutdown` or an unsolicited `error` all mean "lost": later
-// launches run natively, running ones are grown to all SMs, waiting ones run
-// on all SMs. Every wait has a bound (100 ms for welcome, 1 s for accepted
-// and for a frame to be taken) or ends with the connection, except the wait
-// for `start`, which lasts as long as the daemon keeps the launch queued
-// (like a queued kernel). A child process after fork() runs natively (the
-// connection is its parent's).
+// not decode, EOF, `shutdown` or an `error` all mean "lost": the grant
+// becomes the whole GPU, alone: later launches run natively, running ones
+// are grown to all SMs. No launch waits for a message. A child process after
+// fork() runs natively (the connection is its parent's).
 #ifndef SLATE_SERVE_CLIENT_H
 #define SLATE_SERVE_CLIENT_H
 
@@ -254,9 +251,12 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+#include <atomic>
 #if defined(__unix__) || defined(__APPLE__)
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -268,7 +268,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 
 namespace slate_serve {
 
-enum { kMaxFrame = 65536, kProtocol = 1, kMaxDepth = 64 };
+enum { kMaxFrame = 65536, kProtocol = 2, kMaxDepth = 64 };
 
 // ---- the seam: what a served launch does on the device ----------------------
 struct launch_ops {
@@ -293,7 +293,7 @@ struct launch_ops {
     virtual ~launch_ops() {}
 };
 
-// launch_spec is what `launch` announces.
+// launch_spec describes a launch (the load notes name its kernel and class).
 struct launch_spec {
     const char* kernel;
     unsigned int grid[3], block[3];
@@ -304,7 +304,7 @@ struct launch_spec {
 // ---- JSON: a writer for the requests, a strict reader for replies/pushes ----
 class json_writer {
 public:
-    json_writer() : s_("{\"v\":1"), n_(1) {}
+    json_writer() : s_("{\"v\":2"), n_(1) {}
     void str(const char* k, const char* v)
     {
         key(k);
@@ -363,11 +363,11 @@ private:
 // msg holds the fields of a daemon message the client uses; the rest are
 // skipped (unknown fields are ignored, as the protocol asks).
 struct msg {
-    unsigned long long v, re, id, launch, client, cmd, sms;
-    bool has_v, has_range, finished;
+    unsigned long long v, re, id, client, sms;
+    bool has_v, has_range, alone;
     unsigned long long lo, hi;
     std::string type, code;
-    msg() : v(0), re(0), id(0), launch(0), client(0), cmd(0), sms(0), has_v(false), has_range(false), finished(false), lo(0), hi(0) {}
+    msg() : v(0), re(0), id(0), client(0), sms(0), has_v(false), has_range(false), alone(false), lo(0), hi(0) {}
 };
 
 // json_reader decodes exactly one JSON object (RFC 8259 syntax, nesting at
@@ -560,12 +560,8 @@ private:
             u = &m->re;
         } else if (k == "id") {
             u = &m->id;
-        } else if (k == "launch") {
-            u = &m->launch;
         } else if (k == "client") {
             u = &m->client;
-        } else if (k == "cmd") {
-            u = &m->cmd;
         } else if (k == "sms") {
             u = &m->sms;
         }
@@ -583,11 +579,11 @@ private:
             m->code.clear();
             return string(&m->code);
         }
-        if (k == "finished") {
+        if (k == "alone") {
             if (lit("true"))
-                m->finished = true;
+                m->alone = true;
             else if (lit("false"))
-                m->finished = false;
+                m->alone = false;
             else
                 return false;
             return true;
@@ -656,7 +652,7 @@ private:
     const char* e_;
 };
 
-// decode checks a daemon frame: one object, v 1, a type.
+// decode checks a daemon frame: one object, v 2, a type.
 inline bool decode(const char* p, size_t n, msg* m)
 {
     json_reader r(p, n);
@@ -703,14 +699,39 @@ inline bool socket_present(const std::string& path)
 
 typedef std::chrono::steady_clock clock_type;
 
+// grant is a standing SM range (docs/SERVE.md, "Grants"): launches run on
+// [lo, hi], natively when alone. Packed into one 64-bit word so that a
+// launching thread reads it with one atomic load: lo and hi in 13 bits each
+// (SM ids < 4096), alone in 1, the epoch's low 37 bits above.
+struct grant {
+    unsigned int lo, hi;
+    bool alone;
+    unsigned long long epoch;
+    static grant unpack(unsigned long long w)
+    {
+        grant g;
+        g.lo = (unsigned int)(w & 0x1fffu);
+        g.hi = (unsigned int)((w >> 13) & 0x1fffu);
+        g.alone = ((w >> 26) & 1u) != 0;
+        g.epoch = w >> 27;
+        return g;
+    }
+    unsigned long long pack() const
+    {
+        return (unsigned long long)(lo & 0x1fffu) | (unsigned long long)(hi & 0x1fffu) << 13 | (unsigned long long)(alone ? 1u : 0u) << 26 |
+               (epoch & ((1ull << 37) - 1ull)) << 27;
+    }
+};
+
 // client is the process's one connection to the daemon.
 class client {
 public:
     // connect dials the daemon and registers (hello, at most timeout_ms for
-    // welcome). Null: no daemon, a refusal or a slow one; run natively.
+    // welcome, which carries the first grant). Null: no daemon, a refusal
+    // or a slow one; run natively.
     static client* connect(const std::string& path, int device, int sms, int timeout_ms)
     {
-        if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0)
+        if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0 || sms > 4096)
             return 0;
         const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
         if (fd < 0)
@@ -745,108 +766,111 @@ public:
         }
         timeval tv = {1, 0}; // a daemon that takes no frame for 1 s is lost
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        pthread_atfork(0, 0, &client::forked);
         std::thread(&client::listen, c).detach();
         return c;
     }
 
-    bool alive()
-    {
-        if (getpid() != pid_)
-            return false; // a child after fork(): the connection is the parent's
-        std::lock_guard<std::mutex> l(mu_);
-        return !lost_;
-    }
+    // alive: connected, and not a child after fork() (the connection is the
+    // parent's). Lock-free: launches ask it.
+    bool alive() const { return !lost_.load(std::memory_order_acquire) && !child(); }
     int sms() const { return sms_; }
     unsigned long long id() const { return client_id_; }
+    // current is the grant launches use now (the whole GPU, alone, once the
+    // daemon is lost).
+    grant current() const { return grant::unpack(grant_.load(std::memory_order_acquire)); }
 
-    // run makes one served launch and returns when it has completed. False:
-    // nothing was started (the daemon is gone, refused the launch or never
-    // started it); the caller runs the launch itself.
+    // set_native_drain sets what waits for the process's native launches
+    // issued so far (the prelude: cudaDeviceSynchronize on a helper
+    // thread); it runs when an "alone" grant ends. The first call wins.
+    void set_native_drain(void (*f)())
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!native_drain_)
+            native_drain_ = f;
+    }
+
+    // take_native reports whether a launch runs natively now (the daemon is
+    // gone or the grant says alone), and counts it if so. The alone steady
+    // state costs two atomic loads and a relaxed increment.
+    bool take_native()
+    {
+        if (!alive() || grant::unpack(grant_.load(std::memory_order_acquire)).alone) {
+            launches_total_.fetch_add(1, std::memory_order_relaxed);
+            if (!dirty_.load(std::memory_order_relaxed))
+                dirty_.store(true, std::memory_order_relaxed);
+            return true;
+        }
+        return false;
+    }
+
+    // run makes one launch on the current grant's range and returns when it
+    // has completed, moving it whenever the grant changes. No message is
+    // awaited: the daemon learns of launches from the listener's batched
+    // load notes. False: the launch runs natively instead (alone, the
+    // daemon gone, or a launch the protocol cannot describe).
     bool run(const launch_spec& s, launch_ops& ops)
     {
-        if (!valid(s) || getpid() != pid_)
+        if (!valid(s) || take_native())
             return false;
         launch_rec L;
-        unsigned long long rid;
+        grant g;
         {
             std::lock_guard<std::mutex> l(mu_);
-            if (lost_)
-                return false;
-            L.id = ++next_launch_;
-            rid = ++next_id_;
-            launches_[L.id] = &L;
-            pending_[rid] = &L.rep;
+            g = current();
+            if (lost_ || g.alone)
+                return false; // raced with a change: native
+            L.epoch = g.epoch;
+            launches_.push_back(&L);
+            ++inflight_;
+            launches_total_.fetch_add(1, std::memory_order_relaxed);
+            kernel_ = s.kernel;
+            cls_ = s.cls && *s.cls ? s.cls : "";
+            dirty_.store(true, std::memory_order_relaxed);
         }
-        json_writer w;
-        w.str("type", "launch");
-        w.num("id", rid);
-        w.num("launch", L.id);
-        w.str("kernel", s.kernel);
-        w.dim3("grid", s.grid);
-        w.dim3("block", s.block);
-        if (s.shmem)
-            w.num("shmem", s.shmem);
-        if (s.cls && *s.cls)
-            w.str("class", s.cls);
-        w.num("blocks", (unsigned long long)s.grid[0] * s.grid[1] * s.grid[2]);
-        const bool sent = send(w.done());
-        std::unique_lock<std::mutex> l(mu_);
-        // `accepted` comes at once from a live daemon; one that does not
-        // answer within a second is treated as gone.
-        const clock_type::time_point deadline = clock_type::now() + std::chrono::seconds(1);
-        while (sent && !lost_ && !L.rep.got)
-            if (cv_.wait_until(l, deadline) == std::cv_status::timeout && !L.rep.got) {
-                lose_locked("no reply to launch within 1 s");
-                break;
-            }
-        pending_.erase(rid);
-        if (!L.rep.got || L.rep.m.type != "accepted") {
-            // error (duplicate_launch, too_many: non-fatal for the daemon; the
-            // launch just runs natively), or lost
-            launches_.erase(L.id);
-            return false;
-        }
-        while (!lost_ && !L.started)
-            cv_.wait(l); // a queued launch waits like a queued kernel
-        if (!L.started) {
-            launches_.erase(L.id);
-            return false;
-        }
-        unsigned int lo = L.lo, hi = L.hi;
-        l.unlock();
+        unsigned int lo = g.lo, hi = g.hi;
         bool full = lo == 0 && hi + 1 >= (unsigned int)sms_;
         ops.start(lo, hi);
         long quantum_us = 5;
         const clock_type::time_point began = clock_type::now();
-        bool detached = false;
+        bool detached = false, finished = false;
+        std::unique_lock<std::mutex> l(mu_, std::defer_lock);
         for (;;) {
             l.lock();
-            if (L.resize && !lost_) {
-                L.resize = false;
-                const unsigned long long cmd = L.cmd;
-                const unsigned int rlo = L.rlo, rhi = L.rhi;
+            const grant now = current();
+            if (now.epoch != L.epoch && !lost_) {
                 l.unlock();
-                json_writer a;
-                a.str("type", "resized");
-                a.num("id", next_request_id());
-                a.num("launch", L.id);
-                a.num("cmd", cmd);
-                if (rlo == lo && rhi == hi && !ops.query()) {
-                    a.range(lo, hi); // already there: nothing to move
-                    send(a.done());
-                    continue;
+                // The grant changed: move to its range (the retreat word on
+                // the high-priority stream, the drain, the relaunch on the
+                // program's stream: this launch is the stream's last work).
+                bool moved = false;
+                if (!(now.lo == lo && now.hi == hi)) {
+                    if (ops.query()) {
+                        finished = true; // already done: nothing to move
+                    } else if (ops.retreat()) {
+                        finished = true; // every block handed out
+                        moved = true;
+                    } else {
+                        lo = now.lo;
+                        hi = now.hi;
+                        full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+                        ops.start(lo, hi);
+                        moved = true;
+                    }
                 }
-                if (ops.retreat()) {
-                    a.boolean("finished", true);
-                    send(a.done());
+                std::string ack;
+                l.lock();
+                L.epoch = now.epoch;
+                if (moved)
+                    ++moved_;
+                if (finished)
+                    unregister_locked(&L);
+                ack = ack_locked();
+                l.unlock();
+                if (!ack.empty())
+                    send(ack);
+                if (finished)
                     break;
-                }
-                lo = rlo;
-                hi = rhi;
-                full = lo == 0 && hi + 1 >= (unsigned int)sms_;
-                ops.start(lo, hi);
-                a.range(lo, hi);
-                send(a.done());
                 quantum_us = 5;
                 continue;
             }
@@ -867,16 +891,16 @@ public:
             if (detach_after_ms() > 0 && clock_type::now() - began > std::chrono::milliseconds(detach_after_ms())) {
                 // A served launch returns when its kernel is done, and a kernel
                 // that waits for the host to act after its launch never is:
-                // past the limit it runs on by itself, no longer resized.
+                // past the limit it runs on by itself, no longer moved.
                 if (std::getenv("SLATE_LOG"))
-                    std::fprintf(stderr, "slate: serve: %s still running after %ld ms: detached (no more resizes)\n", s.kernel,
+                    std::fprintf(stderr, "slate: serve: %s still running after %ld ms: detached (no more moves)\n", s.kernel,
                                  detach_after_ms());
                 ops.detach();
                 detached = true;
                 break;
             }
             l.lock();
-            if (!(L.resize && !lost_) && !(lost_ && !full))
+            if (current().epoch == L.epoch && !(lost_ && !full))
                 cv_.wait_for(l, std::chrono::microseconds(quantum_us));
             l.unlock();
             if (quantum_us < 200)
@@ -884,15 +908,15 @@ public:
         }
         if (!detached)
             ops.finish();
+        std::string ack;
         {
-            std::lock_guard<std::mutex> g(mu_);
-            launches_.erase(L.id);
+            std::lock_guard<std::mutex> g2(mu_);
+            if (!finished)
+                unregister_locked(&L);
+            ack = ack_locked(); // it may have been the last launch on an old range
         }
-        json_writer d;
-        d.str("type", "done");
-        d.num("id", next_request_id());
-        d.num("launch", L.id);
-        send(d.done());
+        if (!ack.empty())
+            send(ack);
         return true;
     }
 
@@ -909,22 +933,29 @@ public:
         send(w.done());
     }
 
+    // frames_sent counts the frames written (tests).
+    unsigned long long frames_sent() const { return frames_.load(); }
+
 private:
-    struct reply {
-        bool got;
-        msg m;
-        reply() : got(false) {}
-    };
     struct launch_rec {
-        unsigned long long id;
-        reply rep;
-        bool started, resize;
-        unsigned int lo, hi, rlo, rhi;
-        unsigned long long cmd;
-        launch_rec() : id(0), started(false), resize(false), lo(0), hi(0), rlo(0), rhi(0), cmd(0) {}
+        unsigned long long epoch; // the grant whose range it runs on
+        launch_rec() : epoch(0) {}
     };
 
-    client(int fd, int sms) : fd_(fd), closed_(false), lost_(false), quiet_(false), pid_(getpid()), sms_(sms), client_id_(0), next_id_(0), next_launch_(0) {}
+    client(int fd, int sms)
+        : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), moved_(0),
+          native_us_(0), native_drain_(0)
+    {
+    }
+
+    static std::atomic<bool>& child_flag()
+    {
+        static std::atomic<bool> f(false);
+        return f;
+    }
+    static void forked() { child_flag().store(true); }
+    static bool child() { return child_flag().load(std::memory_order_relaxed); }
 
     static bool valid(const launch_spec& s)
     {
@@ -938,6 +969,43 @@ private:
     {
         std::lock_guard<std::mutex> l(mu_);
         return ++next_id_;
+    }
+
+    void unregister_locked(launch_rec* L)
+    {
+        for (size_t i = 0; i < launches_.size(); ++i)
+            if (launches_[i] == L) {
+                launches_.erase(launches_.begin() + (long)i);
+                --inflight_;
+                dirty_.store(true, std::memory_order_relaxed);
+                return;
+            }
+    }
+
+    // ack_locked returns the ack of the current grant when it is due (mu_
+    // held): every served launch runs on its range, and the native launches
+    // of an "alone" grant that ended have drained. Empty otherwise.
+    std::string ack_locked()
+    {
+        if (!ack_pending_ || draining_ || lost_)
+            return std::string();
+        const grant g = current();
+        for (size_t i = 0; i < launches_.size(); ++i)
+            if (launches_[i]->epoch != g.epoch)
+                return std::string();
+        ack_pending_ = false;
+        json_writer w;
+        w.str("type", "ack");
+        w.num("epoch", g_epoch_);
+        w.range(g.lo, g.hi);
+        w.num("drain_us",
+              (unsigned long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - grant_at_).count());
+        if (native_us_)
+            w.num("native_us", native_us_);
+        w.num("moved", (unsigned long long)moved_);
+        moved_ = 0;
+        native_us_ = 0;
+        return w.done();
     }
 
     // send writes one frame; a failure (EPIPE, a 1 s stall) loses the daemon.
@@ -966,6 +1034,8 @@ private:
                 }
                 off += (size_t)k;
             }
+            if (ok)
+                frames_.fetch_add(1);
         }
         if (!ok) {
             std::lock_guard<std::mutex> l(mu_);
@@ -1014,6 +1084,24 @@ private:
         return decode(buf->data(), n, m);
     }
 
+    // take_grant checks a grant (welcome's or a push's) against this GPU.
+    bool take_grant_locked(const msg& m)
+    {
+        if (m.id == 0 || !m.has_range || m.lo > m.hi || m.hi >= (unsigned long long)sms_)
+            return false;
+        grant g;
+        g.lo = (unsigned int)m.lo;
+        g.hi = (unsigned int)m.hi;
+        g.alone = m.alone;
+        g.epoch = m.id;
+        if (g.alone && (g.lo != 0 || g.hi + 1 != (unsigned int)sms_))
+            return false; // alone means the whole GPU
+        grant_.store(g.pack(), std::memory_order_release);
+        g_epoch_ = m.id;
+        grant_at_ = clock_type::now();
+        return true;
+    }
+
     bool handshake(int device, int sms, int timeout_ms)
     {
         char name[64] = "slate";
@@ -1038,6 +1126,7 @@ private:
         // socket buffer at once is a failure.
         if (::send(fd_, f.data(), f.size(), MSG_NOSIGNAL) != (ssize_t)f.size())
             return false;
+        frames_.fetch_add(1);
         const clock_type::time_point deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
         std::string buf;
         for (;;) {
@@ -1048,58 +1137,108 @@ private:
                 continue; // a push before welcome: not expected, harmless
             if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms)
                 return false;
+            std::lock_guard<std::mutex> l(mu_);
+            if (!take_grant_locked(m))
+                return false; // a welcome must carry the first grant
             client_id_ = m.client;
             return true;
         }
     }
 
-    // listen reads frames until the connection ends, routes replies by
-    // `re` and pushes by launch, and loses the daemon on anything else.
+    // drain_natives runs on its own thread when an "alone" grant ends: the
+    // native launches issued so far ran on the whole GPU and cannot move;
+    // the ack waits for their end (and says how long that took).
+    void drain_natives(void (*f)(), clock_type::time_point t0)
+    {
+        if (f)
+            f();
+        std::string ack;
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            draining_ = false;
+            native_us_ = (unsigned long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0).count();
+            if (native_us_ == 0)
+                native_us_ = 1;
+            ack = ack_locked();
+        }
+        if (!ack.empty())
+            send(ack);
+    }
+
+    // load_note is the batched launch accounting (mu_ held).
+    std::string load_note_locked()
+    {
+        json_writer w;
+        w.str("type", "load");
+        w.num("launches", launches_total_.load(std::memory_order_relaxed));
+        w.num("inflight", (unsigned long long)inflight_);
+        if (!kernel_.empty())
+            w.str("kernel", kernel_.c_str());
+        if (!cls_.empty())
+            w.str("class", cls_.c_str());
+        return w.done();
+    }
+
+    // listen reads frames until the connection ends: grants are taken (the
+    // launching threads move their launches, the ack follows), replies
+    // ignored (bye's ok), and anything else loses the daemon. Between
+    // frames it sends a load note every few ms while launches happen.
     void listen()
     {
         std::string buf;
         const char* why = "connection closed";
         for (;;) {
+            pollfd pf = {fd_, POLLIN, 0};
+            const int r = poll(&pf, 1, dirty_.load(std::memory_order_relaxed) ? 2 : 20);
+            if (r < 0 && errno != EINTR)
+                break;
+            if (r <= 0) {
+                if (dirty_.exchange(false)) {
+                    std::string note;
+                    {
+                        std::lock_guard<std::mutex> l(mu_);
+                        note = load_note_locked();
+                    }
+                    send(note);
+                }
+                std::lock_guard<std::mutex> l(mu_);
+                if (lost_)
+                    break;
+                continue;
+            }
             msg m;
             if (!read_msg(&buf, &m, 0)) {
                 why = "EOF or a bad frame";
                 break;
             }
-            std::lock_guard<std::mutex> l(mu_);
-            if (m.re != 0) {
-                std::map<unsigned long long, reply*>::iterator it = pending_.find(m.re);
-                if (it != pending_.end()) {
-                    it->second->m = m;
-                    it->second->got = true;
-                    cv_.notify_all();
-                }
-                continue;
-            }
-            if (m.type == "start" || m.type == "resize") {
-                std::map<unsigned long long, launch_rec*>::iterator it = launches_.find(m.launch);
-                if (it == launches_.end() || !m.has_range || m.lo > m.hi || m.hi >= (unsigned long long)sms_)
-                    continue; // a launch that ended meanwhile, or a range this GPU does not have
-                launch_rec* r = it->second;
-                if (m.type == "start") {
-                    if (!r->started) {
-                        r->started = true;
-                        r->lo = (unsigned int)m.lo;
-                        r->hi = (unsigned int)m.hi;
+            if (m.type == "grant" && m.re == 0) {
+                std::string ack;
+                {
+                    std::lock_guard<std::mutex> l(mu_);
+                    const grant before = current();
+                    if (m.id <= g_epoch_ || !take_grant_locked(m))
+                        continue; // stale, or a range this GPU does not have
+                    ack_pending_ = true;
+                    if (before.alone && !m.alone && !draining_) {
+                        draining_ = true;
+                        std::thread(&client::drain_natives, this, native_drain_, grant_at_).detach();
                     }
-                } else if (r->started) { // only the last resize counts
-                    r->resize = true;
-                    r->cmd = m.id;
-                    r->rlo = (unsigned int)m.lo;
-                    r->rhi = (unsigned int)m.hi;
+                    cv_.notify_all();
+                    ack = ack_locked(); // nothing running: at once
                 }
-                cv_.notify_all();
+                if (!ack.empty())
+                    send(ack);
                 continue;
             }
-            if (m.type == "shutdown" || m.type == "error") {
+            if (m.type == "shutdown" || (m.type == "error" && m.re == 0)) {
                 why = m.type == "shutdown" ? "daemon shut down" : "error from the daemon";
                 break;
             }
-            // other types without `re`: ignored (later minor versions)
+            if (m.type == "error") {
+                why = "error reply from the daemon";
+                break;
+            }
+            // replies (bye's ok) and other types: ignored (later minor versions)
         }
         {
             std::lock_guard<std::mutex> l(mu_);
@@ -1110,13 +1249,18 @@ private:
         ::close(fd_);
     }
 
-    // lose_locked marks the daemon gone (mu_ held): waiting launches wake,
-    // and the listener's read ends.
+    // lose_locked marks the daemon gone (mu_ held): the grant becomes the
+    // whole GPU, alone (later launches native), running launches grow.
     void lose_locked(const char* why)
     {
         if (lost_)
             return;
-        lost_ = true;
+        grant g = current();
+        g.lo = 0;
+        g.hi = (unsigned int)sms_ - 1u;
+        g.alone = true;
+        grant_.store(g.pack(), std::memory_order_release);
+        lost_.store(true, std::memory_order_release);
         if (!quiet_ && std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: daemon lost (%s); running natively\n", why);
         ::shutdown(fd_, SHUT_RDWR);
@@ -1128,12 +1272,24 @@ private:
     bool closed_;
     std::mutex mu_;
     std::condition_variable cv_;
-    bool lost_, quiet_;
-    pid_t pid_;
+    std::atomic<bool> lost_;
+    bool quiet_;
     int sms_;
-    unsigned long long client_id_, next_id_, next_launch_;
-    std::map<unsigned long long, reply*> pending_;
-    std::map<unsigned long long, launch_rec*> launches_;
+    unsigned long long client_id_, next_id_;
+    std::atomic<unsigned long long> grant_;
+    std::atomic<unsigned long long> launches_total_;
+    std::atomic<bool> dirty_;
+    std::atomic<unsigned long long> frames_;
+    // guarded by mu_
+    std::vector<launch_rec*> launches_;
+    int inflight_;
+    std::string kernel_, cls_;
+    unsigned long long g_epoch_; // the full epoch of the current grant
+    clock_type::time_point grant_at_;
+    bool ack_pending_, draining_;
+    int moved_;
+    unsigned long long native_us_;
+    void (*native_drain_)();
 };
 
 inline client*& process_client_slot()
@@ -1169,8 +1325,10 @@ inline client* process_client(int device, int sms)
 inline bool socket_present(const std::string&) { return false; }
 class client {
 public:
-    bool alive() { return false; }
+    bool alive() const { return false; }
     int sms() const { return 0; }
+    bool take_native() { return true; }
+    void set_native_drain(void (*)()) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
 };
 inline client* process_client(int, int) { return 0; }
@@ -1259,6 +1417,16 @@ static int& served_device()
     return d;
 }
 
+// native_drain waits for the native launches issued so far (those of an
+// "alone" grant, on the whole GPU): the serve client runs it on a helper
+// thread when another process arrives, and acknowledges the new grant after.
+static void native_drain()
+{
+    if (cudaSetDevice(served_device()) == cudaSuccess)
+        cudaDeviceSynchronize();
+    cudaGetLastError(); // the helper thread's own
+}
+
 static int decide_policy()
 {
     if (persistent())
@@ -1276,9 +1444,13 @@ static int decide_policy()
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
                     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0;
     quiet_error(before);
-    if (!ok || !slate_serve::process_client(device, sms))
+    if (!ok)
         return kPolicyNative;
     served_device() = device;
+    slate_serve::client* c = slate_serve::process_client(device, sms);
+    if (!c)
+        return kPolicyNative;
+    c->set_native_drain(&native_drain);
     return kPolicyServed;
 }
 
@@ -1540,8 +1712,10 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     if (policy == kPolicyNative)
         return false;
     const bool served = policy == kPolicyServed;
-    if (served && !slate_serve::process_client(0, 0)->alive())
-        return false; // the daemon is gone: native from now on
+    // Alone on the GPU (the grant says so), or the daemon gone: native, with
+    // no message and no wait (two atomic loads and a relaxed count).
+    if (served && slate_serve::process_client(0, 0)->take_native())
+        return false;
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
@@ -2003,9 +2177,11 @@ struct served_ops : slate_serve::launch_ops {
     }
 };
 
-// run_served makes a served launch: it returns when the launch completed
-// (docs/SERVE.md, "The C++ client": synchronous). If the daemon could not
-// start it, the worker runs on all SMs as an ordinary queue launch.
+// run_served makes a served launch on the process's granted range: it
+// returns when the launch completed (docs/SERVE.md, "The C++ client":
+// synchronous), moved whenever the grant changed. If the grant became
+// "alone" meanwhile (or the daemon went away), the worker runs on all SMs as
+// an ordinary queue launch.
 template <typename Launch>
 static void run_served(const plan& p, Launch& launch)
 {

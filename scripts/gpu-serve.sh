@@ -7,28 +7,44 @@
 #             output matches, and the log says "no daemon"
 #   served    the daemon (.gpu/slatec serve) runs; harnesses run two processes
 #             at a time, $REPS repetitions each, with SLATE_COUNT=1 (every
-#             logical block exactly once, across resizes) and SLATE_LOG=1;
-#             outputs match; `slatec top --json` is kept (resize outcomes)
+#             logical block exactly once, across moves) and SLATE_LOG=1;
+#             outputs match; `slatec top --json` is kept after each pair
+#             (grant acks: the resize p99)
+#   makespan  each pair's wall time (plain builds, both started together):
+#             sequential (one after the other, no daemon), mps (together, no
+#             daemon: both native; MPS=1 for real MPS) and serve (together,
+#             under the daemon)
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
 #             programs finish on the whole GPU, outputs match
 #   cost      host cost per launch: HARNESS_TIME medians of a program built
-#             without hooks, natively (no daemon) vs served (alone)
+#             without hooks, natively (no daemon) vs alone under the daemon
+#             (protocol v2: native launches); prints served-alone/native
 #
 # Runs on the GPU machine (nvcc, python3; no Go): `make gpu-build` here first
 # and carry .gpu. MPS=1 starts the MPS control daemon (and stops it after).
-# Results: $OUT/serve-summary.txt (printed), $OUT/serve/* logs.
+# Results: $OUT/serve-summary.txt (printed), $OUT/serve/* logs, and
+# $OUT/serve.json (issue 13; bench/results/serve.schema.json): makespan rows
+# per pair and mode, resize_p99_us (push -> ack, ok grant changes),
+# solo_overhead (served-alone/native - 1, the worst timed label).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/gpu-out}
 W=${W:-/tmp/slatec-serve}
 NVCC=${NVCC:-nvcc}
 ARCH=${ARCH:-sm_90}
-PHASES=${PHASES:-build nodaemon served killed cost}
+PHASES=${PHASES:-build nodaemon served makespan killed cost}
 NAMES=${NAMES:-saxpy_grid_stride sgemm_tiled black_scholes histogram256 multi_kernel_loop stencil1d_halo reduce_small_grid scan_blelloch}
+# Compute-bound harnesses; a pair is "complementary" when exactly one is.
+COMPUTE=${COMPUTE:-sgemm_tiled black_scholes}
 REPS=${REPS:-30}
 SLATEC=${SLATEC:-.gpu/slatec}
 unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
+ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms
+: >"$ROWS"
+: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us (all pairs)
+: >"$OUT/serve/solo.txt"
+now_ns() { date +%s%N; }
 L="$OUT/serve"
 S="$OUT/serve-summary.txt"
 : >"$S"
@@ -113,19 +129,61 @@ if has served; then
             wait "$p1" "$p2"
             check "$a" "served-$b"
             check "$b" "served-$a"
+            # the daemon keeps the last 64 grant changes: collect per pair
+            "$SLATEC" top --json --socket "$sock" >"$L/top-served-$a-$b.json" 2>&1
+            python3 - "$L/top-served-$a-$b.json" >>"$OUT/serve/acks.tsv" <<'EOF'
+import json, sys
+for r in json.load(open(sys.argv[1])).get("resizes") or []:
+    print("%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0)))
+EOF
         done < <(pairs)
-        "$SLATEC" top --json --socket "$sock" >"$L/top-served.json" 2>&1
-        python3 - "$L/top-served.json" <<'EOF' | tee -a "$S"
-import collections, json, sys
-s = json.load(open(sys.argv[1]))
-rs = s.get("resizes") or []
-o = collections.Counter(r["outcome"] for r in rs)
-lat = sorted(r.get("latency_us", 0) for r in rs if r["outcome"] == "ok")
-p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0
-print("served: last %d resizes: %s; ack latency p50 %s us p90 %s us" % (len(rs), dict(o), p(0.5), p(0.9)))
+        python3 - "$OUT/serve/acks.tsv" <<'EOF' | tee -a "$S"
+import collections, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+rows = list({(r[0], r[1]): r for r in rows}.values())  # one record per client and epoch
+o = collections.Counter(r[2] for r in rows)
+lat = sorted(float(r[3]) for r in rows if r[2] == "ok")
+dr = sorted(float(r[4]) for r in rows if r[2] == "ok")
+p = lambda v, q: v[min(len(v) - 1, int(q * len(v)))] if v else 0
+print("served: %d grant changes: %s; push->ack p50 %.0f us p90 %.0f us p99 %.0f us; client drain p50 %.0f us p99 %.0f us"
+      % (len(rows), dict(o), p(lat, .5), p(lat, .9), p(lat, .99), p(dr, .5), p(dr, .99)))
 EOF
         stop_daemon
     }
+fi
+
+# makespan A B MODE: wall time (ms) of the pair of plain builds (no hooks).
+makespan() {
+    local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock"
+    [ "$mode" = serve ] && sk="$sock"
+    t0=$(now_ns)
+    if [ "$mode" = sequential ]; then
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1)
+    else
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
+        p1=$!
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
+        p2=$!
+        wait "$p1" "$p2"
+    fi
+    t1=$(now_ns)
+    local comp=false us=$(((t1 - t0) / 1000))
+    if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
+    local ms="$((us / 1000)).$(printf %03d $((us % 1000)))"
+    printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$ROWS"
+    say "    makespan $a+$b $mode $ms ms"
+}
+
+if has makespan; then
+    while read -r a b; do
+        makespan "$a" "$b" sequential
+        makespan "$a" "$b" mps
+        if start_daemon "ms-$a-$b"; then
+            makespan "$a" "$b" serve
+            stop_daemon
+        fi
+    done < <(pairs)
 fi
 
 if has killed; then
@@ -153,7 +211,52 @@ if has cost; then
     }
     (cd "$W" && SLATE_MODE=native HARNESS_REPS=200 "$W/$n.plain" >"$L/$n.cost-modenative.out" 2>&1)
     for t in modenative native served; do say "cost $n $t: $(grep HARNESS_TIME "$L/$n.cost-$t.out" | tr '\n' ' ')"; done
+    # served alone / native, per timed label (medians); solo_overhead: the worst label's ratio - 1
+    python3 - "$L/$n.cost-native.out" "$L/$n.cost-served.out" >"$OUT/serve/solo.txt" <<'EOF'
+import sys
+def med(f):
+    try:
+        return {l.split()[1]: float(l.split()[2]) for l in open(f) if l.startswith("HARNESS_TIME")}
+    except OSError:
+        return {}
+n, s = med(sys.argv[1]), med(sys.argv[2])
+worst = None
+for k in n:
+    if k in s and n[k] > 0:
+        r = s[k] / n[k]
+        print("ratio %s %.4f" % (k, r))
+        worst = r if worst is None else max(worst, r)
+if worst is not None:
+    print("solo_overhead %.4f" % (worst - 1))
+EOF
+    sed 's|^|cost served-alone/native: |' "$OUT/serve/solo.txt" | tee -a "$S"
 fi
+
+# serve.json (issue 13; bench/results/serve.schema.json)
+python3 - "$ROWS" "$OUT/serve/acks.tsv" "$OUT/serve/solo.txt" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
+    "${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}" >"$OUT/serve.json" <<'EOF'
+import json, sys
+rows_f, acks_f, solo_f, device, commit = sys.argv[1:6]
+rows = []
+for l in open(rows_f):
+    w, comp, mode, ms = l.rstrip("\n").split("\t")
+    rows.append({"workload": w, "complementary": comp == "true", "mode": mode, "makespan_ms": float(ms)})
+acks = [l.rstrip("\n").split("\t") for l in open(acks_f) if l.strip()]
+acks = list({(a[0], a[1]): a for a in acks}.values())
+lat = sorted(float(a[3]) for a in acks if a[2] == "ok")
+p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else None
+solo = None
+try:
+    for l in open(solo_f):
+        if l.startswith("solo_overhead"):
+            solo = float(l.split()[1])
+except OSError:
+    pass
+json.dump({"device": device or "unknown", "commit": commit, "rows": rows, "resize_p99_us": p99, "solo_overhead": solo},
+          sys.stdout, indent=2)
+print()
+EOF
+say "gpu-serve: wrote $OUT/serve.json ($(wc -l <"$ROWS") makespan rows)"
 
 [ "${MPS:-}" = 1 ] && echo quit | nvidia-cuda-mps-control
 say "gpu-serve: $(grep -c '^PASS' "$S") passed, $(grep -c '^FAIL\|^BUILD-FAIL' "$S") failed"

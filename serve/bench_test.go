@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,9 +8,11 @@ import (
 	"github.com/slatec/slatec/serve/client"
 )
 
-// BenchmarkLaunchRoundTrip is what a served launch costs on the host: launch
-// until start (the GPU idle), then done, over the real socket.
-func BenchmarkLaunchRoundTrip(b *testing.B) {
+// BenchmarkGrantRoundTrip is what a grant change costs between the daemon
+// and a client over the real socket: a second client registers (the first
+// is pushed a shrink), the first acks, the second leaves (a grow), the
+// first acks. A launch itself costs no message in protocol v2.
+func BenchmarkGrantRoundTrip(b *testing.B) {
 	dir := b.TempDir()
 	d, err := serve.New(serve.Config{Socket: dir + "/s.sock", SMs: testSMs, MPS: &serve.MPSState{Active: true}})
 	if err != nil {
@@ -19,19 +20,21 @@ func BenchmarkLaunchRoundTrip(b *testing.B) {
 	}
 	go d.Serve()
 	defer d.Close()
-	c, err := client.Connect(client.Options{Socket: dir + "/s.sock", HandshakeTimeout: time.Second})
+	a, err := client.Connect(client.Options{Socket: dir + "/s.sock", HandshakeTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	ctx := context.Background()
-	s := spec("k", "L_C")
+	defer a.Close()
 	b.ResetTimer()
 	for range b.N {
-		l, err := c.Launch(ctx, s)
+		c, err := client.Connect(client.Options{Socket: dir + "/s.sock", HandshakeTimeout: time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.Finish()
+		g := <-a.Grants()
+		a.Ack(g, g.Range, 0, 0)
+		c.Abort()
+		g = <-a.Grants()
+		a.Ack(g, g.Range, 0, 0)
 	}
 }

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/slatec/slatec/plan"
-	rt "github.com/slatec/slatec/runtime"
 )
 
 // Config configures a Daemon. Zero values take defaults.
@@ -21,11 +19,8 @@ type Config struct {
 	Socket        string           // default DefaultSocket()
 	Profiles      *plan.ProfileSet // optional: classes and an STM plan
 	SMs           int              // the GPU's SMs; 0: the profiles', else the first client's hello
-	ResizeTimeout time.Duration    // a resize's wait for the client's ack (default 100 ms)
-	MaxCoRun      int              // launches sharing the GPU at once (default 2, Slate's pairs)
-	UnknownSolo   bool             // kernels of unknown class run solo (default: they co-run)
+	ResizeTimeout time.Duration    // how long a client may take to ack a grant change (default 100 ms)
 	MaxClients    int              // connections (default 256)
-	MaxLaunches   int              // outstanding launches per client (default 1024)
 	Version       string           // reported in welcome and status
 	Logf          func(string, ...any)
 	Clock         func() time.Time // default time.Now
@@ -35,9 +30,9 @@ type Config struct {
 
 // Event is a daemon happening, for logs and tests.
 type Event struct {
-	Kind   string // join, leave, reject, start, resize, stuck, done
+	Kind   string // join, leave, reject, grant, ack, late, stuck, load
 	Client uint64
-	Launch uint64
+	Epoch  uint64
 	Range  Range
 	At     time.Time
 	Detail string
@@ -45,17 +40,14 @@ type Event struct {
 
 // Daemon is the cross-process scheduler behind `slatec serve`.
 type Daemon struct {
-	cfg   Config
-	ln    *net.UnixListener
-	pol   *Policy
-	mps   MPSState
-	start time.Time
-	cmds  atomic.Uint64
-
-	launches sync.Map // task name -> *launch
+	cfg    Config
+	ln     *net.UnixListener
+	pol    *Policy
+	mps    MPSState
+	start  time.Time
+	epochs atomic.Uint64
 
 	mu         sync.Mutex
-	sched      *rt.Scheduler
 	sms        int
 	uuid       string
 	conns      map[*conn]struct{}
@@ -78,29 +70,17 @@ type conn struct {
 	name     string
 	device   int
 	stuck    bool
-	launches map[uint64]*launch
-}
-
-type launch struct {
-	c      *conn
-	id     uint64
-	task   string
-	kernel string
-	info   KernelInfo
-	blocks uint64
-	done   chan struct{}
-	once   sync.Once
-	acks   chan *Msg
-
-	// guarded by d.mu
-	state   string
-	rng     Range
-	since   time.Time
-	stuck   bool
-	lastCmd uint64
-	lastAt  time.Time
-	lastTo  Range
-	lastFr  Range
+	grant    Grant     // the current grant (zero before welcome)
+	ackEpoch uint64    // the grant awaiting its ack, 0: none
+	ackAt    time.Time // when that grant was pushed
+	ackFrom  Range     // the range before it
+	late     uint64    // a grant whose ack timed out (a late ack clears stuck)
+	lateAt   time.Time
+	lateFrom Range
+	launches uint64 // from load notes
+	inflight int
+	kernel   string
+	class    string
 }
 
 const resizeHistory = 64
@@ -113,14 +93,8 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.ResizeTimeout <= 0 {
 		cfg.ResizeTimeout = 100 * time.Millisecond
 	}
-	if cfg.MaxCoRun <= 0 {
-		cfg.MaxCoRun = 2
-	}
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = 256
-	}
-	if cfg.MaxLaunches <= 0 {
-		cfg.MaxLaunches = 1024
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
@@ -131,17 +105,11 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	pol, err := NewPolicy(cfg.Profiles, !cfg.UnknownSolo)
+	pol, err := NewPolicy(cfg.Profiles)
 	if err != nil {
 		return nil, err
 	}
-	if pol.Plan != nil {
-		for _, ph := range pol.Plan.Phases {
-			cfg.MaxCoRun = max(cfg.MaxCoRun, len(ph.Kernels))
-		}
-	}
 	d := &Daemon{cfg: cfg, pol: pol, conns: map[*conn]struct{}{}, start: cfg.Clock()}
-	pol.lookup = d.info
 	if cfg.MPS != nil {
 		d.mps = *cfg.MPS
 	} else {
@@ -151,16 +119,12 @@ func New(cfg Config) (*Daemon, error) {
 		cfg.SMs = cfg.Profiles.Device.SMs
 		d.cfg.SMs = cfg.SMs
 	}
-	if cfg.SMs > 0 {
-		if err := d.bind(cfg.SMs); err != nil {
-			return nil, err
-		}
+	if cfg.SMs > 4096 {
+		return nil, fmt.Errorf("serve: %d SMs (at most 4096)", cfg.SMs)
 	}
+	d.sms = max(cfg.SMs, 0)
 	ln, err := Listen(cfg.Socket)
 	if err != nil {
-		if d.sched != nil {
-			d.sched.Close(context.Background())
-		}
 		return nil, err
 	}
 	d.ln = ln
@@ -175,38 +139,6 @@ func (d *Daemon) Socket() string { return d.cfg.Socket }
 
 // PolicyName describes the policy in use.
 func (d *Daemon) PolicyName() string { return d.pol.Name() }
-
-// bind creates the scheduler for a GPU of sms SMs. Callers hold d.mu or
-// run before Serve.
-func (d *Daemon) bind(sms int) error {
-	s, err := rt.NewScheduler(executor{d, sms}, rt.SchedulerOptions{
-		Policy:        d.pol,
-		MaxCoRun:      d.cfg.MaxCoRun,
-		ResizeTimeout: d.cfg.ResizeTimeout,
-		OnEvent:       d.schedEvent,
-	})
-	if err != nil {
-		return err
-	}
-	d.sched, d.sms = s, sms
-	return nil
-}
-
-// info returns a launch's kernel information and whether it has ended
-// (false, false: unknown).
-func (d *Daemon) info(task string) (ki KernelInfo, ended, ok bool) {
-	v, ok := d.launches.Load(task)
-	if !ok {
-		return KernelInfo{}, true, false
-	}
-	l := v.(*launch)
-	select {
-	case <-l.done:
-		ended = true
-	default:
-	}
-	return l.info, ended, true
-}
 
 func (d *Daemon) emit(ev Event) {
 	if ev.At.IsZero() {
@@ -235,7 +167,7 @@ func (d *Daemon) Serve() error {
 			nc.Close()
 			continue
 		}
-		c := &conn{d: d, nc: nc, out: make(chan []byte, 256), closed: make(chan struct{}), launches: map[uint64]*launch{}}
+		c := &conn{d: d, nc: nc, out: make(chan []byte, 256), closed: make(chan struct{})}
 		d.mu.Lock()
 		if d.closing {
 			d.mu.Unlock()
@@ -281,7 +213,6 @@ func (d *Daemon) stop(graceful bool) error {
 	for c := range d.conns {
 		conns = append(conns, c)
 	}
-	sched := d.sched
 	d.mu.Unlock()
 	err := d.ln.Close() // unlinks the socket
 	for _, c := range conns {
@@ -302,13 +233,6 @@ func (d *Daemon) stop(graceful bool) error {
 		}
 		<-done
 	}
-	if sched != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if e := sched.Close(ctx); e != nil && err == nil {
-			err = e
-		}
-	}
 	return err
 }
 
@@ -327,23 +251,11 @@ func (d *Daemon) Status() *Status {
 		if c.id == 0 {
 			continue
 		}
-		cs := ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck, Launches: []LaunchStatus{}}
-		for _, l := range c.launches {
-			ls := LaunchStatus{Launch: l.id, Kernel: l.kernel, Class: string(l.info.Class), Phase: l.info.Phase,
-				State: l.state, Stuck: l.stuck, AgeMs: float64(now.Sub(l.since)) / 1e6, Blocks: l.blocks}
-			if l.state == "running" {
-				r := l.rng
-				ls.Range = &r
-				cs.SMs += r.Count()
-				s.Running++
-			} else {
-				cs.Queued++
-				s.Queued++
-			}
-			cs.Launches = append(cs.Launches, ls)
-		}
-		sort.Slice(cs.Launches, func(i, j int) bool { return cs.Launches[i].Launch < cs.Launches[j].Launch })
-		s.Clients = append(s.Clients, cs)
+		g := c.grant
+		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
+			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
+			Launches: c.launches, InFlight: c.inflight, Kernel: c.kernel, Class: c.class})
+		s.Running += c.inflight
 	}
 	sort.Slice(s.Clients, func(i, j int) bool { return s.Clients[i].Client < s.Clients[j].Client })
 	return s
@@ -353,16 +265,6 @@ func (d *Daemon) record(r ResizeRecord) {
 	d.resizes = append(d.resizes, r)
 	if len(d.resizes) > resizeHistory {
 		d.resizes = append(d.resizes[:0:0], d.resizes[len(d.resizes)-resizeHistory:]...)
-	}
-}
-
-// schedEvent runs on the scheduler's goroutine.
-func (d *Daemon) schedEvent(ev rt.Event) {
-	if ev.Kind == rt.EventFinished {
-		d.launches.Delete(ev.Task)
-	}
-	if ev.Kind == rt.EventResizeFailed {
-		d.cfg.Logf("resize of %s to %d:%d failed: %v", ev.Task, ev.Range.Low, ev.Range.High, ev.Err)
 	}
 }
 
@@ -477,25 +379,22 @@ func (c *conn) reject(re uint64, pe *ProtoError) {
 	}
 }
 
-// leave runs when the reader ends: the connection is closed and every
-// launch of the client ends, so the scheduler gives its SMs to the others.
+// leave runs when the reader ends: the connection is closed, and the
+// client's SMs go to the others (new grants).
 func (c *conn) leave() {
 	c.closeAfterFlush()
 	d := c.d
 	d.mu.Lock()
 	delete(d.conns, c)
-	ls := make([]*launch, 0, len(c.launches))
-	for _, l := range c.launches {
-		ls = append(ls, l)
-	}
-	c.launches = map[uint64]*launch{}
 	id := c.id
-	d.mu.Unlock()
-	for _, l := range ls {
-		l.finish()
-	}
+	var pushes []push
 	if id != 0 {
-		d.cfg.Logf("client %d left (%d launches ended)", id, len(ls))
+		pushes = d.regrantLocked(nil)
+	}
+	d.mu.Unlock()
+	d.sendGrants(pushes)
+	if id != 0 {
+		d.cfg.Logf("client %d left", id)
 		d.emit(Event{Kind: "leave", Client: id})
 	}
 }
@@ -517,34 +416,10 @@ func (c *conn) handle(m *Msg) bool {
 		c.send(&Msg{Type: TStatus, Re: m.ID, Status: d.Status()})
 	case THello:
 		return c.hello(m)
-	case TLaunch:
-		return c.launch(m)
-	case TDone:
-		d.mu.Lock()
-		l := c.launches[m.Launch]
-		delete(c.launches, m.Launch)
-		d.mu.Unlock()
-		if l == nil {
-			c.reject(m.ID, protoErr(ErrUnknownLaunch, "done: no launch %d", m.Launch))
-			return true
-		}
-		l.finish()
-		c.send(&Msg{Type: TOK, Re: m.ID})
-		d.emit(Event{Kind: "done", Client: c.id, Launch: l.id})
-	case TResized:
-		d.mu.Lock()
-		l := c.launches[m.Launch]
-		d.mu.Unlock()
-		if l == nil {
-			// The launch ended (done crossed the resize): nothing to do.
-			c.send(&Msg{Type: TOK, Re: m.ID})
-			return true
-		}
-		if !l.ack(m) {
-			c.reject(m.ID, protoErr(ErrUnknownCmd, "resized: no resize %d for launch %d", m.Cmd, m.Launch))
-			return true
-		}
-		c.send(&Msg{Type: TOK, Re: m.ID})
+	case TLoad:
+		c.load(m)
+	case TAck:
+		c.ack(m)
 	case TBye:
 		c.send(&Msg{Type: TOK, Re: m.ID})
 		return false
@@ -565,17 +440,13 @@ func (c *conn) hello(m *Msg) bool {
 		c.reject(m.ID, protoErr(ErrShuttingDown, "daemon stopping"))
 		return false
 	}
-	if d.sched == nil {
+	if d.sms == 0 {
 		if m.SMs <= 0 {
 			d.mu.Unlock()
 			c.reject(m.ID, protoErr(ErrBadField, "hello: sms is required (the daemon does not know the GPU's SM count yet)"))
 			return false
 		}
-		if err := d.bind(m.SMs); err != nil {
-			d.mu.Unlock()
-			c.reject(m.ID, protoErr(ErrBadField, "hello: %v", err))
-			return false
-		}
+		d.sms = m.SMs
 		d.cfg.Logf("serving a GPU of %d SMs (from client pid %d)", m.SMs, m.PID)
 	}
 	if (m.SMs != 0 && m.SMs != d.sms) || (m.UUID != "" && d.uuid != "" && m.UUID != d.uuid) {
@@ -589,190 +460,146 @@ func (c *conn) hello(m *Msg) bool {
 	d.nextClient++
 	c.id, c.pid, c.name, c.device = d.nextClient, m.PID, m.Name, m.Device
 	sms := d.sms
+	// The others shrink first (their grants are pushed before the welcome
+	// leaves), and the newcomer's first grant rides on its welcome: it needs
+	// no ack, it has nothing running.
+	pushes := d.regrantLocked(c)
+	g := c.grant
 	d.mu.Unlock()
-	c.send(&Msg{Type: TWelcome, Re: m.ID, Client: c.id, SMs: sms, Policy: d.pol.Name(), MPS: d.mps.Active, Name: d.cfg.Version})
-	d.cfg.Logf("client %d joined: pid %d %q device %d", c.id, m.PID, m.Name, m.Device)
-	d.emit(Event{Kind: "join", Client: c.id})
+	d.sendGrants(pushes)
+	c.send(&Msg{Type: TWelcome, Re: m.ID, Client: c.id, SMs: sms, Policy: d.pol.Name(), MPS: d.mps.Active, Name: d.cfg.Version,
+		ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
+	d.cfg.Logf("client %d joined: pid %d %q device %d; grant %s%s", c.id, m.PID, m.Name, m.Device, g.Range, aloneText(g.Alone))
+	d.emit(Event{Kind: "join", Client: c.id, Epoch: g.Epoch, Range: g.Range})
 	return true
 }
 
-func (c *conn) launch(m *Msg) bool {
+func aloneText(alone bool) string {
+	if alone {
+		return " (alone: native launches)"
+	}
+	return ""
+}
+
+// load takes a client's batched launch accounting; a kernel whose STM
+// weight differs from the one the split used re-splits.
+func (c *conn) load(m *Msg) {
 	d := c.d
-	l := &launch{c: c, id: m.Launch, kernel: m.Kernel, blocks: m.Blocks,
-		info: d.pol.Info(m.Kernel, m.Class), done: make(chan struct{}), acks: make(chan *Msg, 4), state: "queued"}
 	d.mu.Lock()
-	if d.closing {
-		d.mu.Unlock()
-		c.reject(m.ID, protoErr(ErrShuttingDown, "daemon stopping"))
-		return false
-	}
-	if _, dup := c.launches[m.Launch]; dup {
-		d.mu.Unlock()
-		c.reject(m.ID, protoErr(ErrDupLaunch, "launch %d is already announced", m.Launch))
-		return true
-	}
-	if len(c.launches) >= d.cfg.MaxLaunches {
-		d.mu.Unlock()
-		c.reject(m.ID, protoErr(ErrTooMany, "more than %d outstanding launches", d.cfg.MaxLaunches))
-		return false
-	}
-	l.task = fmt.Sprintf("c%d.l%d", c.id, m.Launch)
-	l.since = d.cfg.Clock()
-	c.launches[m.Launch] = l
-	queued := 0
-	for cc := range d.conns {
-		for _, x := range cc.launches {
-			if x.state == "queued" && x != l {
-				queued++
-			}
+	c.launches, c.inflight = m.Launches, m.InFlight
+	var pushes []push
+	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) {
+		before := d.pol.Weight(c.kernel)
+		c.kernel, c.class = m.Kernel, m.Class
+		if d.pol.Weight(c.kernel) != before {
+			pushes = d.regrantLocked(nil)
 		}
 	}
-	sched := d.sched
 	d.mu.Unlock()
-	d.launches.Store(l.task, l)
-	c.send(&Msg{Type: TAccepted, Re: m.ID, Launch: m.Launch, Queued: queued, Class: string(l.info.Class)})
-	if _, err := sched.Submit(&rt.Task{Name: l.task, Weight: float64(l.info.SMs)}); err != nil {
-		c.send(&Msg{Type: TShutdown, Reason: err.Error()})
-		return false
-	}
-	return true
+	d.sendGrants(pushes)
+	d.emit(Event{Kind: "load", Client: c.id})
 }
 
-// Launches as the scheduler sees them -----------------------------------
-
-type executor struct {
-	d   *Daemon
-	sms int
-}
-
-func (x executor) NumSMs() int { return x.sms }
-
-// Start runs on the scheduler's goroutine: it hands the launch its range.
-func (x executor) Start(t *rt.Task, r rt.SMRange) (rt.Running, error) {
-	d := x.d
-	v, ok := d.launches.Load(t.Name)
-	if !ok {
-		return nil, fmt.Errorf("serve: launch %s is gone", t.Name)
-	}
-	l := v.(*launch)
-	select {
-	case <-l.done:
-		return nil, rt.ErrJobFinished
-	default:
-	}
-	rng := Range{r.Low, r.High}
+// ack takes a client's acknowledgement of a grant: its served launches run
+// within the granted range (and, after an "alone" grant ended, its native
+// launches have ended). Acks of superseded grants are ignored.
+func (c *conn) ack(m *Msg) {
+	d := c.d
+	now := d.cfg.Clock()
 	d.mu.Lock()
-	l.state, l.rng = "running", rng
+	kind := ""
+	rec := ResizeRecord{At: now, Client: c.id, Name: c.name, Epoch: m.Epoch, To: *m.Range, DrainUs: m.DrainUs, NativeUs: m.NativeUs, Moved: m.Moved, Kernel: c.kernel}
+	switch m.Epoch {
+	case c.ackEpoch:
+		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant
+		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
+		kind = "ack"
+	case c.late:
+		c.late, c.stuck = 0, false
+		rec.From, rec.LatencyUs, rec.Outcome = c.lateFrom, float64(now.Sub(c.lateAt))/1e3, "late"
+		kind = "late"
+	}
+	if kind != "" {
+		d.record(rec)
+	}
 	d.mu.Unlock()
-	l.c.send(&Msg{Type: TStart, ID: d.cmds.Add(1), Launch: l.id, Range: &rng})
-	d.emit(Event{Kind: "start", Client: l.c.id, Launch: l.id, Range: rng})
-	return l, nil
+	if kind != "" {
+		d.emit(Event{Kind: kind, Client: c.id, Epoch: m.Epoch, Range: *m.Range})
+	}
 }
 
-func (l *launch) finish() {
-	l.once.Do(func() { close(l.done) })
+// Grants -----------------------------------------------------------------
+
+type push struct {
+	c *conn
+	g Grant
 }
 
-// Wait implements runtime.Running.
-func (l *launch) Wait(ctx context.Context) error {
-	select {
-	case <-l.done:
+// regrantLocked splits the SMs among the registered clients (d.mu held)
+// and returns the grants that changed, each with a new epoch; a client
+// other than fresh (the one registering, whose grant rides on welcome)
+// owes an ack for it within the resize timeout.
+func (d *Daemon) regrantLocked(fresh *conn) []push {
+	cs := make([]*conn, 0, len(d.conns))
+	for c := range d.conns {
+		if c.id != 0 {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 || d.sms <= 0 {
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+	kernels := make([]string, len(cs))
+	for i, c := range cs {
+		kernels[i] = c.kernel
+	}
+	ranges := Split(d.sms, d.pol.Weights(kernels))
+	now := d.cfg.Clock()
+	var out []push
+	for i, c := range cs {
+		g := Grant{Range: ranges[i], Alone: len(cs) == 1, Clients: len(cs)}
+		if c.grant.Epoch != 0 && g.Range == c.grant.Range && g.Alone == c.grant.Alone && g.Clients == c.grant.Clients {
+			continue
+		}
+		g.Epoch = d.epochs.Add(1)
+		from := c.grant.Range
+		c.grant = g
+		if c == fresh {
+			continue
+		}
+		c.ackEpoch, c.ackAt, c.ackFrom = g.Epoch, now, from
+		out = append(out, push{c, g})
+	}
+	return out
+}
+
+// sendGrants pushes grants (without d.mu) and arms each one's ack timer.
+func (d *Daemon) sendGrants(ps []push) {
+	for _, p := range ps {
+		g := p.g
+		p.c.send(&Msg{Type: TGrant, ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
+		d.emit(Event{Kind: "grant", Client: p.c.id, Epoch: g.Epoch, Range: g.Range})
+		c, epoch := p.c, g.Epoch
+		time.AfterFunc(d.cfg.ResizeTimeout, func() { d.ackTimeout(c, epoch) })
 	}
 }
 
-// ack delivers a resized message; false when it names no resize sent.
-func (l *launch) ack(m *Msg) bool {
-	d := l.c.d
+// ackTimeout marks a client stuck when the grant epoch is still not
+// acknowledged: the others already run on their grants (they never wait),
+// and the stuck client's launches overlap them until it catches up.
+func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	d.mu.Lock()
-	if m.Cmd != l.lastCmd || l.lastCmd == 0 {
+	if c.ackEpoch != epoch {
 		d.mu.Unlock()
-		return false
+		return
 	}
-	late := l.stuck
-	if late {
-		l.stuck = false
-		if m.Range != nil {
-			l.rng = *m.Range
-		}
-		stuck := false
-		for _, x := range l.c.launches {
-			stuck = stuck || x.stuck
-		}
-		l.c.stuck = stuck
-		d.record(ResizeRecord{At: d.cfg.Clock(), Client: l.c.id, Name: l.c.name, Launch: l.id, Kernel: l.kernel,
-			From: l.lastFr, To: l.lastTo, LatencyUs: float64(d.cfg.Clock().Sub(l.lastAt)) / 1e3, Outcome: "late"})
-	}
+	c.ackEpoch, c.stuck = 0, true
+	c.late, c.lateAt, c.lateFrom = epoch, c.ackAt, c.ackFrom
+	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.ackFrom, To: c.grant.Range,
+		LatencyUs: float64(d.cfg.Clock().Sub(c.ackAt)) / 1e3, Outcome: "timeout", Kernel: c.kernel})
+	id, name, to := c.id, c.name, c.grant.Range
 	d.mu.Unlock()
-	if late {
-		return true
-	}
-	select {
-	case l.acks <- m:
-	default: // a duplicate ack; the first one counts
-	}
-	return true
-}
-
-// Resize implements runtime.Running: it sends the resize command and waits
-// for the client's acknowledgement, the launch's end, or the timeout (the
-// scheduler's ctx), after which the client is marked stuck and the
-// scheduler goes on assigning the others what is free.
-func (l *launch) Resize(ctx context.Context, r rt.SMRange) error {
-	select {
-	case <-l.done:
-		return rt.ErrJobFinished
-	default:
-	}
-	d := l.c.d
-	to := Range{r.Low, r.High}
-	cmd := d.cmds.Add(1)
-	d.mu.Lock()
-	from := l.rng
-	t0 := d.cfg.Clock()
-	l.lastCmd, l.lastAt, l.lastFr, l.lastTo = cmd, t0, from, to
-	d.mu.Unlock()
-	l.c.send(&Msg{Type: TResize, ID: cmd, Launch: l.id, Range: &to})
-	rec := func(outcome string) {
-		d.mu.Lock()
-		d.record(ResizeRecord{At: t0, Client: l.c.id, Name: l.c.name, Launch: l.id, Kernel: l.kernel,
-			From: from, To: to, LatencyUs: float64(d.cfg.Clock().Sub(t0)) / 1e3, Outcome: outcome})
-		switch outcome {
-		case "ok":
-			l.rng, l.stuck = to, false
-			stuck := false
-			for _, x := range l.c.launches {
-				stuck = stuck || x.stuck
-			}
-			l.c.stuck = stuck
-		case "timeout":
-			l.rng, l.stuck, l.c.stuck = to, true, true
-		}
-		d.mu.Unlock()
-	}
-	for {
-		select {
-		case a := <-l.acks:
-			if a.Cmd != cmd {
-				continue // an ack of an older command
-			}
-			if a.Finished {
-				rec("finished")
-				return rt.ErrJobFinished
-			}
-			rec("ok")
-			d.emit(Event{Kind: "resize", Client: l.c.id, Launch: l.id, Range: to})
-			return nil
-		case <-l.done:
-			rec("ended")
-			return rt.ErrJobFinished
-		case <-ctx.Done():
-			rec("timeout")
-			d.cfg.Logf("client %d (%s) did not acknowledge resize %d of launch %d to %s in %v: marked stuck", l.c.id, l.c.name, cmd, l.id, to, d.cfg.ResizeTimeout)
-			d.emit(Event{Kind: "stuck", Client: l.c.id, Launch: l.id, Range: to})
-			return fmt.Errorf("serve: client %d stuck: %w", l.c.id, ctx.Err())
-		}
-	}
+	d.cfg.Logf("client %d (%s) did not acknowledge grant %d (%s) in %v: marked stuck", id, name, epoch, to, d.cfg.ResizeTimeout)
+	d.emit(Event{Kind: "stuck", Client: id, Epoch: epoch, Range: to})
 }

@@ -101,31 +101,27 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func spec(kernel, class string) client.LaunchSpec {
-	return client.LaunchSpec{Kernel: kernel, Grid: [3]uint32{1000, 1, 1}, Block: [3]uint32{256, 1, 1}, Class: class, Blocks: 1000}
-}
-
-func nextResize(t *testing.T, l *client.Launch, d time.Duration) client.Resize {
+// nextGrant waits for c's next grant push.
+func nextGrant(t *testing.T, c *client.Client, d time.Duration) serve.Grant {
 	t.Helper()
 	select {
-	case r := <-l.Resizes():
-		return r
+	case g := <-c.Grants():
+		return g
 	case <-time.After(d):
-		t.Fatalf("launch %d: no resize within %v", l.ID(), d)
+		t.Fatalf("client %d: no grant within %v", c.ID(), d)
 	}
-	return client.Resize{}
+	return serve.Grant{}
 }
 
-// autoAck acknowledges every resize of l until it is lost or stop closes.
-func autoAck(l *client.Launch, stop <-chan struct{}) {
+// autoAck acknowledges every grant of c until it is lost or stop closes.
+func autoAck(c *client.Client, stop <-chan struct{}) {
 	go func() {
 		for {
 			select {
-			case r := <-l.Resizes():
-				if r.Lost {
-					return
-				}
-				l.Ack(r, false)
+			case g := <-c.Grants():
+				c.Ack(g, g.Range, 0, 0)
+			case <-c.Lost():
+				return
 			case <-stop:
 				return
 			}
@@ -135,118 +131,120 @@ func autoAck(l *client.Launch, stop <-chan struct{}) {
 
 func full() serve.Range { return serve.Range{Lo: 0, Hi: testSMs - 1} }
 
-func TestCoRunShrinkGrow(t *testing.T) {
-	h := newHarness(t, serve.Config{})
-	a, b := h.connect("a"), h.connect("b")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("k_a", "L_C"))
-	if err != nil {
-		t.Fatal(err)
+// TestGrantsSplitAndEpochs: alone -> the whole GPU, alone; a second
+// client -> halves (the first is pushed a new epoch before the newcomer's
+// welcome); a third -> thirds; leaves give the SMs back; epochs only grow.
+func TestGrantsSplitAndEpochs(t *testing.T) {
+	h := newHarness(t, serve.Config{SMs: testSMs})
+	a := h.connect("a")
+	ga := a.Grant()
+	if !ga.Alone || ga.Range != full() || ga.Clients != 1 || ga.Epoch == 0 {
+		t.Fatalf("first client's grant %+v, want the whole GPU alone", ga)
 	}
-	if la.Range() != full() {
-		t.Fatalf("solo launch got %v, want the whole GPU", la.Range())
+	b := h.connect("b")
+	g := nextGrant(t, a, time.Second)
+	if g.Alone || g.Range != (serve.Range{Lo: 0, Hi: 49}) || g.Clients != 2 || g.Epoch <= ga.Epoch {
+		t.Fatalf("a after b joined: %+v", g)
 	}
-	done := make(chan *client.Launch, 1)
-	go func() {
-		lb, err := b.Launch(ctxT(t, 2*time.Second), spec("k_b", "L_C"))
-		if err != nil {
-			t.Error(err)
-		}
-		done <- lb
-	}()
-	r := nextResize(t, la, 2*time.Second)
-	if r.Range != (serve.Range{Lo: 0, Hi: 49}) {
-		t.Fatalf("a shrunk to %v, want 0:49", r.Range)
+	if gb := b.Grant(); gb.Alone || gb.Range != (serve.Range{Lo: 50, Hi: 99}) || gb.Epoch <= g.Epoch {
+		t.Fatalf("b's welcome grant %+v", gb)
 	}
-	if err := la.Ack(r, false); err != nil {
-		t.Fatal(err)
-	}
-	var lb *client.Launch
-	select {
-	case lb = <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("b did not start")
-	}
-	if lb == nil || lb.Range() != (serve.Range{Lo: 50, Hi: 99}) {
-		t.Fatalf("b started on %v, want 50:99", lb.Range())
+	a.Ack(g, g.Range, 120*time.Microsecond, 1)
+	h.waitEvent("ack", a.ID(), time.Second)
+	c := h.connect("c")
+	ga3, gb3 := nextGrant(t, a, time.Second), nextGrant(t, b, time.Second)
+	gc3 := c.Grant()
+	if ga3.Range != (serve.Range{Lo: 0, Hi: 33}) || gb3.Range != (serve.Range{Lo: 34, Hi: 66}) || gc3.Range != (serve.Range{Lo: 67, Hi: 99}) {
+		t.Fatalf("thirds: %v %v %v", ga3.Range, gb3.Range, gc3.Range)
 	}
 	st := h.d.Status()
-	if st.Running != 2 || len(st.Clients) != 2 || st.Clients[0].SMs != 50 || st.Clients[1].SMs != 50 {
-		t.Fatalf("status: %+v", st)
+	if len(st.Clients) != 3 || st.Clients[0].Acked || st.Clients[0].Epoch != ga3.Epoch {
+		t.Fatalf("status %+v", st.Clients)
 	}
-	if err := lb.Finish(); err != nil {
-		t.Fatal(err)
+	b.Close()
+	ga4, gc4 := nextGrant(t, a, time.Second), nextGrant(t, c, time.Second)
+	if ga4.Range != (serve.Range{Lo: 0, Hi: 49}) || gc4.Range != (serve.Range{Lo: 50, Hi: 99}) || ga4.Alone {
+		t.Fatalf("after b left: %v %v", ga4, gc4)
 	}
-	r = nextResize(t, la, 2*time.Second)
-	if r.Range != full() {
-		t.Fatalf("a grew to %v, want the whole GPU", r.Range)
+	c.Abort()
+	ga5 := nextGrant(t, a, time.Second)
+	if !ga5.Alone || ga5.Range != full() || ga5.Epoch <= ga4.Epoch {
+		t.Fatalf("alone again: %+v", ga5)
 	}
-	la.Ack(r, false)
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
-		st = h.d.Status()
-		var oks int
-		for _, rr := range st.Resizes {
-			if rr.Outcome == "ok" {
-				oks++
+	a.Ack(ga5, ga5.Range, 0, 0)
+	h.waitEvent("ack", a.ID(), time.Second)
+	st = h.d.Status()
+	var ok int
+	for _, r := range st.Resizes {
+		if r.Outcome == "ok" {
+			ok++
+		}
+	}
+	if ok != 2 || st.Resizes[0].DrainUs != 120 || st.Resizes[0].Moved != 1 || st.Resizes[0].From != full() {
+		t.Fatalf("resize records %+v", st.Resizes)
+	}
+}
+
+// TestSplit: contiguous, covering, proportional, at least one SM each.
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		sms int
+		w   []float64
+		out []serve.Range
+	}{
+		{132, []float64{1}, []serve.Range{{0, 131}}},
+		{132, []float64{1, 1}, []serve.Range{{0, 65}, {66, 131}}},
+		{100, []float64{1, 1, 1}, []serve.Range{{0, 33}, {34, 66}, {67, 99}}},
+		{132, []float64{100, 32}, []serve.Range{{0, 99}, {100, 131}}},
+		{10, []float64{1000, 1}, []serve.Range{{0, 8}, {9, 9}}},
+		{2, []float64{1, 1, 1}, []serve.Range{{0, 0}, {1, 1}, {0, 0}}},
+	} {
+		got := serve.Split(tc.sms, tc.w)
+		if len(got) != len(tc.out) {
+			t.Fatalf("Split(%d, %v) = %v", tc.sms, tc.w, got)
+		}
+		for i := range got {
+			if got[i] != tc.out[i] {
+				t.Errorf("Split(%d, %v) = %v, want %v", tc.sms, tc.w, got, tc.out)
+				break
 			}
 		}
-		if oks == 2 && st.Clients[0].SMs == testSMs {
-			break
+	}
+	// Any weights: ranges cover 0..sms-1 in order.
+	for n := 1; n <= 40; n++ {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = float64(1 + (i*7)%5)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want 2 acknowledged resizes and a on all SMs, status has %+v", st)
+		rs := serve.Split(100, w)
+		next := 0
+		for _, r := range rs {
+			if r.Lo != next || r.Hi < r.Lo {
+				t.Fatalf("n=%d: %v", n, rs)
+			}
+			next = r.Hi + 1
+		}
+		if next != 100 {
+			t.Fatalf("n=%d: %v does not cover 100 SMs", n, rs)
 		}
 	}
 }
 
-func TestSlateTableAcrossProcesses(t *testing.T) {
-	for _, tc := range []struct {
-		run, cand string
-		corun     bool
-	}{
-		{"L_C", "L_C", true},
-		{"H_C", "H_C", false},
-		{"H_C", "H_M", true},
-		{"H_M", "H_C", false}, // the table is not symmetric: row = running
-		{"M_M", "H_C", true},
-		{"", "H_C", true}, // unknown classes co-run by default
-	} {
-		t.Run(tc.run+"_"+tc.cand, func(t *testing.T) {
-			h := newHarness(t, serve.Config{})
-			a, b := h.connect("a"), h.connect("b")
-			la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", tc.run))
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := make(chan struct{})
-			defer close(stop)
-			autoAck(la, stop)
-			lb, err := b.Announce(ctxT(t, 2*time.Second), spec("kb", tc.cand))
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-lb.Started():
-				if !tc.corun {
-					t.Fatal("b co-runs, the table says solo")
-				}
-			case <-time.After(200 * time.Millisecond):
-				if tc.corun {
-					t.Fatal("b did not start beside a")
-				}
-				if q := h.d.Status().Queued; q != 1 {
-					t.Fatalf("queued = %d, want 1", q)
-				}
-				la.Finish()
-				select {
-				case <-lb.Started():
-					if lb.Range() != full() {
-						t.Fatalf("b after a got %v", lb.Range())
-					}
-				case <-time.After(2 * time.Second):
-					t.Fatal("b did not start after a finished")
-				}
-			}
-		})
+// TestLoadNotes: load notes are not answered and show in status.
+func TestLoadNotes(t *testing.T) {
+	h := newHarness(t, serve.Config{SMs: testSMs})
+	a := h.connect("a")
+	if err := a.Load(42, 2, "saxpy", "M_M"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEvent("load", a.ID(), time.Second)
+	st := h.d.Status()
+	if c := st.Clients[0]; c.Launches != 42 || c.InFlight != 2 || c.Kernel != "saxpy" || c.Class != "M_M" || st.Running != 2 {
+		t.Fatalf("status after load: %+v", st)
+	}
+	// The connection still answers requests in order (no stray reply).
+	if _, err := a.Status(ctxT(t, time.Second)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -283,23 +281,22 @@ func TestConnectNoDaemonFailsFast(t *testing.T) {
 
 func TestDaemonKilledClientsFallBack(t *testing.T) {
 	h := newHarness(t, serve.Config{})
-	a := h.connect("a")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("k", ""))
-	if err != nil {
-		t.Fatal(err)
+	a, b := h.connect("a"), h.connect("b")
+	if g := b.Grant(); g.Alone {
+		t.Fatalf("b alone with a registered: %+v", g)
 	}
 	h.d.Kill()
-	r := nextResize(t, la, 2*time.Second)
-	if !r.Lost || r.Range != full() {
-		t.Fatalf("after the daemon died: %+v, want a Lost resize to the whole GPU", r)
-	}
 	select {
 	case <-a.Lost():
 	case <-time.After(time.Second):
 		t.Fatal("Lost not closed")
 	}
-	if _, err := a.Launch(ctxT(t, time.Second), spec("k", "")); !errors.Is(err, client.ErrLost) {
-		t.Fatalf("launch after loss: %v, want ErrLost", err)
+	<-b.Lost()
+	if g := b.Grant(); !g.Alone || g.Range != full() {
+		t.Fatalf("after the daemon died: %+v, want the whole GPU, alone", g)
+	}
+	if err := a.Load(1, 0, "k", ""); !errors.Is(err, client.ErrLost) {
+		t.Fatalf("load after loss: %v, want ErrLost", err)
 	}
 	if _, err := os.Stat(h.sock); !os.IsNotExist(err) {
 		t.Errorf("socket left behind: %v", err)
@@ -327,51 +324,36 @@ func TestGracefulShutdown(t *testing.T) {
 
 func TestClientKilledSMsReturn(t *testing.T) {
 	h := newHarness(t, serve.Config{})
-	a, b := h.connect("a"), h.connect("b")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // ack a's shrink only
-		r := nextResize(t, la, 2*time.Second)
-		la.Ack(r, false)
-	}()
-	if _, err := b.Launch(ctxT(t, 2*time.Second), spec("kb", "")); err != nil {
-		t.Fatal(err)
-	}
+	a := h.connect("a")
+	b := h.connect("b")
+	g := nextGrant(t, a, time.Second)
+	a.Ack(g, g.Range, 0, 0)
 	time.Sleep(10 * time.Millisecond)
 	t0 := time.Now()
-	b.Abort() // as if killed: no bye, no done
-	r := nextResize(t, la, 2*time.Second)
+	b.Abort() // as if killed: no bye
+	g = nextGrant(t, a, 2*time.Second)
 	lat := time.Since(t0)
-	if r.Range != full() {
-		t.Fatalf("a got %v after b died, want the whole GPU", r.Range)
+	if g.Range != full() || !g.Alone {
+		t.Fatalf("a got %+v after b died, want the whole GPU alone", g)
 	}
-	t.Logf("grow command %v after the other client's connection closed", lat)
-	la.Ack(r, false)
+	t.Logf("grow grant %v after the other client's connection closed", lat)
 }
 
+// TestStuckClient: a client that does not ack its grant within the resize
+// timeout is marked stuck (the others never waited for it); a late ack
+// clears the mark, and so does an ack of a newer grant.
 func TestStuckClient(t *testing.T) {
 	h := newHarness(t, serve.Config{ResizeTimeout: 50 * time.Millisecond})
-	a, b := h.connect("stuck"), h.connect("b")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := h.connect("stuck")
 	t0 := time.Now()
-	lb, err := b.Launch(ctxT(t, 2*time.Second), spec("kb", "")) // a never acks
-	if err != nil {
-		t.Fatal(err)
+	b := h.connect("b")
+	if waited := time.Since(t0); waited > 40*time.Millisecond {
+		t.Errorf("b's registration took %v: it must not wait for a's ack", waited)
 	}
-	waited := time.Since(t0)
-	if waited < 45*time.Millisecond || waited > time.Second {
-		t.Fatalf("b started after %v, want about the 50ms timeout", waited)
+	if b.Grant().Range != (serve.Range{Lo: 50, Hi: 99}) {
+		t.Fatalf("b got %v", b.Grant())
 	}
-	if lb.Range() != (serve.Range{Lo: 50, Hi: 99}) {
-		t.Fatalf("b got %v", lb.Range())
-	}
+	g := nextGrant(t, a, time.Second) // a never acks in time
 	h.waitEvent("stuck", a.ID(), time.Second)
 	st := h.d.Status()
 	if !st.Clients[0].Stuck || st.Clients[1].Stuck {
@@ -380,19 +362,11 @@ func TestStuckClient(t *testing.T) {
 	if n := len(st.Resizes); n != 1 || st.Resizes[0].Outcome != "timeout" {
 		t.Fatalf("resizes: %+v", st.Resizes)
 	}
-	// A late acknowledgement clears the mark.
-	r := nextResize(t, la, time.Second)
-	la.Ack(r, false)
-	deadline := time.Now().Add(2 * time.Second)
-	for h.d.Status().Clients[0].Stuck {
-		if time.Now().After(deadline) {
-			t.Fatal("late ack did not clear stuck")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	a.Ack(g, g.Range, 0, 0)
+	h.waitEvent("late", a.ID(), time.Second)
 	st = h.d.Status()
-	if st.Resizes[len(st.Resizes)-1].Outcome != "late" {
-		t.Fatalf("resizes: %+v", st.Resizes)
+	if st.Clients[0].Stuck || st.Resizes[len(st.Resizes)-1].Outcome != "late" {
+		t.Fatalf("after the late ack: %+v %+v", st.Clients, st.Resizes)
 	}
 }
 
@@ -503,7 +477,7 @@ func TestNoSMsKnown(t *testing.T) {
 func TestConcurrentClients(t *testing.T) {
 	h := newHarness(t, serve.Config{ResizeTimeout: time.Second})
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -512,33 +486,21 @@ func TestConcurrentClients(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer c.Close()
-			for range 5 {
-				l, err := c.Announce(ctxT(t, 5*time.Second), spec("k", "L_C"))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				stop := make(chan struct{})
-				autoAck(l, stop)
-				select {
-				case <-l.Started():
-				case <-time.After(10 * time.Second):
-					t.Errorf("client %d: launch never started", i)
-					close(stop)
-					return
-				}
+			stop := make(chan struct{})
+			autoAck(c, stop)
+			for i := range 5 {
+				c.Load(uint64(i+1), 1, "k", "L_C")
 				time.Sleep(time.Millisecond)
-				l.Finish()
-				close(stop)
 			}
+			close(stop)
+			c.Close()
 		}()
 	}
 	wg.Wait()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		st := h.d.Status()
-		if st.Running == 0 && st.Queued == 0 {
+		if len(st.Clients) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -568,22 +530,15 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestResizeLatencyWithFakeClock(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	h := newHarness(t, serve.Config{Clock: clk.Now})
-	a, b := h.connect("a"), h.connect("b")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		r := nextResize(t, la, 2*time.Second)
-		clk.Advance(3 * time.Millisecond) // the drain and relaunch take 3ms
-		la.Ack(r, false)
-	}()
-	if _, err := b.Launch(ctxT(t, 2*time.Second), spec("kb", "")); err != nil {
-		t.Fatal(err)
-	}
+	h := newHarness(t, serve.Config{Clock: clk.Now, ResizeTimeout: time.Hour})
+	a := h.connect("a")
+	h.connect("b")
+	g := nextGrant(t, a, 2*time.Second)
+	clk.Advance(3 * time.Millisecond) // the drain and relaunch take 3ms
+	a.Ack(g, g.Range, 2900*time.Microsecond, 1)
+	h.waitEvent("ack", a.ID(), time.Second)
 	st := h.d.Status()
-	if len(st.Resizes) != 1 || st.Resizes[0].LatencyUs != 3000 || st.Resizes[0].Outcome != "ok" {
+	if len(st.Resizes) != 1 || st.Resizes[0].LatencyUs != 3000 || st.Resizes[0].DrainUs != 2900 || st.Resizes[0].Outcome != "ok" {
 		t.Fatalf("resize records %+v, want one ok at 3000us", st.Resizes)
 	}
 	if st.Resizes[0].From != full() || st.Resizes[0].To != (serve.Range{Lo: 0, Hi: 49}) {

@@ -14,16 +14,17 @@ func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o600
 // re-encode to a message that decodes to the same request.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
-		`{"v":1,"type":"hello","id":1,"pid":42,"name":"a","device":0,"sms":132}`,
-		`{"v":1,"type":"launch","id":3,"launch":7,"kernel":"saxpy","grid":[10,1,1],"block":[256,1,1],"class":"H_M","blocks":10}`,
-		`{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"range":{"lo":0,"hi":3}}`,
-		`{"v":1,"type":"done","id":9,"launch":7}`,
-		`{"v":1,"type":"status","id":2}`,
-		`{"v":1,"type":"bye","id":2}`,
+		`{"v":2,"type":"hello","id":1,"pid":42,"name":"a","device":0,"sms":132}`,
+		`{"v":2,"type":"load","launches":12,"inflight":1,"kernel":"saxpy","class":"H_M"}`,
+		`{"v":2,"type":"ack","epoch":4,"range":{"lo":0,"hi":3},"drain_us":150,"native_us":20,"moved":2}`,
+		`{"v":2,"type":"ack","epoch":4}`,
+		`{"v":2,"type":"status","id":2}`,
 		`{"v":2,"type":"bye","id":2}`,
+		`{"v":1,"type":"bye","id":2}`,
 		`{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[4294967296,1,1],"block":[1,1,1]}`,
-		`[{"v":1}]`,
-		`{"v":1,"type":"hello","id":1,"pid":1,"name":"\u0000\ud800"}`,
+		`{"v":2,"type":"grant","id":5,"range":{"lo":0,"hi":65},"clients":2}`,
+		`[{"v":2}]`,
+		`{"v":2,"type":"hello","id":1,"pid":1,"name":"\u0000\ud800"}`,
 	} {
 		f.Add(frame(s))
 		f.Add(append(frame(s), frame(s)...))
@@ -67,7 +68,8 @@ func FuzzDecode(f *testing.F) {
 			if err := ValidateRequest(m2); err != nil {
 				t.Fatalf("re-validating: %v", err)
 			}
-			if m2.Type != m.Type || m2.ID != m.ID || m2.Launch != m.Launch || m2.Kernel != m.Kernel || m2.Grid != m.Grid {
+			if m2.Type != m.Type || m2.ID != m.ID || m2.Epoch != m.Epoch || m2.Kernel != m.Kernel || m2.Launches != m.Launches ||
+				m2.InFlight != m.InFlight || (m.Range != nil) != (m2.Range != nil) || (m.Range != nil && *m.Range != *m2.Range) {
 				t.Fatalf("round trip changed %+v into %+v", m, m2)
 			}
 		}

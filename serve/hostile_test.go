@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,18 +40,14 @@ func readAll(t *testing.T, nc net.Conn, d time.Duration) ([]*serve.Msg, bool) {
 	}
 }
 
-const helloBody = `{"v":1,"type":"hello","id":1,"pid":7,"name":"raw","sms":100}`
+const helloBody = `{"v":2,"type":"hello","id":1,"pid":7,"name":"raw","sms":100}`
 
 func TestHostileMessages(t *testing.T) {
 	h := newHarness(t, serve.Config{})
 	good := h.connect("good")
-	lg, err := good.Launch(ctxT(t, 2*time.Second), spec("kg", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
 	stop := make(chan struct{})
 	defer close(stop)
-	autoAck(lg, stop)
+	autoAck(good, stop)
 	huge := []byte{0xff, 0xff, 0xff, 0xff}
 	for _, tc := range []struct {
 		name   string
@@ -63,12 +60,17 @@ func TestHostileMessages(t *testing.T) {
 		{"zero frame", false, []byte{0, 0, 0, 0}, serve.ErrBadFrame, true},
 		{"not json", false, rawFrame("GET / HTTP/1.1"), serve.ErrBadJSON, true},
 		{"version 9", false, rawFrame(`{"v":9,"type":"hello","id":1}`), serve.ErrBadVersion, true},
-		{"unknown type", false, rawFrame(`{"v":1,"type":"exec","id":1}`), serve.ErrUnknownType, true},
-		{"launch before hello", false, rawFrame(`{"v":1,"type":"launch","id":1,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`), serve.ErrNotRegistered, true},
-		{"bad grid", true, rawFrame(`{"v":1,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[0,1,1],"block":[1,1,1]}`), serve.ErrBadField, true},
-		{"done of nothing", true, rawFrame(`{"v":1,"type":"done","id":2,"launch":99}`), serve.ErrUnknownLaunch, false},
+		{"version 1 client", false, rawFrame(`{"v":1,"type":"hello","id":1,"pid":7,"name":"old","sms":100}`), serve.ErrBadVersion, true},
+		{"unknown type", false, rawFrame(`{"v":2,"type":"exec","id":1}`), serve.ErrUnknownType, true},
+		{"v1 launch", true, rawFrame(`{"v":2,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`), serve.ErrUnknownType, true},
+		{"load before hello", false, rawFrame(`{"v":2,"type":"load","launches":1}`), serve.ErrNotRegistered, true},
+		{"ack before hello", false, rawFrame(`{"v":2,"type":"ack","epoch":1,"range":{"lo":0,"hi":1}}`), serve.ErrNotRegistered, true},
+		{"ack without range", true, rawFrame(`{"v":2,"type":"ack","epoch":1}`), serve.ErrBadField, true},
+		{"ack of epoch 0", true, rawFrame(`{"v":2,"type":"ack","epoch":0,"range":{"lo":0,"hi":1}}`), serve.ErrBadField, true},
+		{"load with a bad class", true, rawFrame(`{"v":2,"type":"load","class":"X"}`), serve.ErrBadField, true},
+		{"load with negative inflight", true, rawFrame(`{"v":2,"type":"load","inflight":-1}`), serve.ErrBadField, true},
+		{"ack of an epoch never sent", true, rawFrame(`{"v":2,"type":"ack","epoch":999999,"range":{"lo":0,"hi":1}}`), "", false},
 		{"second hello", true, rawFrame(helloBody), serve.ErrRegistered, false},
-		{"ack of nothing sent", true, rawFrame(`{"v":1,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}` + ""), "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nc, err := net.Dial("unix", h.sock)
@@ -80,13 +82,8 @@ func TestHostileMessages(t *testing.T) {
 				nc.Write(rawFrame(helloBody))
 			}
 			nc.Write(tc.send)
-			if tc.name == "ack of nothing sent" {
-				// launch 1 is accepted; then an ack naming a resize never sent.
-				nc.Write(rawFrame(`{"v":1,"type":"resized","id":3,"launch":1,"cmd":999999,"range":{"lo":0,"hi":1}}`))
-				tc.code = serve.ErrUnknownCmd
-			}
 			if !tc.closes {
-				nc.Write(rawFrame(`{"v":1,"type":"status","id":77}`))
+				nc.Write(rawFrame(`{"v":2,"type":"status","id":77}`))
 			}
 			ms, eof := readAll(t, nc, 300*time.Millisecond)
 			var code string
@@ -94,6 +91,9 @@ func TestHostileMessages(t *testing.T) {
 			for _, m := range ms {
 				if m.Type == serve.TError && code == "" {
 					code = m.Code
+					if tc.name == "version 1 client" && !strings.Contains(m.Err, "rebuild") {
+						t.Errorf("a v1 client is told %q, want a message that says to rebuild", m.Err)
+					}
 				}
 				status = status || (m.Type == serve.TStatus && m.Re == 77)
 			}
@@ -113,9 +113,9 @@ func TestHostileMessages(t *testing.T) {
 		})
 	}
 	// The hostile connections are gone: good is back on the whole GPU.
-	for deadline := time.Now().Add(2 * time.Second); lg.Range() != full(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); good.Grant().Range != full() || !good.Grant().Alone; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("good launch left on %v", lg.Range())
+			t.Fatalf("good left on %+v", good.Grant())
 		}
 	}
 }
@@ -129,38 +129,35 @@ func TestPartialFrameDoesNotBlockOthers(t *testing.T) {
 	defer nc.Close()
 	nc.Write([]byte{200, 0}) // half a length, then silence
 	c := h.connect("other")
-	if _, err := c.Launch(ctxT(t, time.Second), spec("k", "")); err != nil {
-		t.Fatal(err)
+	if g := c.Grant(); !g.Alone || g.Range != full() {
+		t.Fatalf("other got %+v beside a half-open connection that never said hello", g)
 	}
 }
 
 func TestHostileClientWithSMsIsDropped(t *testing.T) {
 	h := newHarness(t, serve.Config{})
 	a := h.connect("a")
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("ka", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
 	nc, err := net.Dial("unix", h.sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	nc.Write(rawFrame(helloBody))
-	nc.Write(rawFrame(`{"v":1,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`))
-	r := nextResize(t, la, 2*time.Second)
-	la.Ack(r, false)
-	if r.Range.Count() != 50 {
-		t.Fatalf("a shrunk to %v", r.Range)
+	g := nextGrant(t, a, 2*time.Second)
+	a.Ack(g, g.Range, 0, 0)
+	if g.Range.Count() != 50 {
+		t.Fatalf("a shrunk to %v", g.Range)
 	}
-	nc.Write(rawFrame(`{"v":1,"type":"launch","id":3,`)) // garbage: rejected, closed
-	r = nextResize(t, la, 2*time.Second)
-	if r.Range != full() {
-		t.Fatalf("a got %v after the hostile client was dropped", r.Range)
+	nc.Write(rawFrame(`{"v":2,"type":"load",`)) // garbage: rejected, closed
+	g = nextGrant(t, a, 2*time.Second)
+	if g.Range != full() || !g.Alone {
+		t.Fatalf("a got %+v after the hostile client was dropped", g)
 	}
-	la.Ack(r, false)
 }
 
+// TestSTMPlanFromProfiles: with profiles, two clients whose latest kernels
+// the STM plan puts in one phase split the SMs as the plan does; kernels of
+// different phases (or unknown) split equally.
 func TestSTMPlanFromProfiles(t *testing.T) {
 	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
 	if err != nil {
@@ -181,44 +178,33 @@ func TestSTMPlanFromProfiles(t *testing.T) {
 	if a.SMs() != sms || b.SMs() != sms {
 		t.Fatalf("sms %d %d, want %d", a.SMs(), b.SMs(), sms)
 	}
-	la, err := a.Launch(ctxT(t, 2*time.Second), spec("triad_f4", ""))
-	if err != nil {
-		t.Fatal(err)
+	if got := b.Grant().Range.Count(); got != sms/2 {
+		t.Fatalf("b before any load: %v, want half", b.Grant())
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	autoAck(la, stop)
-	// stencil is in another STM phase: it waits.
-	ls, err := b.Announce(ctxT(t, 2*time.Second), spec("stencil", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// fma_loop shares triad_f4's phase: it co-runs, on the plan's share.
-	lf, err := b.Launch(ctxT(t, 2*time.Second), spec("fma_loop", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	autoAck(lf, stop)
-	select {
-	case <-ls.Started():
-		t.Fatal("stencil co-runs with its STM phase's successors")
-	default:
-	}
-	if got := lf.Range().Count(); got < 26 || got > 30 {
-		t.Fatalf("fma_loop got %v (%d SMs), the plan gives it 28 of %d", lf.Range(), got, sms)
-	}
-	if lf.Class() == "" {
-		t.Error("no class from the profiles")
-	}
-	la.Finish()
-	lf.Finish()
-	select {
-	case <-ls.Started():
-		if ls.Range().Count() != sms {
-			t.Fatalf("stencil alone got %v", ls.Range())
+	nextGrant(t, a, time.Second) // the halves
+	a.Load(1, 1, "triad_f4", "")
+	b.Load(1, 1, "fma_loop", "")
+	// fma_loop shares triad_f4's phase: the plan's share.
+	deadline := time.After(2 * time.Second)
+	for {
+		select {
+		case g := <-b.Grants():
+			if got := g.Range.Count(); got >= 26 && got <= 30 {
+				b.Load(2, 1, "stencil", "") // another phase: equal shares again
+				for {
+					select {
+					case g := <-b.Grants():
+						if g.Range.Count() == sms/2 {
+							return
+						}
+					case <-deadline:
+						t.Fatal("stencil did not bring back equal shares")
+					}
+				}
+			}
+		case <-deadline:
+			t.Fatalf("fma_loop never got the plan's 28 of %d SMs; b holds %v", sms, b.Grant())
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("stencil never started")
 	}
 }
 
@@ -230,9 +216,9 @@ func TestDaemonSurvivesRandomBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	bodies := []string{
 		helloBody,
-		`{"v":1,"type":"launch","id":2,"launch":1,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`,
-		`{"v":1,"type":"resized","id":3,"launch":1,"cmd":1,"range":{"lo":0,"hi":1}}`,
-		`{"v":1,"type":"done","id":4,"launch":1}`,
+		`{"v":2,"type":"load","launches":3,"inflight":1,"kernel":"k","class":"M_M"}`,
+		`{"v":2,"type":"ack","epoch":1,"range":{"lo":0,"hi":1},"drain_us":5,"moved":1}`,
+		`{"v":2,"type":"bye","id":4}`,
 	}
 	for i := range 100 {
 		nc, err := net.Dial("unix", h.sock)
@@ -268,11 +254,7 @@ func TestDaemonSurvivesRandomBytes(t *testing.T) {
 	if _, err := good.Status(ctxT(t, 2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := good.Launch(ctxT(t, 2*time.Second), spec("k", ""))
-	if err != nil {
+	if err := good.Load(1, 0, "k", ""); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	autoAck(l, stop)
 }

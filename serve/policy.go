@@ -2,9 +2,9 @@ package serve
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/slatec/slatec/plan"
-	rt "github.com/slatec/slatec/runtime"
 )
 
 // KernelInfo is what the policy knows of one announced kernel.
@@ -14,29 +14,25 @@ type KernelInfo struct {
 	SMs   int        // the plan's SMs for it (its weight), 0 when none
 }
 
-// Policy decides co-running across processes. It adapts plan's Slate table
-// (plan.PolicyFor) and an STM plan (plan.PlanSTM) to the runtime's
-// scheduler interface (runtime.Policy), so the daemon runs the same
-// Scheduler the in-process runtime does.
+// Policy decides how the SMs are split between processes. Protocol v2
+// grants every registered process a standing range (docs/SERVE.md,
+// "Scheduling"): equal shares, or, when an STM plan (from profiles) names
+// the kernel each process last announced, shares in proportion to the
+// plan's SM counts.
 type Policy struct {
-	// UnknownCoRuns says whether a kernel of unknown class co-runs with
-	// anything (true) or only runs solo (false, Slate's safe answer).
-	UnknownCoRuns bool
-	// Plan, when set, is an STM plan: kernels it names co-run only with
-	// kernels of the same phase, on SMs in proportion to the plan's.
+	// Plan, when set, is an STM plan computed once from the profiles.
 	Plan *plan.Plan
 
 	classes map[string]plan.Class
 	phases  map[string]int
 	sms     map[string]int
-	lookup  func(task string) (ki KernelInfo, ended, ok bool)
 }
 
 // NewPolicy builds the policy from an optional profile set: with profiles,
 // each profiled kernel gets its Slate class (plan's classification) and
 // the STM plan is computed once.
-func NewPolicy(ps *plan.ProfileSet, unknownCoRuns bool) (*Policy, error) {
-	p := &Policy{UnknownCoRuns: unknownCoRuns, classes: map[string]plan.Class{}, phases: map[string]int{}, sms: map[string]int{}}
+func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
+	p := &Policy{classes: map[string]plan.Class{}, phases: map[string]int{}, sms: map[string]int{}}
 	if ps == nil {
 		return p, nil
 	}
@@ -60,14 +56,10 @@ func NewPolicy(ps *plan.ProfileSet, unknownCoRuns bool) (*Policy, error) {
 
 // Name describes the policy for welcome and status.
 func (p *Policy) Name() string {
-	s := "slate-table"
 	if p.Plan != nil {
-		s = "stm-plan+slate-table"
+		return "grants: stm-plan weights, else equal shares"
 	}
-	if p.UnknownCoRuns {
-		return s + " (unknown classes co-run)"
-	}
-	return s + " (unknown classes solo)"
+	return "grants: equal shares"
 }
 
 // Info returns what the policy knows of a kernel identity, given the class
@@ -83,36 +75,91 @@ func (p *Policy) Info(kernel, announced string) KernelInfo {
 	return ki
 }
 
-// pair applies the table to a running kernel and a candidate.
-func (p *Policy) pair(run, cand KernelInfo) bool {
-	if run.Phase >= 0 && cand.Phase >= 0 {
-		return run.Phase == cand.Phase
+// Weight is the STM plan's SM count for a kernel, 0 when it names none.
+func (p *Policy) Weight(kernel string) int {
+	if kernel == "" {
+		return 0
 	}
-	if run.Class == "" || cand.Class == "" {
-		return p.UnknownCoRuns
-	}
-	return plan.PolicyFor(run.Class, cand.Class) == plan.Corun
+	return p.sms[kernel]
 }
 
-// CoRun implements runtime.Policy: cand co-runs only when it is
-// complementary to every running task. A running task whose launch ended
-// but whose completion the scheduler has not processed yet still counts,
-// so that a candidate is not split in beside it; a candidate that ended
-// while queued (its client left) never co-runs and so reaches the
-// scheduler's Start, which drops it, only when the GPU is idle.
-func (p *Policy) CoRun(running []rt.Candidate, cand rt.Candidate) bool {
-	ci, ended, ok := p.lookup(cand.Name)
-	if !ok || ended {
-		return false
-	}
-	for _, r := range running {
-		ri, _, ok := p.lookup(r.Name)
-		if !ok {
-			continue
+// Weights returns the split weights of clients whose latest kernels are
+// kernels: the plan's SM counts when the plan names every one of them
+// in the same phase, else equal.
+func (p *Policy) Weights(kernels []string) []float64 {
+	w := make([]float64, len(kernels))
+	plannedAll := len(kernels) > 1
+	phase := -2
+	for i, k := range kernels {
+		n := p.Weight(k)
+		ph, ok := p.phases[k]
+		if n <= 0 || !ok || (phase != -2 && ph != phase) {
+			plannedAll = false
 		}
-		if !p.pair(ri, ci) {
-			return false
+		phase = ph
+		w[i] = float64(n)
+	}
+	if !plannedAll {
+		for i := range w {
+			w[i] = 1
 		}
 	}
-	return true
+	return w
+}
+
+// Split divides sms SMs into contiguous ranges, in order, in proportion to
+// weights (all positive); each range has at least one SM. With more
+// clients than SMs, client i gets SM i mod sms (shared).
+func Split(sms int, weights []float64) []Range {
+	n := len(weights)
+	out := make([]Range, n)
+	if n == 0 || sms <= 0 {
+		return out
+	}
+	if n > sms {
+		for i := range out {
+			out[i] = Range{i % sms, i % sms}
+		}
+		return out
+	}
+	total := 0.0
+	for _, w := range weights {
+		total += max(w, 0)
+	}
+	counts := make([]int, n)
+	sum := 0
+	for i, w := range weights {
+		c := 1
+		if total > 0 {
+			c = max(1, int(math.Floor(float64(sms)*max(w, 0)/total)))
+		}
+		counts[i] = c
+		sum += c
+	}
+	for sum > sms { // minimums pushed it over: take from the largest
+		j := 0
+		for i := range counts {
+			if counts[i] > counts[j] {
+				j = i
+			}
+		}
+		counts[j]--
+		sum--
+	}
+	for sum < sms { // the floors' leftovers: to the most under-served (first on ties)
+		j, best := 0, math.Inf(-1)
+		for i, w := range weights {
+			if need := max(w, 0)/total*float64(sms) - float64(counts[i]); total > 0 && need > best+1e-9 {
+				j, best = i, need
+			}
+		}
+		counts[j]++
+		sum++
+	}
+	lo := 0
+	for i, c := range counts {
+		out[i] = Range{lo, lo + c - 1}
+		lo += c
+	}
+	return out
 }

@@ -17,8 +17,11 @@ import (
 	"github.com/slatec/slatec/plan"
 )
 
-// ProtocolVersion is the "v" of every message.
-const ProtocolVersion = 1
+// ProtocolVersion is the "v" of every message. Version 2 replaced v1's
+// per-launch requests (launch, accepted, start, resize, resized, done) by a
+// standing grant per client (docs/SERVE.md); a v1 message is refused with
+// bad_version and a message saying so.
+const ProtocolVersion = 2
 
 // MaxFrame bounds a message body (bytes after the 4-byte length).
 const MaxFrame = 64 << 10
@@ -30,22 +33,20 @@ const (
 	MaxMsg    = 1024 // error.msg
 )
 
-// Message types. Client requests: hello, launch, done, resized, bye,
-// status. Daemon replies: welcome, accepted, ok, status, error. Daemon
-// pushes (no "re"): start, resize, shutdown.
+// Message types. Client requests (an id, exactly one reply): hello,
+// status, bye. Client notes (no id, never answered): load, ack. Daemon
+// replies: welcome, ok, status, error. Daemon pushes (no "re"): grant,
+// shutdown.
 const (
 	THello    = "hello"
-	TLaunch   = "launch"
-	TDone     = "done"
-	TResized  = "resized"
 	TBye      = "bye"
 	TStatus   = "status"
+	TLoad     = "load"
+	TAck      = "ack"
 	TWelcome  = "welcome"
-	TAccepted = "accepted"
 	TOK       = "ok"
 	TError    = "error"
-	TStart    = "start"
-	TResize   = "resize"
+	TGrant    = "grant"
 	TShutdown = "shutdown"
 )
 
@@ -57,13 +58,10 @@ const (
 	ErrBadVersion    = "bad_version"    // fatal: "v" is not ProtocolVersion
 	ErrUnknownType   = "unknown_type"   // fatal
 	ErrBadField      = "bad_field"      // fatal: a field missing or out of range
-	ErrNotRegistered = "not_registered" // fatal: launch/done/resized/bye before hello
+	ErrNotRegistered = "not_registered" // fatal: load/ack/bye before hello
 	ErrRegistered    = "already_registered"
-	ErrWrongDevice   = "wrong_device" // fatal: the daemon serves another GPU
-	ErrTooMany       = "too_many"     // fatal: client or launch limit reached
-	ErrUnknownLaunch = "unknown_launch"
-	ErrDupLaunch     = "duplicate_launch"
-	ErrUnknownCmd    = "unknown_command"
+	ErrWrongDevice   = "wrong_device"  // fatal: the daemon serves another GPU
+	ErrTooMany       = "too_many"      // fatal: connection limit reached
 	ErrShuttingDown  = "shutting_down" // fatal
 )
 
@@ -71,7 +69,7 @@ const (
 // error reply with this code.
 func FatalCode(code string) bool {
 	switch code {
-	case ErrRegistered, ErrUnknownLaunch, ErrDupLaunch, ErrUnknownCmd:
+	case ErrRegistered:
 		return false
 	}
 	return true
@@ -88,12 +86,21 @@ func (r Range) Count() int { return r.Hi - r.Lo + 1 }
 
 func (r Range) String() string { return fmt.Sprintf("%d:%d", r.Lo, r.Hi) }
 
+// Grant is a client's standing SM range (docs/SERVE.md, "Grants"): its
+// launches run on Range, natively when Alone.
+type Grant struct {
+	Epoch   uint64 `json:"epoch"`
+	Range   Range  `json:"range"`
+	Alone   bool   `json:"alone"`
+	Clients int    `json:"clients"`
+}
+
 // Msg is every message: one JSON object whose "type" says which fields
 // apply (docs/SERVE.md lists them). Unknown fields are ignored.
 type Msg struct {
 	V    int    `json:"v"`
 	Type string `json:"type"`
-	ID   uint64 `json:"id,omitempty"` // client requests; daemon pushes (cmd)
+	ID   uint64 `json:"id,omitempty"` // client requests; grant pushes (the epoch)
 	Re   uint64 `json:"re,omitempty"` // replies: the request's id
 
 	// hello
@@ -108,19 +115,20 @@ type Msg struct {
 	Policy string `json:"policy,omitempty"`
 	MPS    bool   `json:"mps,omitempty"`
 
-	// launch, accepted, done, start, resize, resized
-	Launch uint64    `json:"launch,omitempty"`
-	Kernel string    `json:"kernel,omitempty"`
-	Grid   [3]uint32 `json:"grid,omitzero"`
-	Block  [3]uint32 `json:"block,omitzero"`
-	Shmem  uint32    `json:"shmem,omitempty"`
-	Class  string    `json:"class,omitempty"`
-	Blocks uint64    `json:"blocks,omitempty"`
-	Queued int       `json:"queued,omitempty"` // accepted: launches ahead of it (0: deciding now)
+	// grant (push; welcome carries the first grant the same way), ack
+	Range    *Range `json:"range,omitempty"`     // grant: the range; ack: where the client's served launches now run
+	Alone    bool   `json:"alone,omitempty"`     // grant: no other client; launches run natively
+	Clients  int    `json:"clients,omitempty"`   // grant: registered clients
+	Epoch    uint64 `json:"epoch,omitempty"`     // ack: the grant's id
+	DrainUs  uint64 `json:"drain_us,omitempty"`  // ack: grant received -> served launches moved
+	NativeUs uint64 `json:"native_us,omitempty"` // ack: grant received -> native launches in flight ended
+	Moved    int    `json:"moved,omitempty"`     // ack: served launches retreated and relaunched
 
-	Range    *Range `json:"range,omitempty"`    // start, resize, resized
-	Cmd      uint64 `json:"cmd,omitempty"`      // resized: the resize's id
-	Finished bool   `json:"finished,omitempty"` // resized: the launch had ended
+	// load
+	Launches uint64 `json:"launches,omitempty"` // launches since hello (served and native)
+	InFlight int    `json:"inflight,omitempty"` // served launches running now
+	Kernel   string `json:"kernel,omitempty"`   // the latest launch's kernel
+	Class    string `json:"class,omitempty"`    // its Slate class, if known
 
 	// error
 	Code string `json:"code,omitempty"`
@@ -210,22 +218,30 @@ func Decode(body []byte) (*Msg, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, protoErr(ErrBadJSON, "%s", truncate(err.Error(), 200))
 	}
+	if m.V == 1 {
+		return nil, protoErr(ErrBadVersion, "protocol version 1 (a request per launch) is no longer served: this daemon speaks %d (standing grants); rebuild the program with this slatec", ProtocolVersion)
+	}
 	if m.V != ProtocolVersion {
 		return nil, protoErr(ErrBadVersion, "protocol version %d, this daemon speaks %d", m.V, ProtocolVersion)
 	}
 	switch m.Type {
-	case THello, TLaunch, TDone, TResized, TBye, TStatus,
-		TWelcome, TAccepted, TOK, TError, TStart, TResize, TShutdown:
+	case THello, TBye, TStatus, TLoad, TAck,
+		TWelcome, TOK, TError, TGrant, TShutdown:
 	default:
 		return nil, protoErr(ErrUnknownType, "unknown message type %q", truncate(m.Type, 64))
 	}
 	return &m, nil
 }
 
+// IsNote reports whether a client message type is a note: sent without an
+// id and never answered (load, ack).
+func IsNote(typ string) bool { return typ == TLoad || typ == TAck }
+
 // ValidateRequest checks the fields of a message a client sent to the
-// daemon (hello, launch, done, resized, bye, status).
+// daemon: the requests hello, status, bye (an id each) and the notes load
+// and ack (no id needed).
 func ValidateRequest(m *Msg) error {
-	if m.ID == 0 {
+	if m.ID == 0 && !IsNote(m.Type) {
 		return protoErr(ErrBadField, "%s: id must be a positive integer", m.Type)
 	}
 	switch m.Type {
@@ -240,30 +256,23 @@ func ValidateRequest(m *Msg) error {
 		case m.SMs < 0 || m.SMs > 4096:
 			return protoErr(ErrBadField, "hello: sms %d out of range 0..4096", m.SMs)
 		}
-	case TLaunch:
+	case TLoad:
 		switch {
-		case m.Launch == 0:
-			return protoErr(ErrBadField, "launch: launch id must be positive")
-		case m.Kernel == "" || len(m.Kernel) > MaxKernel:
-			return protoErr(ErrBadField, "launch: kernel must be 1..%d bytes", MaxKernel)
-		case m.Grid[0] == 0 || m.Grid[1] == 0 || m.Grid[2] == 0 || m.Grid[0] > 1<<31-1 || m.Grid[1] > 65535 || m.Grid[2] > 65535:
-			return protoErr(ErrBadField, "launch: grid %v out of CUDA's limits", m.Grid)
-		case m.Block[0] == 0 || m.Block[1] == 0 || m.Block[2] == 0 ||
-			uint64(m.Block[0])*uint64(m.Block[1])*uint64(m.Block[2]) > 1024:
-			return protoErr(ErrBadField, "launch: block %v out of CUDA's limits", m.Block)
+		case len(m.Kernel) > MaxKernel:
+			return protoErr(ErrBadField, "load: kernel is at most %d bytes", MaxKernel)
+		case m.InFlight < 0 || m.InFlight > 1<<20:
+			return protoErr(ErrBadField, "load: inflight %d out of range", m.InFlight)
 		case m.Class != "" && !plan.Class(m.Class).Valid():
-			return protoErr(ErrBadField, "launch: class %q is not one of L_C, M_C, H_C, M_M, H_M", truncate(m.Class, 16))
+			return protoErr(ErrBadField, "load: class %q is not one of L_C, M_C, H_C, M_M, H_M", truncate(m.Class, 16))
 		}
-	case TDone:
-		if m.Launch == 0 {
-			return protoErr(ErrBadField, "done: launch id must be positive")
-		}
-	case TResized:
-		if m.Launch == 0 || m.Cmd == 0 {
-			return protoErr(ErrBadField, "resized: launch and cmd must be positive")
-		}
-		if !m.Finished && (m.Range == nil || m.Range.Lo < 0 || m.Range.Hi < m.Range.Lo) {
-			return protoErr(ErrBadField, "resized: range missing or empty")
+	case TAck:
+		switch {
+		case m.Epoch == 0:
+			return protoErr(ErrBadField, "ack: epoch must be positive")
+		case m.Range == nil || m.Range.Lo < 0 || m.Range.Hi < m.Range.Lo:
+			return protoErr(ErrBadField, "ack: range missing or empty")
+		case m.Moved < 0:
+			return protoErr(ErrBadField, "ack: moved must not be negative")
 		}
 	case TBye, TStatus:
 	default:

@@ -25,13 +25,13 @@ func TestReadFrame(t *testing.T) {
 		in   []byte
 		want string // body, or the error
 	}{
-		{"ok", frame(`{"v":1}`), `{"v":1}`},
+		{"ok", frame(`{"v":2}`), `{"v":2}`},
 		{"empty stream", nil, "EOF"},
 		{"short header", []byte{1, 0}, "unexpected EOF"},
 		{"zero length", []byte{0, 0, 0, 0}, ErrBadFrame},
 		{"over max", big, ErrBadFrame},
 		{"4 GiB", huge, ErrBadFrame},
-		{"cut body", frame(`{"v":1}`)[:7], "unexpected EOF"},
+		{"cut body", frame(`{"v":2}`)[:7], "unexpected EOF"},
 		{"max ok", frame(`"` + strings.Repeat("a", MaxFrame-2) + `"`), "len"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,44 +56,43 @@ func TestReadFrame(t *testing.T) {
 }
 
 func TestDecodeValidate(t *testing.T) {
-	launch := `"type":"launch","id":3,"launch":7,"kernel":"saxpy","grid":[10,1,1],"block":[256,1,1]`
 	for _, tc := range []struct {
-		name, body, code string // code "" = valid request
+		name, body, code string // code "" = valid request or note
 	}{
-		{"hello", `{"v":1,"type":"hello","id":1,"pid":42,"name":"a","device":0,"sms":132}`, ""},
-		{"hello unknown field ignored", `{"v":1,"type":"hello","id":1,"pid":42,"future":[1,2]}`, ""},
-		{"launch", `{"v":1,` + launch + `}`, ""},
-		{"launch with class", `{"v":1,` + launch + `,"class":"H_M","blocks":10,"shmem":1024}`, ""},
-		{"status", `{"v":1,"type":"status","id":9}`, ""},
-		{"bye", `{"v":1,"type":"bye","id":9}`, ""},
-		{"done", `{"v":1,"type":"done","id":9,"launch":7}`, ""},
-		{"resized", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"range":{"lo":0,"hi":3}}`, ""},
-		{"resized finished", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"finished":true}`, ""},
+		{"hello", `{"v":2,"type":"hello","id":1,"pid":42,"name":"a","device":0,"sms":132}`, ""},
+		{"hello unknown field ignored", `{"v":2,"type":"hello","id":1,"pid":42,"future":[1,2]}`, ""},
+		{"status", `{"v":2,"type":"status","id":9}`, ""},
+		{"bye", `{"v":2,"type":"bye","id":9}`, ""},
+		{"load", `{"v":2,"type":"load","launches":12,"inflight":1,"kernel":"saxpy","class":"M_M"}`, ""},
+		{"load empty", `{"v":2,"type":"load"}`, ""},
+		{"load with an id", `{"v":2,"type":"load","id":5,"launches":1}`, ""},
+		{"ack", `{"v":2,"type":"ack","epoch":4,"range":{"lo":0,"hi":3},"drain_us":150,"native_us":9,"moved":2}`, ""},
 
 		{"not json", `hello`, ErrBadJSON},
 		{"array", `[1,2]`, ErrBadJSON},
-		{"trailing", `{"v":1,"type":"bye","id":1} {}`, ErrBadJSON},
-		{"wrong type of field", `{"v":1,"type":"hello","id":"x"}`, ErrBadJSON},
-		{"negative id", `{"v":1,"type":"bye","id":-1}`, ErrBadJSON},
+		{"trailing", `{"v":2,"type":"bye","id":1} {}`, ErrBadJSON},
+		{"wrong type of field", `{"v":2,"type":"hello","id":"x"}`, ErrBadJSON},
+		{"negative id", `{"v":2,"type":"bye","id":-1}`, ErrBadJSON},
 		{"no version", `{"type":"bye","id":1}`, ErrBadVersion},
-		{"version 2", `{"v":2,"type":"bye","id":1}`, ErrBadVersion},
-		{"unknown type", `{"v":1,"type":"rm -rf","id":1}`, ErrUnknownType},
-		{"daemon type from client", `{"v":1,"type":"welcome","id":1}`, ErrUnknownType},
-		{"no id", `{"v":1,"type":"bye"}`, ErrBadField},
-		{"hello no pid", `{"v":1,"type":"hello","id":1}`, ErrBadField},
-		{"hello long name", `{"v":1,"type":"hello","id":1,"pid":1,"name":"` + strings.Repeat("n", MaxName+1) + `"}`, ErrBadField},
-		{"hello device", `{"v":1,"type":"hello","id":1,"pid":1,"device":-1}`, ErrBadField},
-		{"launch no kernel", `{"v":1,"type":"launch","id":3,"launch":7,"grid":[1,1,1],"block":[1,1,1]}`, ErrBadField},
-		{"launch zero grid", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[0,1,1],"block":[1,1,1]}`, ErrBadField},
-		{"launch grid y", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[1,65536,1],"block":[1,1,1]}`, ErrBadField},
-		{"launch big block", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[1,1,1],"block":[1024,2,1]}`, ErrBadField},
-		{"launch grid overflow", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[4294967296,1,1],"block":[1,1,1]}`, ErrBadJSON},
-		{"launch grid short", `{"v":1,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[5],"block":[1,1,1]}`, ErrBadField},
-		{"launch bad class", `{"v":1,` + launch + `,"class":"XX"}`, ErrBadField},
-		{"launch no id", `{"v":1,"type":"launch","id":3,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`, ErrBadField},
-		{"resized empty range", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4,"range":{"lo":5,"hi":3}}`, ErrBadField},
-		{"resized no range", `{"v":1,"type":"resized","id":9,"launch":7,"cmd":4}`, ErrBadField},
-		{"done no launch", `{"v":1,"type":"done","id":9}`, ErrBadField},
+		{"version 1", `{"v":1,"type":"bye","id":1}`, ErrBadVersion},
+		{"version 3", `{"v":3,"type":"bye","id":1}`, ErrBadVersion},
+		{"unknown type", `{"v":2,"type":"rm -rf","id":1}`, ErrUnknownType},
+		{"v1 launch", `{"v":2,"type":"launch","id":3,"launch":7,"kernel":"k","grid":[1,1,1],"block":[1,1,1]}`, ErrUnknownType},
+		{"daemon type from client", `{"v":2,"type":"welcome","id":1}`, ErrUnknownType},
+		{"grant from client", `{"v":2,"type":"grant","id":1,"range":{"lo":0,"hi":1}}`, ErrUnknownType},
+		{"no id", `{"v":2,"type":"bye"}`, ErrBadField},
+		{"hello no pid", `{"v":2,"type":"hello","id":1}`, ErrBadField},
+		{"hello long name", `{"v":2,"type":"hello","id":1,"pid":1,"name":"` + strings.Repeat("n", MaxName+1) + `"}`, ErrBadField},
+		{"hello device", `{"v":2,"type":"hello","id":1,"pid":1,"device":-1}`, ErrBadField},
+		{"load long kernel", `{"v":2,"type":"load","kernel":"` + strings.Repeat("k", MaxKernel+1) + `"}`, ErrBadField},
+		{"load bad class", `{"v":2,"type":"load","class":"XX"}`, ErrBadField},
+		{"load negative inflight", `{"v":2,"type":"load","inflight":-3}`, ErrBadField},
+		{"load launches overflow", `{"v":2,"type":"load","launches":18446744073709551616}`, ErrBadJSON},
+		{"ack no epoch", `{"v":2,"type":"ack","range":{"lo":0,"hi":3}}`, ErrBadField},
+		{"ack empty range", `{"v":2,"type":"ack","epoch":4,"range":{"lo":5,"hi":3}}`, ErrBadField},
+		{"ack no range", `{"v":2,"type":"ack","epoch":4}`, ErrBadField},
+		{"ack negative moved", `{"v":2,"type":"ack","epoch":4,"range":{"lo":0,"hi":3},"moved":-1}`, ErrBadField},
+		{"ack negative drain", `{"v":2,"type":"ack","epoch":4,"range":{"lo":0,"hi":3},"drain_us":-1}`, ErrBadJSON},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Decode([]byte(tc.body))
@@ -115,7 +114,8 @@ func TestDecodeValidate(t *testing.T) {
 }
 
 func TestEncodeRoundTrip(t *testing.T) {
-	m := &Msg{Type: TLaunch, ID: 5, Launch: 9, Kernel: "k<float>", Grid: [3]uint32{4, 2, 1}, Block: [3]uint32{128, 1, 1}, Class: "H_C", Blocks: 8}
+	r := Range{Lo: 3, Hi: 9}
+	m := &Msg{Type: TAck, Epoch: 5, Range: &r, DrainUs: 120, NativeUs: 7, Moved: 2}
 	b, err := Encode(m)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil || ValidateRequest(got) != nil {
 		t.Fatalf("%v %v", err, ValidateRequest(got))
 	}
-	if got.Kernel != m.Kernel || got.Grid != m.Grid || got.Class != m.Class || got.V != ProtocolVersion {
+	if got.Epoch != 5 || *got.Range != r || got.DrainUs != 120 || got.NativeUs != 7 || got.Moved != 2 || got.V != ProtocolVersion {
 		t.Fatalf("round trip: %+v", got)
 	}
 	if _, err := Encode(&Msg{Type: TError, Err: strings.Repeat("x", MaxFrame)}); err == nil {
@@ -140,7 +140,7 @@ func TestFatalCodes(t *testing.T) {
 	for code, fatal := range map[string]bool{
 		ErrBadFrame: true, ErrBadJSON: true, ErrBadVersion: true, ErrUnknownType: true, ErrBadField: true,
 		ErrNotRegistered: true, ErrWrongDevice: true, ErrTooMany: true, ErrShuttingDown: true,
-		ErrRegistered: false, ErrUnknownLaunch: false, ErrDupLaunch: false, ErrUnknownCmd: false,
+		ErrRegistered: false,
 	} {
 		if FatalCode(code) != fatal {
 			t.Errorf("FatalCode(%s) = %v", code, !fatal)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -19,50 +18,47 @@ type Status struct {
 	MPS             MPSState       `json:"mps"`
 	ResizeTimeoutMs float64        `json:"resize_timeout_ms"`
 	UptimeS         float64        `json:"uptime_s"`
-	Running         int            `json:"running"`
-	Queued          int            `json:"queued"`
+	Running         int            `json:"running"` // served launches in flight, all clients
 	Clients         []ClientStatus `json:"clients"`
 	Resizes         []ResizeRecord `json:"resizes"`
 }
 
-// ClientStatus is one registered process.
+// ClientStatus is one registered process and its grant.
 type ClientStatus struct {
-	Client   uint64         `json:"client"`
-	PID      int            `json:"pid"`
-	Name     string         `json:"name"`
-	Device   int            `json:"device"`
-	Stuck    bool           `json:"stuck"`
-	SMs      int            `json:"sms_held"`
-	Queued   int            `json:"queued"`
-	Launches []LaunchStatus `json:"launches"`
+	Client   uint64 `json:"client"`
+	PID      int    `json:"pid"`
+	Name     string `json:"name"`
+	Device   int    `json:"device"`
+	Stuck    bool   `json:"stuck"`
+	SMs      int    `json:"sms_held"`
+	Range    Range  `json:"range"`
+	Epoch    uint64 `json:"epoch"`
+	Alone    bool   `json:"alone"`    // its launches run natively
+	Acked    bool   `json:"acked"`    // it acknowledged its current grant
+	Launches uint64 `json:"launches"` // launches since hello (its last load note)
+	InFlight int    `json:"inflight"` // served launches running (its last load note)
+	Kernel   string `json:"kernel,omitempty"`
+	Class    string `json:"class,omitempty"`
 }
 
-// LaunchStatus is one announced launch.
-type LaunchStatus struct {
-	Launch uint64  `json:"launch"`
-	Kernel string  `json:"kernel"`
-	Class  string  `json:"class,omitempty"`
-	Phase  int     `json:"phase"`
-	State  string  `json:"state"` // queued, running
-	Range  *Range  `json:"range,omitempty"`
-	Stuck  bool    `json:"stuck,omitempty"`
-	AgeMs  float64 `json:"age_ms"`
-	Blocks uint64  `json:"blocks,omitempty"`
-}
-
-// ResizeRecord is one resize command and its outcome: ok (acknowledged
-// in time), finished (the launch had ended), timeout (the client was
-// marked stuck), late (acknowledged after the timeout), ended (the launch ended
-// or its client went away before acknowledging).
+// ResizeRecord is one grant change of a client and its outcome: ok
+// (acknowledged within the resize timeout), timeout (the client was marked
+// stuck), late (acknowledged after the timeout). LatencyUs is the daemon's
+// time from the push to the ack; DrainUs the client's own, from receiving
+// the grant to its served launches running on the new range; NativeUs,
+// when nonzero, until its native launches in flight (it was alone) ended.
 type ResizeRecord struct {
 	At        time.Time `json:"at"`
 	Client    uint64    `json:"client"`
 	Name      string    `json:"name"`
-	Launch    uint64    `json:"launch"`
-	Kernel    string    `json:"kernel"`
+	Epoch     uint64    `json:"epoch"`
+	Kernel    string    `json:"kernel,omitempty"`
 	From      Range     `json:"from"`
 	To        Range     `json:"to"`
+	Moved     int       `json:"moved"`
 	LatencyUs float64   `json:"latency_us"`
+	DrainUs   uint64    `json:"drain_us"`
+	NativeUs  uint64    `json:"native_us,omitempty"`
 	Outcome   string    `json:"outcome"`
 }
 
@@ -74,28 +70,27 @@ func (s *Status) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "slatec serve %s  pid %d  %s\n", s.Daemon, s.PID, s.Socket)
 	fmt.Fprintf(w, "%d SMs  policy %s  %s  resize timeout %gms  up %.0fs\n", s.SMs, s.Policy, mps, s.ResizeTimeoutMs, s.UptimeS)
-	fmt.Fprintf(w, "%d running, %d queued, %d clients\n\n", s.Running, s.Queued, len(s.Clients))
+	fmt.Fprintf(w, "%d served launches running, %d clients\n\n", s.Running, len(s.Clients))
 	if len(s.Clients) > 0 {
-		fmt.Fprintf(w, "%-6s %-8s %-16s %-5s %-6s %-8s %s\n", "CLIENT", "PID", "NAME", "SMS", "QUEUE", "STATE", "LAUNCHES")
+		fmt.Fprintf(w, "%-6s %-8s %-16s %-9s %-5s %-6s %-9s %-8s %s\n", "CLIENT", "PID", "NAME", "RANGE", "SMS", "EPOCH", "LAUNCHES", "STATE", "KERNEL")
 		for _, c := range s.Clients {
 			state := "ok"
-			if c.Stuck {
+			switch {
+			case c.Stuck:
 				state = "STUCK"
+			case c.Alone:
+				state = "alone"
+			case !c.Acked:
+				state = "moving"
 			}
-			var ls []string
-			for _, l := range c.Launches {
-				d := fmt.Sprintf("#%d %s", l.Launch, l.Kernel)
-				if l.Class != "" {
-					d += " " + l.Class
-				}
-				if l.Range != nil {
-					d += " [" + l.Range.String() + "]"
-				} else {
-					d += " (" + l.State + ")"
-				}
-				ls = append(ls, d)
+			k := c.Kernel
+			if c.Class != "" {
+				k += " " + c.Class
 			}
-			fmt.Fprintf(w, "%-6d %-8d %-16s %-5d %-6d %-8s %s\n", c.Client, c.PID, trunc(c.Name, 16), c.SMs, c.Queued, state, strings.Join(ls, "; "))
+			if c.InFlight > 0 {
+				k += fmt.Sprintf(" (%d running)", c.InFlight)
+			}
+			fmt.Fprintf(w, "%-6d %-8d %-16s %-9s %-5d %-6d %-9d %-8s %s\n", c.Client, c.PID, trunc(c.Name, 16), c.Range, c.SMs, c.Epoch, c.Launches, state, k)
 		}
 		fmt.Fprintln(w)
 	}
@@ -104,7 +99,7 @@ func (s *Status) WriteText(w io.Writer) {
 		rs := append([]ResizeRecord(nil), s.Resizes...)
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].At.After(rs[j].At) })
 		for _, r := range rs {
-			fmt.Fprintf(w, "  %s  client %d %s #%d %s  %s -> %s  %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Launch, trunc(r.Kernel, 32), r.From, r.To, r.LatencyUs, r.Outcome)
+			fmt.Fprintf(w, "  %s  client %d %s epoch %d  %s -> %s  moved %d  drain %dus  ack %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Epoch, r.From, r.To, r.Moved, r.DrainUs, r.LatencyUs, r.Outcome)
 		}
 	}
 }

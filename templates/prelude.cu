@@ -297,6 +297,16 @@ static int& served_device()
     return d;
 }
 
+// native_drain waits for the native launches issued so far (those of an
+// "alone" grant, on the whole GPU): the serve client runs it on a helper
+// thread when another process arrives, and acknowledges the new grant after.
+static void native_drain()
+{
+    if (cudaSetDevice(served_device()) == cudaSuccess)
+        cudaDeviceSynchronize();
+    cudaGetLastError(); // the helper thread's own
+}
+
 static int decide_policy()
 {
     if (persistent())
@@ -314,9 +324,13 @@ static int decide_policy()
     const bool ok = cudaGetDevice(&device) == cudaSuccess &&
                     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0;
     quiet_error(before);
-    if (!ok || !slate_serve::process_client(device, sms))
+    if (!ok)
         return kPolicyNative;
     served_device() = device;
+    slate_serve::client* c = slate_serve::process_client(device, sms);
+    if (!c)
+        return kPolicyNative;
+    c->set_native_drain(&native_drain);
     return kPolicyServed;
 }
 
@@ -578,8 +592,10 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     if (policy == kPolicyNative)
         return false;
     const bool served = policy == kPolicyServed;
-    if (served && !slate_serve::process_client(0, 0)->alive())
-        return false; // the daemon is gone: native from now on
+    // Alone on the GPU (the grant says so), or the daemon gone: native, with
+    // no message and no wait (two atomic loads and a relaxed count).
+    if (served && slate_serve::process_client(0, 0)->take_native())
+        return false;
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
@@ -1041,9 +1057,11 @@ struct served_ops : slate_serve::launch_ops {
     }
 };
 
-// run_served makes a served launch: it returns when the launch completed
-// (docs/SERVE.md, "The C++ client": synchronous). If the daemon could not
-// start it, the worker runs on all SMs as an ordinary queue launch.
+// run_served makes a served launch on the process's granted range: it
+// returns when the launch completed (docs/SERVE.md, "The C++ client":
+// synchronous), moved whenever the grant changed. If the grant became
+// "alone" meanwhile (or the daemon went away), the worker runs on all SMs as
+// an ordinary queue launch.
 template <typename Launch>
 static void run_served(const plan& p, Launch& launch)
 {

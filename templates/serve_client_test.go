@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slatec/slatec/serve"
+	"github.com/slatec/slatec/serve/client"
 	"github.com/slatec/slatec/templates"
 )
 
@@ -106,6 +106,7 @@ type driverRun struct {
 	probeNs   int64 // median of the $SERVE_DRIVER_PROBE connection attempts
 	launches  []driverLaunch
 	served    int
+	frames    int64 // frames the client wrote
 	out       string
 }
 
@@ -157,6 +158,8 @@ func runDriver(t *testing.T, sock string, timeout time.Duration, env []string, a
 		switch f[0] {
 		case "probe":
 			r.probeNs = num("p50_ns")
+		case "frames":
+			r.frames = num("sent")
 		case "connect":
 			r.connected, r.connectUs = num("served") == 1, num("us")
 		case "launch":
@@ -221,75 +224,299 @@ func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 	return d
 }
 
-// TestServeClientAgainstDaemon: registration, launch -> start -> done, and
-// resize commands acknowledged in time with every logical block run once:
-// two threads of one process launch concurrently, so the daemon shrinks the
-// first launch for the second and grows it back when the second is done.
+// goClient registers a second process (the Go client) with the daemon,
+// so that the driver is not alone, and acknowledges its grants.
+func goClient(t *testing.T, sock string) *client.Client {
+	t.Helper()
+	c, err := client.Connect(client.Options{Socket: sock, SMs: driverSMs, Name: "other", HandshakeTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Abort)
+	go func() {
+		for {
+			select {
+			case g := <-c.Grants():
+				c.Ack(g, g.Range, 0, 0)
+			case <-c.Lost():
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// waitFor waits for an event of kind from a client other than not.
+func waitFor(t *testing.T, events <-chan serve.Event, kind string, not uint64, d time.Duration) serve.Event {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Kind == kind && ev.Client != not {
+				return ev
+			}
+		case <-deadline:
+			t.Errorf("no %s event within %v", kind, d)
+			return serve.Event{}
+		}
+	}
+}
+
+// TestServeClientAloneIsNative: a process alone under the daemon launches
+// natively and sends nothing per launch: the daemon hears hello and a few
+// batched load notes (with the launch count), never a message per launch.
+func TestServeClientAloneIsNative(t *testing.T) {
+	d := startDaemon(t, nil)
+	r := runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_GAP_US=200"}, 1, 200, 64, 4, -1)
+	if !r.connected || r.served != 0 {
+		t.Fatalf("connected=%v served=%d, want every launch native:\n%s", r.connected, r.served, r.out)
+	}
+	// hello + load notes, at most one per 2 ms of a ~50 ms run (the gaps).
+	if r.frames < 2 || r.frames > 60 {
+		t.Errorf("the client wrote %d frames for 200 launches, want hello and a few load notes", r.frames)
+	}
+	t.Logf("200 native launches: %d frames written", r.frames)
+}
+
+// TestServeClientLaunchesNeverWaitForTheDaemon: a fake daemon that answers
+// nothing after welcome (or answers 50 ms late): alone, launches run
+// natively at once; with a shared grant, they run on its range at once.
+func TestServeClientLaunchesNeverWaitForTheDaemon(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		t.Run(fmt.Sprintf("alone=%v", alone), func(t *testing.T) {
+			var mu sync.Mutex
+			var types []string
+			sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+				m := read()
+				if m == nil {
+					return
+				}
+				if alone {
+					welcome(c, m.ID, 0, driverSMs-1, true)
+				} else {
+					welcome(c, m.ID, 0, 49, false)
+				}
+				for {
+					m := read()
+					if m == nil {
+						return
+					}
+					mu.Lock()
+					types = append(types, m.Type)
+					mu.Unlock()
+					time.Sleep(50 * time.Millisecond) // a slow daemon; replies would come late
+				}
+			})
+			r := runDriver(t, sock, 20*time.Second, nil, 1, 20, 64, 4, -1)
+			want := 0
+			if !alone {
+				want = 20
+			}
+			if !r.connected || r.served != want {
+				t.Fatalf("connected=%v served=%d, want %d:\n%s", r.connected, r.served, want, r.out)
+			}
+			for _, l := range r.launches {
+				if l.us > 5000 {
+					t.Errorf("launch %d took %d us: it waited for the daemon", l.index, l.us)
+				}
+				if !alone && strings.Join(l.ranges, ",") != "0:49" {
+					t.Errorf("launch %d ran on %v, want the grant 0:49", l.index, l.ranges)
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ty := range types {
+				if ty != serve.TLoad && ty != serve.TBye {
+					t.Errorf("the client sent %s; launches send nothing but batched load notes", ty)
+				}
+			}
+		})
+	}
+}
+
+// TestServeClientGrantChangeMovesLaunch: the driver shares the GPU with
+// another process (a fake daemon pushes a new grant mid-launch): the
+// running launch retreats and relaunches on the new range, and the client
+// acknowledges the grant with its epoch, range, drain time and one move.
+func TestServeClientGrantChangeMovesLaunch(t *testing.T) {
+	acked := make(chan *serve.Msg, 1)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil {
+			return
+		}
+		welcome(c, m.ID, 0, 49, false)
+		if m = read(); m == nil || m.Type != serve.TLoad || m.InFlight != 1 || m.Kernel != "k0" {
+			t.Errorf("want a load note of the running launch, got %+v", m)
+			return
+		}
+		frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99},"clients":2}`)
+		for {
+			m := read()
+			if m == nil {
+				return
+			}
+			if m.Type == serve.TAck {
+				acked <- m
+				break
+			}
+		}
+		for read() != nil {
+		}
+	})
+	// 4000 blocks, 4 a task, 8 fake workers, 300 us a task: ~40 ms a launch.
+	r := runDriver(t, sock, 20*time.Second, nil, 1, 1, 4000, 4, 300)
+	if r.served != 1 || strings.Join(r.launches[0].ranges, ",") != "0:49,50:99" {
+		t.Fatalf("served=%d ranges %v, want the launch moved from 0:49 to 50:99:\n%s", r.served, r.launches[0].ranges, r.out)
+	}
+	select {
+	case a := <-acked:
+		if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) || a.Moved != 1 {
+			t.Errorf("ack %+v, want epoch 7, 50:99, one move", a)
+		}
+		t.Logf("ack: drain %d us", a.DrainUs)
+	case <-time.After(3 * time.Second):
+		t.Fatal("no ack")
+	}
+}
+
+// TestServeClientAgainstDaemon: with the real daemon, two threads of the
+// driver launch on its half while another process is registered; when that
+// process leaves, the running launches grow to the whole GPU (acked ok),
+// and the launches after run natively (alone).
 func TestServeClientAgainstDaemon(t *testing.T) {
 	events := make(chan serve.Event, 4096)
 	d := startDaemon(t, events)
-	r := runDriver(t, d.Socket(), 30*time.Second, nil, 2, 3, 4000, 4, 300)
-	if !r.connected || r.served != 6 {
-		t.Fatalf("connected=%v served=%d, want every launch served:\n%s", r.connected, r.served, r.out)
+	other := goClient(t, d.Socket())
+	go func() {
+		waitFor(t, events, "load", other.ID(), 10*time.Second) // the driver's launches run
+		time.Sleep(10 * time.Millisecond)
+		other.Close()
+	}()
+	// 8000 blocks, 4 a task, 8 fake workers, 300 us a task: ~75 ms a launch.
+	r := runDriver(t, d.Socket(), 30*time.Second, nil, 2, 3, 8000, 4, 300)
+	if !r.connected || r.served < 2 {
+		t.Fatalf("connected=%v served=%d, want the first launches served:\n%s", r.connected, r.served, r.out)
 	}
-	resized := 0
+	grown := 0
 	for _, l := range r.launches {
-		if len(l.ranges) > 1 {
-			resized++
+		if l.served && strings.Join(l.ranges, ",") == "50:99,0:99" {
+			grown++
+		}
+		if l.index == 2 && l.served {
+			t.Errorf("launch %+v served after the other process left (alone: native)", l)
 		}
 	}
-	if resized == 0 {
-		t.Errorf("no launch was resized; the test does not exercise resize:\n%s", r.out)
+	if grown == 0 {
+		t.Errorf("no running launch grew from 50:99 to 0:99:\n%s", r.out)
 	}
-	// The driver says bye at exit without waiting: give the daemon a moment.
 	st := d.Status()
 	for deadline := time.Now().Add(3 * time.Second); len(st.Clients) != 0 && time.Now().Before(deadline); st = d.Status() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	ok := 0
 	for _, rr := range st.Resizes {
-		switch rr.Outcome {
-		case "ok", "finished":
+		if rr.Outcome != "ok" {
+			t.Errorf("grant change %+v: outcome %s, want ok", rr, rr.Outcome)
+		}
+		if rr.Outcome == "ok" && rr.Moved > 0 {
 			ok++
-		case "ended": // the launch completed before the command reached it
-		default:
-			t.Errorf("resize %+v: outcome %s, want ok (acknowledged within the timeout)", rr, rr.Outcome)
+			t.Logf("grant %d acked: %s -> %s, %d moved, drain %d us, ack %.0f us after the push", rr.Epoch, rr.From, rr.To, rr.Moved, rr.DrainUs, rr.LatencyUs)
 		}
 	}
 	if ok == 0 {
-		t.Errorf("the daemon recorded no acknowledged resize")
+		t.Errorf("the daemon recorded no acknowledged move: %+v", st.Resizes)
 	}
-	var lat []float64
-	for _, rr := range st.Resizes {
-		if rr.Outcome == "ok" {
-			lat = append(lat, rr.LatencyUs)
+	if len(st.Clients) != 0 {
+		t.Errorf("clients left after the program exited: %+v", st.Clients)
+	}
+}
+
+// TestServeClientNativeDrain: a process alone launches natively; when
+// another registers, its ack waits for the native launches in flight (the
+// fake drain: 30 ms) and reports it.
+func TestServeClientNativeDrain(t *testing.T) {
+	events := make(chan serve.Event, 4096)
+	d := startDaemon(t, events)
+	go func() {
+		ev := waitFor(t, events, "load", 0, 10*time.Second)
+		goClient(t, d.Socket())
+		waitFor(t, events, "ack", 0, 5*time.Second)
+		_ = ev
+	}()
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SERVE_DRIVER_NATIVE_MS=30", "SERVE_DRIVER_GAP_US=2000"}, 1, 60, 4000, 4, -1)
+	if !r.connected {
+		t.Fatal("not connected")
+	}
+	var rec *serve.ResizeRecord
+	for deadline := time.Now().Add(3 * time.Second); rec == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, rr := range d.Status().Resizes {
+			if rr.NativeUs > 0 {
+				rec = &rr
+			}
 		}
 	}
-	sort.Float64s(lat)
-	if len(lat) > 0 {
-		t.Logf("%d resizes acknowledged; latency (command to ack, fake drain of 8 threads) p50 %.0f us, max %.0f us", len(lat), lat[len(lat)/2], lat[len(lat)-1])
+	if rec == nil {
+		t.Fatalf("no ack reported a native drain: %+v", d.Status().Resizes)
 	}
-	if st.Running != 0 || st.Queued != 0 || len(st.Clients) != 0 {
-		t.Errorf("after the program exited: running %d queued %d clients %d, want none", st.Running, st.Queued, len(st.Clients))
+	if rec.NativeUs < 30000 || rec.Outcome != "ok" || rec.LatencyUs < 30000 {
+		t.Errorf("record %+v: want the ack after the 30 ms native drain", *rec)
 	}
-	counts := map[string]int{}
-	for len(events) > 0 {
-		ev := <-events
-		counts[ev.Kind]++
+}
+
+// TestServeClientStuck: a client whose drain takes longer than the resize
+// timeout is marked stuck by the daemon (the others never waited), and its
+// late ack clears the mark.
+func TestServeClientStuck(t *testing.T) {
+	events := make(chan serve.Event, 4096)
+	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: 50 * time.Millisecond,
+		Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) },
+		OnEvent: func(ev serve.Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		}}
+	d, err := serve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if counts["join"] != 1 || counts["start"] != 6 || counts["done"] != 6 {
-		t.Errorf("daemon events %v: want 1 join, 6 start, 6 done", counts)
+	go d.Serve()
+	t.Cleanup(func() { d.Close() })
+	other := goClient(t, d.Socket())
+	go func() {
+		waitFor(t, events, "load", other.ID(), 10*time.Second)
+		other.Close()
+	}()
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SERVE_DRIVER_RETREAT_MS=250"}, 1, 1, 8000, 4, 300)
+	if r.served != 1 {
+		t.Fatalf("served=%d:\n%s", r.served, r.out)
 	}
+	var outcomes []string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		outcomes = outcomes[:0]
+		for _, rr := range d.Status().Resizes {
+			if rr.Client != other.ID() {
+				outcomes = append(outcomes, rr.Outcome)
+			}
+		}
+		if strings.Join(outcomes, ",") == "timeout,late" {
+			return
+		}
+	}
+	t.Fatalf("grant outcomes %v, want timeout then late", outcomes)
 }
 
 // TestServeClientDetachesAKernelThatWaitsForTheHost: a served launch
 // returns when its kernel is done, but a kernel may wait for the host to act
 // after its launch: past $SLATE_SERVE_DETACH_MS the launch is detached (it
-// runs on by itself, no longer resized, and the daemon is told it is done),
-// so the program goes on instead of hanging; every block still runs once.
+// runs on by itself, no longer moved), so the program goes on instead of
+// hanging; every block still runs once.
 func TestServeClientDetachesAKernelThatWaitsForTheHost(t *testing.T) {
-	events := make(chan serve.Event, 64)
-	d := startDaemon(t, events)
+	d := startDaemon(t, nil)
+	goClient(t, d.Socket()) // not alone: the launch is served
 	r := runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_HOLD=1", "SLATE_SERVE_DETACH_MS=200"}, 1, 1, 2000, 4, 0)
 	if !r.connected || r.served != 1 {
 		t.Fatalf("connected=%v served=%d, want the launch served:\n%s", r.connected, r.served, r.out)
@@ -308,15 +535,6 @@ func TestServeClientDetachesAKernelThatWaitsForTheHost(t *testing.T) {
 	for _, l := range r.launches {
 		if !l.ok {
 			t.Errorf("launch %+v: a logical block did not run exactly once", l)
-		}
-	}
-	done := false
-	for deadline := time.After(3 * time.Second); !done; {
-		select {
-		case ev := <-events:
-			done = ev.Kind == "done"
-		case <-deadline:
-			t.Fatal("the daemon never heard that the detached launch is done")
 		}
 	}
 }
@@ -372,27 +590,17 @@ func TestServeClientNoDaemon(t *testing.T) {
 }
 
 // TestServeClientDaemonKilled: the daemon dies while two launches run on
-// halves of the GPU; both finish on all SMs with every block run once, and
-// later launches run natively.
+// the driver's half of the GPU; both finish on all SMs with every block run
+// once, and later launches run natively.
 func TestServeClientDaemonKilled(t *testing.T) {
 	buildDriver(t)
 	events := make(chan serve.Event, 4096)
 	d := startDaemon(t, events)
+	other := goClient(t, d.Socket())
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
-		starts := 0
-		deadline := time.After(20 * time.Second)
-		for starts < 2 {
-			select {
-			case ev := <-events:
-				if ev.Kind == "start" {
-					starts++
-				}
-			case <-deadline:
-				return
-			}
-		}
+		waitFor(t, events, "load", other.ID(), 20*time.Second)
 		time.Sleep(20 * time.Millisecond)
 		d.Kill()
 	}()
@@ -479,21 +687,23 @@ func rawFrame(c net.Conn, n uint32, body string) {
 
 func frame(c net.Conn, body string) { rawFrame(c, uint32(len(body)), body) }
 
-func welcome(c net.Conn, re uint64) {
-	frame(c, fmt.Sprintf(`{"v":1,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","mps":true,"name":"fake","device":0}`, re, driverSMs))
+// welcome answers hello with a welcome carrying the grant [lo, hi].
+func welcome(c net.Conn, re uint64, lo, hi int, alone bool) {
+	frame(c, fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","mps":true,"name":"fake","device":0,"id":1,"range":{"lo":%d,"hi":%d},"alone":%v,"clients":2}`, re, driverSMs, lo, hi, alone))
 }
 
 // TestServeClientHostileDaemon: malformed or unhelpful daemons never crash
 // or hang the program; every launch runs, each logical block once.
 func TestServeClientHostileDaemon(t *testing.T) {
 	buildDriver(t)
-	// hello answers the hello with a welcome and returns the next message.
+	// hello answers the hello with a shared welcome (0:49) and returns the
+	// first load note (a launch runs on the grant).
 	hello := func(c net.Conn, read func() *serve.Msg) *serve.Msg {
 		m := read()
 		if m == nil || m.Type != serve.THello || m.SMs != driverSMs || m.PID <= 0 {
 			return nil
 		}
-		welcome(c, m.ID)
+		welcome(c, m.ID, 0, 49, false)
 		return read()
 	}
 	wait := func(c net.Conn) { // until the client closes
@@ -505,159 +715,135 @@ func TestServeClientHostileDaemon(t *testing.T) {
 			}
 		}
 	}
+	first := func(c net.Conn, read func() *serve.Msg) { read() }
 	for _, tc := range []struct {
 		name       string
-		served     int // launches the driver reports served
+		served     int // launches the driver reports served; -1: any
 		connected  bool
 		slowOK     bool // the handshake may take its 100 ms timeout
 		script     func(t *testing.T, c net.Conn, read func() *serve.Msg)
 		checkRange string // a served launch's ranges, joined
 	}{
-		{name: "silence", slowOK: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) { read(); wait(c) }},
+		{name: "silence", slowOK: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) { first(c, read); wait(c) }},
 		{name: "close at once", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {}},
-		{name: "zero-length frame", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) { read(); rawFrame(c, 0, ""); wait(c) }},
+		{name: "zero-length frame", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) { first(c, read); rawFrame(c, 0, ""); wait(c) }},
 		{name: "oversized frame", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
+			first(c, read)
 			rawFrame(c, serve.MaxFrame+1, strings.Repeat("x", 100))
 			wait(c)
 		}},
 		{name: "partial frame", slowOK: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			rawFrame(c, 100, `{"v":1,`)
+			first(c, read)
+			rawFrame(c, 100, `{"v":2,`)
 			wait(c)
 		}},
 		{name: "bad json", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"welcome",`+"\x01}")
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome",`+"\x01}")
 			wait(c)
 		}},
 		{name: "trailing data", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"welcome","re":1,"client":1,"sms":100} {}`)
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100,"id":1,"range":{"lo":0,"hi":99}} {}`)
 			wait(c)
 		}},
-		{name: "wrong version", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100}`)
+		{name: "version 1 daemon", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			first(c, read)
+			frame(c, `{"v":1,"type":"welcome","re":1,"client":1,"sms":100}`)
 			wait(c)
 		}},
 		{name: "wrong sms", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"welcome","re":1,"client":1,"sms":132}`)
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":132,"id":1,"range":{"lo":0,"hi":131}}`)
 			wait(c)
 		}},
 		{name: "number types", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"welcome","re":1.0,"client":1,"sms":100}`)
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1.0,"client":1,"sms":100,"id":1,"range":{"lo":0,"hi":99}}`)
 			wait(c)
 		}},
 		{name: "deep nesting", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"welcome","re":1,"client":1,"sms":100,"x":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}`)
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100,"id":1,"range":{"lo":0,"hi":99},"x":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}`)
 			wait(c)
 		}},
 		{name: "error reply", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			read()
-			frame(c, `{"v":1,"type":"error","re":1,"code":"wrong_device","msg":"no"}`)
+			first(c, read)
+			frame(c, `{"v":2,"type":"error","re":1,"code":"bad_version","msg":"no"}`)
+		}},
+		{name: "welcome without a grant", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100}`)
+			wait(c)
+		}},
+		{name: "alone on part of the GPU", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100,"id":1,"range":{"lo":0,"hi":49},"alone":true}`)
+			wait(c)
+		}},
+		{name: "grant beyond the GPU", script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			first(c, read)
+			frame(c, `{"v":2,"type":"welcome","re":1,"client":1,"sms":100,"id":1,"range":{"lo":0,"hi":100}}`)
+			wait(c)
 		}},
 		{name: "welcome with unknown fields", connected: true, served: 2, checkRange: "0:99",
 			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
 				m := read()
-				frame(c, fmt.Sprintf(`{"v":1,"type":"welcome","re":%d,"client":1,"sms":100,"extra":{"a":[1,-2.5e3,"\u00e9\"",true,null]},"uuid":null}`, m.ID))
-				for i := 0; i < 2; i++ {
-					l := read()
-					if l == nil || l.Type != serve.TLaunch {
-						t.Errorf("want a launch, got %+v", l)
-						return
-					}
-					frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-					frame(c, fmt.Sprintf(`{"v":1,"type":"start","id":%d,"launch":%d,"range":{"lo":0,"hi":99}}`, 10+i, l.Launch))
-					if d := read(); d == nil || d.Type != serve.TDone || d.Launch != l.Launch {
-						t.Errorf("want done of launch %d, got %+v", l.Launch, d)
-						return
-					}
-					frame(c, fmt.Sprintf(`{"v":1,"type":"ok","re":%d}`, l.ID+1))
-				}
+				frame(c, fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":100,"extra":{"a":[1,-2.5e3,"\u00e9\"",true,null]},"uuid":null,"id":3,"range":{"lo":0,"hi":99,"x":[]},"alone":false,"clients":2}`, m.ID))
 				wait(c)
 			}},
-		{name: "garbage after welcome", connected: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			if hello(c, read) != nil {
-				frame(c, "[]")
-			}
+		{name: "garbage after welcome", connected: true, served: -1, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			m := read()
+			welcome(c, m.ID, 0, 49, false)
+			frame(c, "[]")
 			wait(c)
-		}},
-		{name: "launch refused", connected: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			for l := hello(c, read); l != nil; l = read() {
-				frame(c, fmt.Sprintf(`{"v":1,"type":"error","re":%d,"code":"duplicate_launch","msg":"x"}`, l.ID))
-			}
-		}},
-		{name: "launch never answered", connected: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			hello(c, read)
-			wait(c)
-		}},
-		{name: "accepted, never started, then EOF", connected: true, script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-			if l := hello(c, read); l != nil {
-				frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-				time.Sleep(200 * time.Millisecond)
-			}
 		}},
 		{name: "bad frame mid-run grows to all SMs", connected: true, served: 1, checkRange: "0:49,0:99",
 			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-				if l := hello(c, read); l != nil {
-					frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-					frame(c, fmt.Sprintf(`{"v":1,"type":"start","id":5,"launch":%d,"range":{"lo":0,"hi":49}}`, l.Launch))
-					time.Sleep(30 * time.Millisecond)
-					frame(c, `{"v":1,"type":"resize","id":6,"launch":`)
-				}
-				wait(c)
-			}},
-		{name: "resize out of range ignored, then resize acknowledged", connected: true, served: 2, checkRange: "0:49,50:99",
-			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-				l := hello(c, read)
-				if l == nil {
-					return
-				}
-				frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-				frame(c, fmt.Sprintf(`{"v":1,"type":"start","id":5,"launch":%d,"range":{"lo":0,"hi":49}}`, l.Launch))
-				time.Sleep(20 * time.Millisecond)
-				frame(c, fmt.Sprintf(`{"v":1,"type":"resize","id":6,"launch":%d,"range":{"lo":0,"hi":500}}`, l.Launch))
-				frame(c, fmt.Sprintf(`{"v":1,"type":"resize","id":7,"launch":%d,"range":{"lo":50,"hi":99}}`, l.Launch))
-				a := read()
-				if a == nil || a.Type != serve.TResized || a.Cmd != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) {
-					t.Errorf("want resized cmd 7 to 50:99, got %+v", a)
-					return
-				}
-				if d := read(); d == nil || d.Type != serve.TDone {
-					t.Errorf("want done, got %+v", d)
-					return
-				}
-				// The second launch runs to its end on its first range.
-				l = read()
-				if l == nil || l.Type != serve.TLaunch {
-					t.Errorf("want the second launch, got %+v", l)
-					return
-				}
-				frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-				frame(c, fmt.Sprintf(`{"v":1,"type":"start","id":8,"launch":%d,"range":{"lo":0,"hi":49}}`, l.Launch))
-				for {
-					m := read()
-					if m == nil {
-						t.Errorf("no done for the second launch")
-						return
-					}
-					if m.Type == serve.TDone {
-						break
-					}
+				if hello(c, read) != nil {
+					time.Sleep(10 * time.Millisecond)
+					frame(c, `{"v":2,"type":"grant","id":6,"range":`)
 				}
 				wait(c)
 			}},
 		{name: "shutdown mid-run", connected: true, served: 1, checkRange: "0:49,0:99",
 			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-				if l := hello(c, read); l != nil {
-					frame(c, fmt.Sprintf(`{"v":1,"type":"accepted","re":%d,"launch":%d}`, l.ID, l.Launch))
-					frame(c, fmt.Sprintf(`{"v":1,"type":"start","id":5,"launch":%d,"range":{"lo":0,"hi":49}}`, l.Launch))
-					time.Sleep(30 * time.Millisecond)
-					frame(c, `{"v":1,"type":"shutdown","reason":"test"}`)
+				if hello(c, read) != nil {
+					time.Sleep(10 * time.Millisecond)
+					frame(c, `{"v":2,"type":"shutdown","reason":"test"}`)
+				}
+				wait(c)
+			}},
+		{name: "error push mid-run", connected: true, served: 1, checkRange: "0:49,0:99",
+			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+				if hello(c, read) != nil {
+					time.Sleep(10 * time.Millisecond)
+					frame(c, `{"v":2,"type":"error","code":"bad_json","msg":"x"}`)
+				}
+				wait(c)
+			}},
+		{name: "bad and stale grants ignored, then a grant acknowledged", connected: true, served: 2, checkRange: "0:49,50:99",
+			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+				if hello(c, read) == nil {
+					return
+				}
+				frame(c, `{"v":2,"type":"grant","id":5,"range":{"lo":0,"hi":500}}`)            // beyond the GPU
+				frame(c, `{"v":2,"type":"grant","id":6,"range":{"lo":0,"hi":9},"alone":true}`) // alone on a part
+				frame(c, `{"v":2,"type":"grant","id":1,"range":{"lo":60,"hi":99}}`)            // stale epoch
+				frame(c, `{"v":2,"type":"grant","range":{"lo":60,"hi":99}}`)                   // no epoch
+				frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99}}`)
+				for {
+					a := read()
+					if a == nil {
+						t.Errorf("no ack of grant 7")
+						return
+					}
+					if a.Type == serve.TAck {
+						if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) {
+							t.Errorf("want the ack of grant 7 on 50:99, got %+v", a)
+						}
+						break
+					}
 				}
 				wait(c)
 			}},
@@ -667,7 +853,7 @@ func TestServeClientHostileDaemon(t *testing.T) {
 			start := time.Now()
 			// 4000 blocks, 4 a task, 8 fake workers, 300 us a task: ~40 ms.
 			r := runDriver(t, sock, 10*time.Second, nil, 1, 2, 4000, 4, 300)
-			if r.connected != tc.connected || r.served != tc.served {
+			if r.connected != tc.connected || (tc.served >= 0 && r.served != tc.served) {
 				t.Fatalf("connected=%v served=%d, want %v and %d:\n%s", r.connected, r.served, tc.connected, tc.served, r.out)
 			}
 			if !tc.slowOK && !tc.connected && r.connectUs > 90000 { // a reply ended it, not the 100 ms timeout
@@ -718,8 +904,8 @@ func decodeCPP(t *testing.T, bodies [][]byte) []string {
 
 // cppFields are the fields the C++ client reads; a type error on any other
 // field is one the C++ reader does not see (it skips unknown fields).
-var cppFields = map[string]bool{"v": true, "type": true, "re": true, "id": true, "launch": true, "client": true,
-	"cmd": true, "sms": true, "range": true, "range.lo": true, "range.hi": true, "code": true, "finished": true}
+var cppFields = map[string]bool{"v": true, "type": true, "re": true, "id": true, "client": true,
+	"sms": true, "range": true, "range.lo": true, "range.hi": true, "code": true, "alone": true}
 
 var lowerWord = regexp.MustCompile(`^[a-z_]+$`)
 
@@ -732,32 +918,32 @@ var lowerWord = regexp.MustCompile(`^[a-z_]+$`)
 func TestServeClientDecoderAgrees(t *testing.T) {
 	buildDriver(t)
 	shapes := []string{
-		`{"v":1,"type":"welcome","re":1,"client":3,"sms":132,"policy":"slate-table (unknown classes co-run)","mps":true,"name":"v0.1.0-dev","device":0}`,
-		`{"v":1,"type":"accepted","re":2,"launch":1,"class":"H_M","queued":0,"device":0}`,
-		`{"v":1,"type":"start","id":17,"launch":1,"range":{"lo":66,"hi":131},"device":0}`,
-		`{"v":1,"type":"resize","id":19,"launch":1,"range":{"lo":0,"hi":131},"device":0}`,
-		`{"v":1,"type":"ok","re":3,"device":0}`,
-		`{"v":1,"type":"error","re":4,"code":"unknown_launch","msg":"launch 9 is not outstanding","device":0}`,
-		`{"v":1,"type":"error","code":"bad_frame","msg":"length 0"}`,
-		`{"v":1,"type":"shutdown","reason":"SIGTERM","device":0}`,
+		`{"v":2,"type":"welcome","re":1,"client":3,"sms":132,"policy":"grants: equal shares","mps":true,"name":"v0.1.0-dev","device":0,"id":4,"range":{"lo":66,"hi":131},"clients":2}`,
+		`{"v":2,"type":"welcome","re":1,"client":3,"sms":132,"id":4,"range":{"lo":0,"hi":131},"alone":true,"clients":1}`,
+		`{"v":2,"type":"grant","id":17,"range":{"lo":66,"hi":131},"clients":2,"device":0}`,
+		`{"v":2,"type":"grant","id":19,"range":{"lo":0,"hi":131},"alone":true,"clients":1,"device":0}`,
+		`{"v":2,"type":"ok","re":3,"device":0}`,
+		`{"v":2,"type":"error","re":4,"code":"bad_version","msg":"protocol version 1","device":0}`,
+		`{"v":2,"type":"error","code":"bad_frame","msg":"length 0"}`,
+		`{"v":2,"type":"shutdown","reason":"SIGTERM","device":0}`,
 	}
 	edge := []string{
-		``, ` `, `{}`, `[]`, `null`, `{"v":1}`, `{"type":"ok"}`, `{"v":1,"type":""}`, `{"v":1,"type":"ok"}{}`,
-		`{"v":1,"type":"ok",}`, `{"v":1,"type":"ok","re":-1}`, `{"v":1,"type":"ok","re":1.0}`, `{"v":1,"type":"ok","re":1e0}`,
-		`{"v":1,"type":"ok","re":01}`, `{"v":1,"type":"ok","re":18446744073709551615}`, `{"v":1,"type":"ok","re":18446744073709551616}`,
-		`{"v":1,"type":"ok","re":null}`, `{"v":1,"type":"ok","re":"1"}`, `{"v":1.5,"type":"ok"}`, `{"v":2,"type":"ok"}`,
-		`{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":0}}`, `{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":-1,"hi":3}}`,
-		`{"v":1,"type":"start","id":1,"launch":1,"range":null}`, `{"v":1,"type":"start","id":1,"launch":1,"range":[0,3]}`,
-		`{"v":1,"type":"start","id":1,"launch":1,"range":{"lo":0,"hi":3,"x":{"y":[1,2,{"z":null}]}}}`,
-		`{"v":1,"type":"resized","finished":true}`, `{"v":1,"type":"resized","finished":1}`, `{"v":1,"type":"welcome","sms":4294967296}`,
-		"{\"v\":1,\"type\":\"ok\"\x00}", "{\"v\":1,\"type\":\"o\nk\"}", `{"v":1,"type":"\u006fk"}`, `{"v":1,"type":"ok","x":"\ud800"}`,
-		`{"v":1,"type":"ok","x":"\x"}`, `{"v":1,"type":"ok","x":tru}`, `{"v":1,"type":"ok","x":-}`, `{"v":1,"type":"ok","x":1.}`,
-		`{"v":1,"type":"ok","x":.5}`, `{"v":1,"type":"ok","x":1e}`, `{"v":1,"type":"ok","x":-0.0e+5}`, `{"v":1,"type":"ok" "x":1}`,
-		`{"v":1,"type":"ok","v":2}`, `{"v":2,"type":"ok","v":1}`, `{"v":1,"type":"start","type":"resize","id":1}`,
-		`{"v":1,"type":"error","code":"bad\u0020frame"}`, `{"v":1,"type":"later_push","id":5}`, "\t{\"v\":1,\"type\":\"ok\"}\r\n",
-		`{"v":1,"type":"ok","x":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
-		`{"v":1,"type":"ok","x":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`,
-		`{"v":1,"type":"ok","x":` + strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat("}", 70) + `}`,
+		``, ` `, `{}`, `[]`, `null`, `{"v":2}`, `{"type":"ok"}`, `{"v":2,"type":""}`, `{"v":2,"type":"ok"}{}`,
+		`{"v":2,"type":"ok",}`, `{"v":2,"type":"ok","re":-1}`, `{"v":2,"type":"ok","re":1.0}`, `{"v":2,"type":"ok","re":1e0}`,
+		`{"v":2,"type":"ok","re":01}`, `{"v":2,"type":"ok","re":18446744073709551615}`, `{"v":2,"type":"ok","re":18446744073709551616}`,
+		`{"v":2,"type":"ok","re":null}`, `{"v":2,"type":"ok","re":"1"}`, `{"v":2.5,"type":"ok"}`, `{"v":2,"type":"ok"}`,
+		`{"v":2,"type":"start","id":1,"launch":1,"range":{"lo":0}}`, `{"v":2,"type":"start","id":1,"launch":1,"range":{"lo":-1,"hi":3}}`,
+		`{"v":2,"type":"start","id":1,"launch":1,"range":null}`, `{"v":2,"type":"start","id":1,"launch":1,"range":[0,3]}`,
+		`{"v":2,"type":"start","id":1,"launch":1,"range":{"lo":0,"hi":3,"x":{"y":[1,2,{"z":null}]}}}`,
+		`{"v":2,"type":"grant","alone":true}`, `{"v":2,"type":"grant","alone":1}`, `{"v":2,"type":"grant","alone":null}`, `{"v":2,"type":"welcome","sms":4294967296}`,
+		"{\"v\":1,\"type\":\"ok\"\x00}", "{\"v\":1,\"type\":\"o\nk\"}", `{"v":2,"type":"\u006fk"}`, `{"v":2,"type":"ok","x":"\ud800"}`,
+		`{"v":2,"type":"ok","x":"\x"}`, `{"v":2,"type":"ok","x":tru}`, `{"v":2,"type":"ok","x":-}`, `{"v":2,"type":"ok","x":1.}`,
+		`{"v":2,"type":"ok","x":.5}`, `{"v":2,"type":"ok","x":1e}`, `{"v":2,"type":"ok","x":-0.0e+5}`, `{"v":2,"type":"ok" "x":1}`,
+		`{"v":2,"type":"ok","v":1}`, `{"v":2,"type":"ok","v":1}`, `{"v":2,"type":"grant","type":"ok","id":1}`,
+		`{"v":2,"type":"error","code":"bad\u0020frame"}`, `{"v":2,"type":"later_push","id":5}`, `{"v":1,"type":"ok"}`, "\t{\"v\":1,\"type\":\"ok\"}\r\n",
+		`{"v":2,"type":"ok","x":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
+		`{"v":2,"type":"ok","x":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`,
+		`{"v":2,"type":"ok","x":` + strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat("}", 70) + `}`,
 	}
 	var bodies [][]byte
 	for _, s := range append(shapes, edge...) {
@@ -823,12 +1009,12 @@ func TestServeClientDecoderAgrees(t *testing.T) {
 			}
 		}
 		typ := m.Type // known types are lower-case words
-		fin := 0
-		if m.Finished {
-			fin = 1
+		alone := 0
+		if m.Alone {
+			alone = 1
 		}
-		want := fmt.Sprintf("ok type=%s re=%d id=%d launch=%d client=%d cmd=%d sms=%d range=%d lo=%d hi=%d finished=%d code=%s",
-			typ, m.Re, m.ID, m.Launch, m.Client, m.Cmd, m.SMs, rng, lo, hi, fin, code)
+		want := fmt.Sprintf("ok type=%s re=%d id=%d client=%d sms=%d range=%d lo=%d hi=%d alone=%d code=%s",
+			typ, m.Re, m.ID, m.Client, m.SMs, rng, lo, hi, alone, code)
 		if line != want && bytes.IndexFunc(b, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
 			// (encoding/json also matches keys case-insensitively; bodies with
 			// upper-case letters may differ there, by design.)

@@ -1,6 +1,8 @@
 // Package client is the Go side of the slatec serve protocol
-// (docs/SERVE.md): a process registers with the daemon, announces its
-// launches, receives SM ranges and resize commands, and acknowledges them.
+// (docs/SERVE.md, protocol v2): a process registers with the daemon,
+// receives a standing SM range (a grant, pushed again whenever it changes),
+// acknowledges each change once its launches have moved, and reports its
+// launch accounting in load notes that nobody answers.
 // Every failure to reach the daemon is fast and final: the caller runs
 // natively on the whole GPU.
 package client
@@ -42,15 +44,6 @@ type ServerError struct{ Code, Msg string }
 
 func (e *ServerError) Error() string { return "slatec serve: " + e.Code + ": " + e.Msg }
 
-// Resize is a resize command of one launch, or (Lost) the signal that the
-// daemon is gone and the launch may use the whole GPU.
-type Resize struct {
-	Cmd    uint64
-	Launch uint64
-	Range  serve.Range
-	Lost   bool
-}
-
 // Client is one connection to the daemon.
 type Client struct {
 	nc     net.Conn
@@ -63,22 +56,11 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[uint64]chan *serve.Msg
-	launches map[uint64]*Launch
+	grant    serve.Grant
+	grants   chan serve.Grant
 	lost     chan struct{}
 	lostOnce sync.Once
 	lostErr  error
-}
-
-// Launch is one announced launch.
-type Launch struct {
-	c       *Client
-	id      uint64
-	started chan struct{}
-	resizes chan Resize
-	mu      sync.Mutex
-	rng     serve.Range
-	class   string
-	hasRng  bool
 }
 
 // Dial connects without registering (for status queries, `slatec top`).
@@ -92,7 +74,7 @@ func Dial(socket string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{nc: nc, pending: map[uint64]chan *serve.Msg{}, launches: map[uint64]*Launch{}, lost: make(chan struct{})}
+	c := &Client{nc: nc, pending: map[uint64]chan *serve.Msg{}, grants: make(chan serve.Grant, 64), lost: make(chan struct{})}
 	go c.reader()
 	return c, nil
 }
@@ -120,7 +102,16 @@ func Connect(opt Options) (*Client, error) {
 		c.nc.Close()
 		return nil, err
 	}
+	if r.Range == nil || r.ID == 0 {
+		c.nc.Close()
+		return nil, fmt.Errorf("serve/client: welcome without a grant")
+	}
 	c.id, c.sms, c.policy, c.mps = r.Client, r.SMs, r.Policy, r.MPS
+	c.mu.Lock()
+	if c.grant.Epoch < r.ID { // a push can not precede the welcome, but be safe
+		c.grant = serve.Grant{Epoch: r.ID, Range: *r.Range, Alone: r.Alone, Clients: r.Clients}
+	}
+	c.mu.Unlock()
 	return c, nil
 }
 
@@ -197,19 +188,11 @@ func (c *Client) setLost(err error) {
 	c.lostOnce.Do(func() {
 		c.mu.Lock()
 		c.lostErr = err
-		ls := make([]*Launch, 0, len(c.launches))
-		for _, l := range c.launches {
-			ls = append(ls, l)
-		}
+		// The daemon is gone: the whole GPU, alone (native launches).
+		c.grant = serve.Grant{Epoch: c.grant.Epoch, Range: serve.Range{Lo: 0, Hi: max(c.sms-1, 0)}, Alone: true, Clients: 1}
 		close(c.lost)
 		c.mu.Unlock()
 		c.nc.Close()
-		for _, l := range ls {
-			select {
-			case l.resizes <- Resize{Launch: l.id, Range: serve.Range{Lo: 0, Hi: max(c.sms-1, 0)}, Lost: true}:
-			default:
-			}
-		}
 	})
 }
 
@@ -244,27 +227,21 @@ func (c *Client) reader() {
 			if ch != nil {
 				ch <- m
 			}
-		case m.Type == serve.TStart, m.Type == serve.TResize:
+		case m.Type == serve.TGrant:
+			if m.Range == nil || m.ID == 0 {
+				c.setLost(fmt.Errorf("serve/client: grant without range or epoch"))
+				return
+			}
+			g := serve.Grant{Epoch: m.ID, Range: *m.Range, Alone: m.Alone, Clients: m.Clients}
 			c.mu.Lock()
-			l := c.launches[m.Launch]
+			if g.Epoch > c.grant.Epoch {
+				c.grant = g
+			}
 			c.mu.Unlock()
-			if l == nil || m.Range == nil {
-				continue
-			}
-			if m.Type == serve.TStart {
-				l.mu.Lock()
-				first := !l.hasRng
-				l.rng, l.hasRng = *m.Range, true
-				l.mu.Unlock()
-				if first {
-					close(l.started)
-				}
-				continue
-			}
 			select {
-			case l.resizes <- Resize{Cmd: m.ID, Launch: l.id, Range: *m.Range}:
-			default: // the application does not drain its resizes: stop
-				c.setLost(fmt.Errorf("serve/client: launch %d: resize commands not consumed", l.id))
+			case c.grants <- g:
+			default: // the application does not read its grants: stop
+				c.setLost(fmt.Errorf("serve/client: grant pushes not consumed"))
 				return
 			}
 		case m.Type == serve.TShutdown:
@@ -277,107 +254,29 @@ func (c *Client) reader() {
 	}
 }
 
-// LaunchSpec describes a launch to announce.
-type LaunchSpec struct {
-	Kernel string
-	Grid   [3]uint32
-	Block  [3]uint32
-	Shmem  uint32
-	Class  string // one of plan's classes, or ""
-	Blocks uint64 // estimated logical blocks
-}
-
-var launchIDs atomic.Uint64
-
-// Announce announces a launch and returns once the daemon accepted it; the
-// range comes later (Started, Range).
-func (c *Client) Announce(ctx context.Context, s LaunchSpec) (*Launch, error) {
-	l := &Launch{c: c, id: launchIDs.Add(1), started: make(chan struct{}), resizes: make(chan Resize, 64)}
+// Grant is the current grant: the welcome's, then the latest push; after
+// a loss, the whole GPU, alone.
+func (c *Client) Grant() serve.Grant {
 	c.mu.Lock()
-	c.launches[l.id] = l
-	c.mu.Unlock()
-	r, err := c.Request(ctx, &serve.Msg{Type: serve.TLaunch, Launch: l.id, Kernel: s.Kernel, Grid: s.Grid, Block: s.Block,
-		Shmem: s.Shmem, Class: s.Class, Blocks: s.Blocks})
-	if err != nil {
-		c.mu.Lock()
-		delete(c.launches, l.id)
-		c.mu.Unlock()
-		return nil, err
-	}
-	l.class = r.Class
-	return l, nil
+	defer c.mu.Unlock()
+	return c.grant
 }
 
-// Launch announces a launch and waits until the daemon starts it (its range
-// is then Range()) or ctx ends.
-func (c *Client) Launch(ctx context.Context, s LaunchSpec) (*Launch, error) {
-	l, err := c.Announce(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-l.started:
-		return l, nil
-	case <-c.lost:
-		select {
-		case <-l.started:
-			return l, nil
-		default:
-		}
-		return l, ErrLost
-	case <-ctx.Done():
-		return l, ctx.Err()
-	}
+// Grants delivers each grant push (not the welcome's). A client that
+// leaves 64 of them unread is disconnected (as the daemon would).
+func (c *Client) Grants() <-chan serve.Grant { return c.grants }
+
+// Ack acknowledges grant g: the client's launches run within rg now
+// (drain: from receiving the grant until they did; moved: launches
+// retreated and relaunched). It does not wait (acks are not answered).
+func (c *Client) Ack(g serve.Grant, rg serve.Range, drain time.Duration, moved int) error {
+	return c.write(&serve.Msg{Type: serve.TAck, Epoch: g.Epoch, Range: &rg, DrainUs: uint64(drain / time.Microsecond), Moved: moved})
 }
 
-// ID is the launch id.
-func (l *Launch) ID() uint64 { return l.id }
-
-// Class is the class the daemon scheduled the launch as ("" if unknown).
-func (l *Launch) Class() string { return l.class }
-
-// Started is closed when the daemon gives the launch its first range.
-func (l *Launch) Started() <-chan struct{} { return l.started }
-
-// Range is the launch's current range (the last start or acknowledged
-// resize).
-func (l *Launch) Range() serve.Range {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rng
-}
-
-// Resizes delivers the daemon's resize commands for this launch, and a
-// final Lost one if the daemon goes away. After draining the workers and
-// relaunching on the new range, call Ack.
-func (l *Launch) Resizes() <-chan Resize { return l.resizes }
-
-// Ack acknowledges a resize: the launch runs on r.Range now (finished:
-// the launch had already ended). It does not wait for the daemon's ok.
-func (l *Launch) Ack(r Resize, finished bool) error {
-	if r.Lost {
-		return nil
-	}
-	l.mu.Lock()
-	if !finished {
-		l.rng = r.Range
-	}
-	l.mu.Unlock()
-	m := &serve.Msg{Type: serve.TResized, ID: l.c.nextID.Add(1), Launch: l.id, Cmd: r.Cmd, Finished: finished}
-	if !finished {
-		rg := r.Range
-		m.Range = &rg
-	}
-	return l.c.write(m)
-}
-
-// Finish tells the daemon the launch ended (its SMs go to the others).
-func (l *Launch) Finish() error {
-	c := l.c
-	c.mu.Lock()
-	delete(c.launches, l.id)
-	c.mu.Unlock()
-	return c.write(&serve.Msg{Type: serve.TDone, ID: c.nextID.Add(1), Launch: l.id})
+// Load reports the client's launch accounting (not answered): launches
+// since hello, served launches running now, and the latest kernel.
+func (c *Client) Load(launches uint64, inflight int, kernel, class string) error {
+	return c.write(&serve.Msg{Type: serve.TLoad, Launches: launches, InFlight: inflight, Kernel: kernel, Class: class})
 }
 
 // Status asks the daemon for its state.

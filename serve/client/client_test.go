@@ -46,7 +46,8 @@ func welcome(nc net.Conn) bool {
 	if err != nil {
 		return false
 	}
-	return serve.WriteMsg(nc, &serve.Msg{Type: serve.TWelcome, Re: m.ID, Client: 1, SMs: 8}) == nil
+	r := serve.Range{Lo: 0, Hi: 7}
+	return serve.WriteMsg(nc, &serve.Msg{Type: serve.TWelcome, Re: m.ID, Client: 1, SMs: 8, ID: 1, Range: &r, Alone: true, Clients: 1}) == nil
 }
 
 func TestHandshakeTimeoutBounded(t *testing.T) {
@@ -66,7 +67,6 @@ func TestGarbageFromDaemonIsLoss(t *testing.T) {
 		if !welcome(nc) {
 			return
 		}
-		serve.ReadFrame(nc, nil)                 // the launch
 		nc.Write([]byte{0xff, 0xff, 0xff, 0xff}) // a 4 GiB frame
 		time.Sleep(time.Second)
 	})
@@ -76,9 +76,13 @@ func TestGarbageFromDaemonIsLoss(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = c.Launch(ctx, LaunchSpec{Kernel: "k", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{1, 1, 1}})
-	if !errors.Is(err, ErrLost) {
-		t.Fatalf("launch: %v, want ErrLost", err)
+	select {
+	case <-c.Lost():
+	case <-ctx.Done():
+		t.Fatal("garbage did not lose the daemon")
+	}
+	if g := c.Grant(); !g.Alone || g.Range != (serve.Range{Lo: 0, Hi: 7}) {
+		t.Fatalf("grant after loss %+v, want the whole GPU alone", g)
 	}
 	if pe, ok := serve.AsProtoError(c.LostErr()); !ok || pe.Code != serve.ErrBadFrame {
 		t.Fatalf("lost because %v", c.LostErr())
@@ -88,18 +92,14 @@ func TestGarbageFromDaemonIsLoss(t *testing.T) {
 	}
 }
 
-func TestUnreadResizesAreLoss(t *testing.T) {
+func TestUnreadGrantsAreLoss(t *testing.T) {
 	sock := fakeDaemon(t, func(nc net.Conn) {
 		if !welcome(nc) {
 			return
 		}
-		body, _ := serve.ReadFrame(nc, nil)
-		m, _ := serve.Decode(body)
-		serve.WriteMsg(nc, &serve.Msg{Type: serve.TAccepted, Re: m.ID, Launch: m.Launch})
-		r := serve.Range{Lo: 0, Hi: 7}
-		serve.WriteMsg(nc, &serve.Msg{Type: serve.TStart, ID: 1, Launch: m.Launch, Range: &r})
 		for i := range 200 {
-			serve.WriteMsg(nc, &serve.Msg{Type: serve.TResize, ID: uint64(2 + i), Launch: m.Launch, Range: &r})
+			r := serve.Range{Lo: 0, Hi: i % 8}
+			serve.WriteMsg(nc, &serve.Msg{Type: serve.TGrant, ID: uint64(2 + i), Range: &r, Clients: 2})
 		}
 		time.Sleep(time.Second)
 	})
@@ -107,18 +107,24 @@ func TestUnreadResizesAreLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	l, err := c.Launch(ctx, LaunchSpec{Kernel: "k", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{1, 1, 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Range() != (serve.Range{Lo: 0, Hi: 7}) {
-		t.Fatalf("range %v", l.Range())
-	}
 	select {
 	case <-c.Lost():
 	case <-time.After(2 * time.Second):
-		t.Fatal("an application that never reads its resizes should lose the daemon, not block the reader")
+		t.Fatal("an application that never reads its grants should lose the daemon, not block the reader")
+	}
+}
+
+func TestWelcomeWithoutGrantRefused(t *testing.T) {
+	sock := fakeDaemon(t, func(nc net.Conn) {
+		body, err := serve.ReadFrame(nc, nil)
+		if err != nil {
+			return
+		}
+		m, _ := serve.Decode(body)
+		serve.WriteMsg(nc, &serve.Msg{Type: serve.TWelcome, Re: m.ID, Client: 1, SMs: 8})
+		time.Sleep(time.Second)
+	})
+	if _, err := Connect(Options{Socket: sock, HandshakeTimeout: time.Second}); err == nil {
+		t.Fatal("a welcome without a grant was accepted")
 	}
 }

@@ -12,6 +12,12 @@
 //   connect served=0|1 us=N            the first (and only) connection attempt
 //   launch t=T i=I served=0|1 ok=0|1 us=N ranges=lo:hi,...
 //   summary launches=N served=N bad=N
+//   frames sent=N                       frames the client wrote (hello, notes, acks, bye not yet)
+// served=1: the launch ran on a granted range (not alone); served=0: natively.
+// $SERVE_DRIVER_RETREAT_MS delays each fake drain (a stuck client);
+// $SERVE_DRIVER_NATIVE_MS is how long the fake native drain takes (native
+// launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
+// sleeps between a thread's launches.
 // US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
 // that a launch's time is the protocol's. With $SERVE_DRIVER_PROBE=N, the
 // driver first times N more connection attempts to the socket and prints
@@ -62,6 +68,8 @@ public:
     bool query() { return running_.load() == 0; }
     bool retreat()
     {
+        if (const char* d = std::getenv("SERVE_DRIVER_RETREAT_MS"))
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
         retreat_ = 1;
         join(); // the drain
         retreat_ = 0;
@@ -132,6 +140,12 @@ public:
     }
 };
 
+void fake_native_drain()
+{
+    if (const char* d = std::getenv("SERVE_DRIVER_NATIVE_MS"))
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
+}
+
 } // namespace
 
 // decode_lines is `serve_driver decode`: each stdin line is a frame body in
@@ -157,9 +171,9 @@ static int decode_lines()
         if (!ok)
             std::printf("bad\n");
         else
-            std::printf("ok type=%s re=%llu id=%llu launch=%llu client=%llu cmd=%llu sms=%llu range=%d lo=%llu hi=%llu finished=%d code=%s\n",
-                        m.type.c_str(), m.re, m.id, m.launch, m.client, m.cmd, m.sms, m.has_range ? 1 : 0, m.lo, m.hi,
-                        m.finished ? 1 : 0, m.code.empty() ? "-" : m.code.c_str());
+            std::printf("ok type=%s re=%llu id=%llu client=%llu sms=%llu range=%d lo=%llu hi=%llu alone=%d code=%s\n",
+                        m.type.c_str(), m.re, m.id, m.client, m.sms, m.has_range ? 1 : 0, m.lo, m.hi, m.alone ? 1 : 0,
+                        m.code.empty() ? "-" : m.code.c_str());
     }
     return 0;
 }
@@ -198,6 +212,8 @@ int main(int argc, char** argv)
     }
     const clk::time_point t0 = clk::now();
     slate_serve::client* c = slate_serve::process_client(0, sms);
+    if (c)
+        c->set_native_drain(&fake_native_drain);
     std::printf("connect served=%d us=%lld\n", c ? 1 : 0, since_us(t0));
     std::fflush(stdout);
     std::mutex out;
@@ -236,14 +252,19 @@ int main(int argc, char** argv)
                 const bool ok = f.ok();
                 served += sv;
                 bad += !ok;
-                std::lock_guard<std::mutex> l(out);
-                std::printf("launch t=%d i=%d served=%d ok=%d us=%lld ranges=%s\n", t, i, sv ? 1 : 0, ok ? 1 : 0, since_us(l0),
-                            f.ranges().c_str());
-                std::fflush(stdout);
+                {
+                    std::lock_guard<std::mutex> l(out);
+                    std::printf("launch t=%d i=%d served=%d ok=%d us=%lld ranges=%s\n", t, i, sv ? 1 : 0, ok ? 1 : 0,
+                                since_us(l0), f.ranges().c_str());
+                    std::fflush(stdout);
+                }
+                if (const char* g = std::getenv("SERVE_DRIVER_GAP_US"))
+                    std::this_thread::sleep_for(std::chrono::microseconds(std::atoi(g)));
             }
         }));
     for (size_t i = 0; i < ts.size(); ++i)
         ts[i].join();
     std::printf("summary launches=%d served=%d bad=%d\n", nthreads * launches, served.load(), bad.load());
+    std::printf("frames sent=%llu\n", c ? c->frames_sent() : 0ull);
     return bad.load() ? 1 : 0;
 }
