@@ -51,6 +51,8 @@ diagnostic) and the others still are; the exit status is then 1.
 			if err != nil {
 				return err
 			}
+			// The report needs no function body once it is analysed.
+			loadOpts.DropBodies = true
 			failed := false
 			for _, path := range args {
 				name, src, err := readInput(cmd, path)

@@ -79,6 +79,8 @@ type File struct {
 	// bodyToks is the buffer function bodies are bridged into while the
 	// file is parsed.
 	bodyToks []lexer.Token
+	// bodyLines are the line starts ParseBody reports positions with.
+	bodyLines *diag.Lines
 }
 
 // topFile is the participle grammar of a file.
@@ -125,6 +127,9 @@ type FuncDef struct {
 	BodyRaw *rawBraces       `parser:"@@"`
 	Body    *Block           // parsed body, nil until parsed or if parsing failed
 	BodyErr *diag.Diagnostic // why the body did not parse, if it did not
+	// Deferred is set when the body of a kernel or device function was
+	// left unparsed (ParseOptions.DeferBodies): File.ParseBody parses it.
+	Deferred bool
 }
 
 // Opaque is any other top-level construct, kept as a balanced token run:

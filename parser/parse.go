@@ -376,6 +376,21 @@ func Grammar() string { return stmtParser.String() }
 // understand inside function bodies is recorded on the function (BodyErr)
 // so that only the kernels that need it are refused.
 func ParseFile(name string, src []byte) (f *File, err error) {
+	return ParseFileWith(name, src, ParseOptions{})
+}
+
+// ParseOptions are ParseFileWith's choices.
+type ParseOptions struct {
+	// DeferBodies leaves the bodies of the functions defined at namespace
+	// scope unparsed: their FuncDef.Deferred is set and File.ParseBody
+	// parses one when asked, so that a caller that only reports on a file
+	// can parse, use and drop one body at a time instead of holding every
+	// body's tree at once. Member functions' bodies are parsed as usual.
+	DeferBodies bool
+}
+
+// ParseFileWith is ParseFile with options.
+func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, diag.Diagnostic{File: name, Severity: diag.Error,
@@ -404,10 +419,28 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	for _, it := range top.Items {
 		f.Items = append(f.Items, it.(TopItem))
 	}
-	f.collectFuncs(text, lines)
+	f.collectFuncs(text, lines, opts.DeferBodies)
 	f.collectMembers(text, lines)
-	f.bodyToks = nil
+	if opts.DeferBodies {
+		f.bodyLines = lines
+	} else {
+		f.bodyToks = nil
+	}
 	return f, nil
+}
+
+// ParseBody parses the body of fn, a function of f whose body parsing was
+// deferred (FuncDef.Deferred, see ParseOptions), and returns it, or why it
+// does not parse; fn.Def is left as it is, so that the tree lives only as
+// long as the caller keeps it. The result is what ParseFile would have put
+// in Body and BodyErr.
+func (f *File) ParseBody(fn *Func) (*Block, *diag.Diagnostic) {
+	lines := f.bodyLines
+	if lines == nil {
+		lines = diag.NewLines(f.Src)
+		f.bodyLines = lines
+	}
+	return f.parseBody(f.text, lines, fn.BodySpan)
 }
 
 // participleDiag turns a participle error into a diagnostic at its offset.

@@ -108,6 +108,10 @@ type FuncInfo struct {
 	// IndexUser is true when this function or anything it calls reads
 	// blockIdx or gridDim: its persistent form must see virtual values.
 	IndexUser bool
+	// hasBody is true when the body parsed (also when its tree was not
+	// kept: LoadOptions.DropBodies); rets are a kernel's return statements.
+	hasBody bool
+	rets    []retSite
 }
 
 // Call is a call from a function body to a named function.
@@ -242,7 +246,7 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	}
 	a.applyOpaqueFacts(a.collectOpaqueFacts())
 	for _, k := range a.Kernels {
-		if k.Func.Def.Body == nil {
+		if !k.hasBody {
 			continue
 		}
 		k.Returns = a.returns(k.Func, k)
@@ -463,6 +467,19 @@ var (
 // analyzeFunc collects a function's own facts by scanning its body tokens.
 func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	fi := &FuncInfo{Func: fn, File: file}
+	// The body's tree: parsed here when its parsing was deferred, and then
+	// dropped on return (only the facts below are kept).
+	var body *parser.Block
+	if fn.Def != nil {
+		body = fn.Def.Body
+		if body == nil && fn.Def.Deferred {
+			body, fn.Def.BodyErr = file.ParseBody(fn)
+		}
+	}
+	fi.hasBody = body != nil
+	if body != nil && fn.Global {
+		fi.rets = returnSites(body)
+	}
 	toks := tokensOf(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
@@ -473,7 +490,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	dynMask := dynamicMaskVars(toks)
 	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
 	// call's arguments, not a call of a function v.
-	locals, ctorParens := localNames(fn, file)
+	locals, ctorParens := localNames(fn, body, file)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -663,7 +680,7 @@ func membersNamed(fns []*parser.Func) []*parser.Func {
 // one is not a reference to a function of that name). It also returns the
 // offsets of the "(" of constructor-style initialisers in the body
 // (`float3 v(a, b, c);`): one walk of the body finds both.
-func localNames(fn *parser.Func, file *parser.File) (names map[string]bool, ctorParens map[int]bool) {
+func localNames(fn *parser.Func, body *parser.Block, file *parser.File) (names map[string]bool, ctorParens map[int]bool) {
 	out := map[string]bool{}
 	ctorParens = map[int]bool{}
 	for _, p := range fn.Params {
@@ -671,10 +688,10 @@ func localNames(fn *parser.Func, file *parser.File) (names map[string]bool, ctor
 			out[p.Name] = true
 		}
 	}
-	if fn.Def == nil || fn.Def.Body == nil {
+	if body == nil {
 		return out, ctorParens
 	}
-	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+	parser.Walk(body, func(n parser.Node) bool {
 		switch n := n.(type) {
 		case *parser.InitDeclarator:
 			if n.Init != nil && n.Init.Assign == nil && n.Init.Brace == nil {
