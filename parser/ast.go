@@ -79,8 +79,8 @@ type File struct {
 	// bodyToks is the buffer function bodies are bridged into while the
 	// file is parsed.
 	bodyToks []lexer.Token
-	// bodyLines are the line starts ParseBody reports positions with.
-	bodyLines *diag.Lines
+	// lineTable indexes the lines of Src (Lines).
+	lineTable *diag.Lines
 }
 
 // topFile is the participle grammar of a file.

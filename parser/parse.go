@@ -387,6 +387,11 @@ type ParseOptions struct {
 	// can parse, use and drop one body at a time instead of holding every
 	// body's tree at once. Member functions' bodies are parsed as usual.
 	DeferBodies bool
+	// ShareSource makes the File's text (Text, TokenText and every string
+	// taken from them) share src's memory instead of a copy of it: src
+	// must then not be changed while the File or anything taken from it is
+	// in use.
+	ShareSource bool
 }
 
 // ParseFileWith is ParseFile with options.
@@ -400,8 +405,12 @@ func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err err
 	f = &File{Name: name, Src: src}
 	f.Toks = Lex(src)
 	text := string(src)
+	if opts.ShareSource && len(src) > 0 {
+		text = unsafe.String(&src[0], len(src))
+	}
 	f.text = text
 	lines := diag.NewLines(src)
+	f.lineTable = lines
 	f.lines = nil
 	f.scanDirectives(text)
 	if err := f.checkBalance(text, lines); err != nil {
@@ -421,12 +430,18 @@ func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err err
 	}
 	f.collectFuncs(text, lines, opts.DeferBodies)
 	f.collectMembers(text, lines)
-	if opts.DeferBodies {
-		f.bodyLines = lines
-	} else {
+	if !opts.DeferBodies {
 		f.bodyToks = nil
 	}
 	return f, nil
+}
+
+// Lines returns the line index of the file's source.
+func (f *File) Lines() *diag.Lines {
+	if f.lineTable == nil {
+		f.lineTable = diag.NewLines(f.Src)
+	}
+	return f.lineTable
 }
 
 // ParseBody parses the body of fn, a function of f whose body parsing was
@@ -435,12 +450,7 @@ func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err err
 // long as the caller keeps it. The result is what ParseFile would have put
 // in Body and BodyErr.
 func (f *File) ParseBody(fn *Func) (*Block, *diag.Diagnostic) {
-	lines := f.bodyLines
-	if lines == nil {
-		lines = diag.NewLines(f.Src)
-		f.bodyLines = lines
-	}
-	return f.parseBody(f.text, lines, fn.BodySpan)
+	return f.parseBody(f.text, f.Lines(), fn.BodySpan)
 }
 
 // participleDiag turns a participle error into a diagnostic at its offset.

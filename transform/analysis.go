@@ -216,11 +216,11 @@ type Analysis struct {
 // Analyze runs the analysis over a parsed file and the files it includes
 // (deps, already parsed; see Load).
 func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
-	a := &Analysis{File: f, Lines: diag.NewLines(f.Src), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
+	a := &Analysis{File: f, Lines: f.Lines(), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
 		byName: map[string][]*parser.Func{}, lines: map[*parser.File]*diag.Lines{}}
 	a.lines[f] = a.Lines
 	for _, d := range deps {
-		a.lines[d] = diag.NewLines(d.Src)
+		a.lines[d] = d.Lines()
 	}
 	all := append([]*parser.File{f}, deps...)
 	a.indexMacros(all)
@@ -1113,8 +1113,11 @@ var knownExternalPrefixes = []string{"__", "atomic", "curand", "make_", "cuda", 
 func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	fi := a.Funcs[fn]
 	k := &KernelInfo{FuncInfo: fi, WarpIntrinsicsAll: fi.WarpIntrinsics}
-	k.AllUses = append(k.AllUses, fi.Uses...)
-	k.AllSyncs = append(k.AllSyncs, fi.Syncs...)
+	// The kernel's own facts come first; the helpers' are appended to a
+	// copy (the full slice expressions), and a kernel without helpers
+	// shares its own lists (they are only read).
+	k.AllUses = fi.Uses[:len(fi.Uses):len(fi.Uses)]
+	k.AllSyncs = fi.Syncs[:len(fi.Syncs):len(fi.Syncs)]
 	k.Refusals = append(k.Refusals, fi.Refusal...)
 	k.UsesShared = len(fi.Shared) > 0
 	k.Helpers = a.reachable(fn)

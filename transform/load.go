@@ -43,13 +43,15 @@ type LoadOptions struct {
 	// FuncDef.Deferred is set), so that a file of thousands of kernels
 	// never holds all their trees at once. The facts of the Analysis are
 	// the same; what needs the trees (the transforms) cannot run on it.
+	// The files' texts then share the sources' memory (parser.ParseOptions
+	// ShareSource): src must not change while the Analysis is in use.
 	DropBodies bool
 }
 
 // LoadWith is Load with the build's macros.
 func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	includeDirs := opts.IncludeDirs
-	popts := parser.ParseOptions{DeferBodies: opts.DropBodies}
+	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies}
 	f, err := parser.ParseFileWith(name, src, popts)
 	if err != nil {
 		return nil, err
