@@ -121,10 +121,13 @@ type LinkageBlock struct {
 // FuncDef is a function definition at namespace scope. Its body is captured
 // as a balanced token run; Body is filled later by ParseBodies for the
 // functions that need it (kernels and device functions).
+//
+// FuncDef is parsed by FuncDef.Parse (funchead.go): the frequent simple
+// heads by hand, the others with funcDefGrammar.
 type FuncDef struct {
 	gnode
-	Head    *FuncHead        `parser:"@@"`
-	BodyRaw *rawBraces       `parser:"@@"`
+	Head    *FuncHead
+	BodyRaw *rawBraces
 	Body    *Block           // parsed body, nil until parsed or if parsing failed
 	BodyErr *diag.Diagnostic // why the body did not parse, if it did not
 	// Deferred is set when the body of a kernel or device function was

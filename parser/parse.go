@@ -262,12 +262,16 @@ var (
 	// stmtParser parses declarations and keyword statements; its lookahead is
 	// short so an error is reported where the grammar first got stuck.
 	stmtParser *participle.Parser[stmtBox]
+	// funcDefParser parses the function definitions FuncDef.Parse does not
+	// parse by hand.
+	funcDefParser *participle.Parser[funcDefGrammar]
 )
 
 // The parsers refer to parseStmt, which refers to them: build them in init.
 func init() {
 	topParser = participle.MustBuild[topFile](options(participle.MaxLookahead)...)
 	stmtParser = participle.MustBuild[stmtBox](options(4)...)
+	funcDefParser = participle.MustBuild[funcDefGrammar](options(participle.MaxLookahead)...)
 }
 
 // parseStmt parses one statement. The frequent statements are parsed by
