@@ -6,6 +6,7 @@
 package transform
 
 import (
+	"iter"
 	"sort"
 	"strings"
 
@@ -211,6 +212,8 @@ type Analysis struct {
 	funcOrder map[*parser.Func]int
 	// members are the main file's member functions (implicitIndexMember).
 	members []*parser.Func
+	// tokBuf is bodyTokens's buffer.
+	tokBuf []tok
 }
 
 // Analyze runs the analysis over a parsed file and the files it includes
@@ -443,13 +446,36 @@ func tokensOf(f *parser.File, s parser.Span) []tok {
 	if n == 0 {
 		return []tok{}
 	}
-	out := make([]tok, 0, n)
+	return appendTokens(make([]tok, 0, n), f, in)
+}
+
+func appendTokens(out []tok, f *parser.File, in []parser.Token) []tok {
 	for _, t := range in {
 		if !t.Kind.IsTrivia() {
 			out = append(out, tok{t, f.TokenText(t)})
 		}
 	}
 	return out
+}
+
+// bodyTokens is tokensOf into a buffer that the next call reuses: for the
+// tokens of one function body at a time (analyzeFunc), which a big file
+// would otherwise allocate anew for each function.
+func (a *Analysis) bodyTokens(f *parser.File, s parser.Span) []tok {
+	a.tokBuf = appendTokens(a.tokBuf[:0], f, f.TokensIn(s))
+	return a.tokBuf
+}
+
+// sigTokens yields the significant tokens of a span with their texts,
+// copying nothing: for a walk that needs no index.
+func sigTokens(f *parser.File, s parser.Span) iter.Seq[tok] {
+	return func(yield func(tok) bool) {
+		for _, t := range f.TokensIn(s) {
+			if !t.Kind.IsTrivia() && !yield(tok{t, f.TokenText(t)}) {
+				return
+			}
+		}
+	}
 }
 
 func span(t tok) parser.Span { return parser.Span{Start: int(t.Off), End: int(t.End)} }
@@ -480,7 +506,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	if body != nil && fn.Global {
 		fi.rets = returnSites(body)
 	}
-	toks := tokensOf(file, fn.BodySpan)
+	toks := a.bodyTokens(file, fn.BodySpan)
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
 	paramGroupKinds(fn, groupKinds)
@@ -626,7 +652,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 		}
 	}
 	a.scanGridGroup(fi, toks, groupKinds)
-	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
+	fi.Shared = a.sharedDeclsOf(file, toks, false)
 	return fi
 }
 
@@ -978,7 +1004,11 @@ func (a *Analysis) sharedDecls(s parser.Span, fileScope bool) []SharedDecl {
 }
 
 func (a *Analysis) sharedDeclsIn(f *parser.File, s parser.Span, fileScope bool) []SharedDecl {
-	toks := tokensOf(f, s)
+	return a.sharedDeclsOf(f, tokensOf(f, s), fileScope)
+}
+
+// sharedDeclsOf finds __shared__ declarations in the tokens of a span of f.
+func (a *Analysis) sharedDeclsOf(f *parser.File, toks []tok, fileScope bool) []SharedDecl {
 	var out []SharedDecl
 	for i, t := range toks {
 		if t.text != "__shared__" {
@@ -1173,7 +1203,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	// index: their calls are implicit, so they cannot be redirected to
 	// persistent copies.
 	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
-		for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+		for t := range sigTokens(f.File, f.Func.BodySpan) {
 			if t.Kind != parser.Ident {
 				continue
 			}
@@ -1213,7 +1243,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			names[s.Name] = true
 		}
 		for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
-			for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+			for t := range sigTokens(f.File, f.Func.BodySpan) {
 				if t.Kind == parser.Ident && names[t.text] {
 					k.UsesShared = true
 				}
@@ -1445,7 +1475,7 @@ func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
 func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
 	for _, k := range a.Kernels {
 		for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
-			for _, t := range tokensOf(fi.File, fi.Func.BodySpan) {
+			for t := range sigTokens(fi.File, fi.Func.BodySpan) {
 				if t.Kind != parser.Ident {
 					continue
 				}
