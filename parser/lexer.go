@@ -6,12 +6,31 @@ package parser
 // parser reports those; the printer still round-trips them.
 func Lex(src []byte) []Token {
 	lx := scanner{src: src, lineStart: true}
-	// A typical CUDA file has about one token per 4 bytes, trivia included.
-	lx.toks = make([]Token, 0, len(src)/4+16)
+	lx.toks = make([]Token, 0, tokenEstimate(src))
 	for lx.pos < len(src) {
 		lx.next()
 	}
 	return mergeChevrons(src, lx.toks)
+}
+
+// tokenEstimate is how many tokens src likely has. A typical CUDA file has
+// about one token per 4 bytes, trivia included; a big file's own density is
+// taken from its first 64 KiB (lexed twice), so that its tokens are not
+// copied over and over as the slice grows, nor held with much spare room.
+func tokenEstimate(src []byte) int {
+	n := len(src)/4 + 16
+	const sample = 64 << 10
+	if len(src) < 4*sample {
+		return n
+	}
+	lx := scanner{src: src[:sample], lineStart: true, toks: make([]Token, 0, sample/2)}
+	for lx.pos < sample {
+		lx.next()
+	}
+	if est := int(float64(len(lx.toks)) * float64(len(src)) / sample * 1.03); est > n {
+		n = est + 16
+	}
+	return n
 }
 
 type scanner struct {

@@ -212,8 +212,10 @@ type Analysis struct {
 	funcOrder map[*parser.Func]int
 	// members are the main file's member functions (implicitIndexMember).
 	members []*parser.Func
-	// tokBuf is bodyTokens's buffer.
-	tokBuf []tok
+	// tokBuf is bodyTokens's buffer; usesBuf and callsBuf analyzeFunc's.
+	tokBuf   []tok
+	usesBuf  []BuiltinUse
+	callsBuf []Call
 }
 
 // Analyze runs the analysis over a parsed file and the files it includes
@@ -507,6 +509,9 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 		fi.rets = returnSites(body)
 	}
 	toks := a.bodyTokens(file, fn.BodySpan)
+	// Uses and calls are collected in reused buffers and kept in slices of
+	// their exact length (see the end).
+	fi.Uses, fi.Calls = a.usesBuf[:0], a.callsBuf[:0]
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
 	paramGroupKinds(fn, groupKinds)
@@ -653,7 +658,17 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	}
 	a.scanGridGroup(fi, toks, groupKinds)
 	fi.Shared = a.sharedDeclsOf(file, toks, false)
+	a.usesBuf, a.callsBuf = fi.Uses[:0], fi.Calls[:0]
+	fi.Uses, fi.Calls = exactCopy(fi.Uses), exactCopy(fi.Calls)
 	return fi
+}
+
+// exactCopy returns a copy of s with no spare capacity, nil if s is empty.
+func exactCopy[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // implicitIndexMember returns a member function of the class named cls
