@@ -105,5 +105,61 @@ func FuzzHandHeads(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		defer func() { handHeads = true }()
 		parseBoth(t, "fuzz.cu", src)
+		compareDeferred(t, "fuzz.cu", src)
 	})
+}
+
+// A file parsed for reporting (bodies deferred, spaces dropped, source
+// shared) gives, body by body, the trees ParseFile gives.
+func TestDeferredBodiesMatchEager(t *testing.T) {
+	for _, src := range headCases {
+		compareDeferred(t, "case.cu", []byte(src))
+	}
+	for _, p := range cudaFiles(t) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareDeferred(t, p, src)
+	}
+}
+
+func compareDeferred(t *testing.T, p string, src []byte) {
+	t.Helper()
+	want, werr := ParseFile(p, src)
+	got, gerr := ParseFileWith(p, src, ParseOptions{DeferBodies: true, ShareSource: true, DropSpace: true})
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%s: errors differ: %v, %v", p, werr, gerr)
+	}
+	if werr != nil {
+		return
+	}
+	if len(want.Funcs) != len(got.Funcs) || len(want.Members) != len(got.Members) {
+		t.Fatalf("%s: function counts differ", p)
+	}
+	wfns := append(append([]*Func(nil), want.Funcs...), want.Members...)
+	for j, fn := range append(append([]*Func(nil), got.Funcs...), got.Members...) {
+		w := wfns[j]
+		body, berr := fn.Def.Body, fn.Def.BodyErr
+		if fn.Def.Deferred {
+			if body != nil {
+				t.Fatalf("%s: %s: a deferred body was parsed", p, fn.Name)
+			}
+			body, berr = got.ParseBody(fn)
+		}
+		if !reflect.DeepEqual(w.Def.Body, body) || !reflect.DeepEqual(w.Def.BodyErr, berr) {
+			t.Fatalf("%s: %s: bodies differ", p, fn.Name)
+		}
+		if j < len(got.Funcs) && fn.Def.Deferred != (w.Def.Body != nil || w.Def.BodyErr != nil) {
+			t.Fatalf("%s: %s: deferred %v", p, fn.Name, fn.Def.Deferred)
+		}
+	}
+	for _, tk := range got.Toks {
+		if tk.Kind == Space {
+			t.Fatalf("%s: a space token was kept", p)
+		}
+	}
+	if got.Text(Span{0, len(src)}) != string(src) {
+		t.Fatalf("%s: text differs", p)
+	}
 }

@@ -44,14 +44,15 @@ type LoadOptions struct {
 	// never holds all their trees at once. The facts of the Analysis are
 	// the same; what needs the trees (the transforms) cannot run on it.
 	// The files' texts then share the sources' memory (parser.ParseOptions
-	// ShareSource): src must not change while the Analysis is in use.
+	// ShareSource): src must not change while the Analysis is in use; and
+	// their Toks have no whitespace tokens (DropSpace).
 	DropBodies bool
 }
 
 // LoadWith is Load with the build's macros.
 func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	includeDirs := opts.IncludeDirs
-	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies}
+	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies, DropSpace: opts.DropBodies}
 	f, err := parser.ParseFileWith(name, src, popts)
 	if err != nil {
 		return nil, err
