@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"bytes"
 	"os"
 	"reflect"
 	"testing"
@@ -127,19 +128,34 @@ func TestDeferredBodiesMatchEager(t *testing.T) {
 func compareDeferred(t *testing.T, p string, src []byte) {
 	t.Helper()
 	want, werr := ParseFile(p, src)
-	got, gerr := ParseFileWith(p, src, ParseOptions{DeferBodies: true, ShareSource: true, DropSpace: true})
-	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("%s: errors differ: %v, %v", p, werr, gerr)
+	got, gerr := ParseFileWith(p, src, ParseOptions{DeferBodies: true, ShareSource: true, DropSpace: true, DropHeads: true})
+	got2, gerr2 := ParseFileWith(p, src, ParseOptions{DeferBodies: true, DropSpace: true})
+	if (werr == nil) != (gerr == nil) || (werr == nil) != (gerr2 == nil) {
+		t.Fatalf("%s: errors differ: %v, %v, %v", p, werr, gerr, gerr2)
 	}
 	if werr != nil {
+		if werr.Error() != gerr.Error() || werr.Error() != gerr2.Error() {
+			t.Fatalf("%s: errors differ: %v, %v, %v", p, werr, gerr, gerr2)
+		}
 		return
+	}
+	// The tokens are the same but for the spaces.
+	var nonSpace []Token
+	for _, tk := range want.Toks {
+		if tk.Kind != Space {
+			nonSpace = append(nonSpace, tk)
+		}
+	}
+	if !reflect.DeepEqual(nonSpace, got.Toks) && !(len(nonSpace) == 0 && len(got.Toks) == 0) {
+		t.Fatalf("%s: tokens differ", p)
 	}
 	if len(want.Funcs) != len(got.Funcs) || len(want.Members) != len(got.Members) {
 		t.Fatalf("%s: function counts differ", p)
 	}
 	wfns := append(append([]*Func(nil), want.Funcs...), want.Members...)
+	g2fns := append(append([]*Func(nil), got2.Funcs...), got2.Members...)
 	for j, fn := range append(append([]*Func(nil), got.Funcs...), got.Members...) {
-		w := wfns[j]
+		w, g2 := wfns[j], g2fns[j]
 		body, berr := fn.Def.Body, fn.Def.BodyErr
 		if fn.Def.Deferred {
 			if body != nil {
@@ -153,13 +169,29 @@ func compareDeferred(t *testing.T, p string, src []byte) {
 		if j < len(got.Funcs) && fn.Def.Deferred != (w.Def.Body != nil || w.Def.BodyErr != nil) {
 			t.Fatalf("%s: %s: deferred %v", p, fn.Name, fn.Def.Deferred)
 		}
-	}
-	for _, tk := range got.Toks {
-		if tk.Kind == Space {
-			t.Fatalf("%s: a space token was kept", p)
+		if fn.Def.Head != nil {
+			t.Fatalf("%s: %s: a head was kept", p, fn.Name)
 		}
+		// The summaries are the same.
+		a, b, c := *w, *fn, *g2
+		a.Def, b.Def, c.Def = nil, nil, nil
+		if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, c) {
+			t.Fatalf("%s: %s: summaries differ", p, fn.Name)
+		}
+		// With the heads kept, the trees are the same but for the bodies.
+		if g2.Def.Deferred {
+			w.Def.Body, w.Def.BodyErr, g2.Def.Deferred = nil, nil, false
+		}
+	}
+	if !reflect.DeepEqual(want.Items, got2.Items) {
+		t.Fatalf("%s: items differ", p)
 	}
 	if got.Text(Span{0, len(src)}) != string(src) {
 		t.Fatalf("%s: text differs", p)
+	}
+	// Printing follows the source, heads dropped or not.
+	var b bytes.Buffer
+	if err := Fprint(&b, got); err != nil || !bytes.Equal(b.Bytes(), src) {
+		t.Fatalf("%s: printing without heads: %v", p, err)
 	}
 }

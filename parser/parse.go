@@ -404,12 +404,17 @@ type ParseOptions struct {
 	// must then not be changed while the File or anything taken from it is
 	// in use.
 	ShareSource bool
-	// DropSpace leaves the whitespace tokens out of Toks once the file is
-	// parsed (the gaps between its tokens are then whitespace), which
-	// makes Toks about a third smaller: for callers that look only at
-	// significant tokens, comments and directives. Printing is unaffected
-	// (it follows the source); File.ParseBody still works.
+	// DropSpace leaves the whitespace tokens out of Toks (the gaps between
+	// its tokens are then whitespace), which makes Toks about a third
+	// smaller: for callers that look only at significant tokens, comments
+	// and directives. Printing is unaffected (it follows the source).
 	DropSpace bool
+	// DropHeads lets the function heads' trees (FuncDef.Head) go once
+	// each function is summarised: Func keeps what the analyses read of a
+	// head (name, namespaces, specifiers, template and function parameters,
+	// __launch_bounds__ and the like, spans). For callers that read only
+	// Func; walking and printing skip the missing heads.
+	DropHeads bool
 }
 
 // ParseFileWith is ParseFile with options.
@@ -421,7 +426,7 @@ func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err err
 		}
 	}()
 	f = &File{Name: name, Src: src}
-	f.Toks = Lex(src)
+	f.Toks = lex(src, opts.DropSpace)
 	text := string(src)
 	if opts.ShareSource && len(src) > 0 {
 		text = unsafe.String(&src[0], len(src))
@@ -451,27 +456,15 @@ func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err err
 	if !opts.DeferBodies {
 		f.bodyToks = nil
 	}
-	if opts.DropSpace {
-		f.Toks = withoutSpace(f.Toks)
+	if opts.DropHeads {
+		for _, fn := range f.Funcs {
+			fn.Def.Head = nil
+		}
+		for _, fn := range f.Members {
+			fn.Def.Head = nil
+		}
 	}
 	return f, nil
-}
-
-// withoutSpace returns a copy of toks without the Space tokens.
-func withoutSpace(toks []Token) []Token {
-	n := 0
-	for _, t := range toks {
-		if t.Kind != Space {
-			n++
-		}
-	}
-	out := make([]Token, 0, n)
-	for _, t := range toks {
-		if t.Kind != Space {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // Lines returns the line index of the file's source.

@@ -45,14 +45,15 @@ type LoadOptions struct {
 	// the same; what needs the trees (the transforms) cannot run on it.
 	// The files' texts then share the sources' memory (parser.ParseOptions
 	// ShareSource): src must not change while the Analysis is in use; and
-	// their Toks have no whitespace tokens (DropSpace).
+	// their Toks have no whitespace tokens (DropSpace) and their FuncDefs
+	// no Head (DropHeads).
 	DropBodies bool
 }
 
 // LoadWith is Load with the build's macros.
 func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	includeDirs := opts.IncludeDirs
-	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies, DropSpace: opts.DropBodies}
+	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies, DropSpace: opts.DropBodies, DropHeads: opts.DropBodies}
 	f, err := parser.ParseFileWith(name, src, popts)
 	if err != nil {
 		return nil, err
