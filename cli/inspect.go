@@ -156,6 +156,7 @@ type inspectJSONWriter struct {
 	w     *bufio.Writer
 	files int
 	err   error
+	buf   []byte // a kernel's JSON (kernels)
 }
 
 func newInspectJSONWriter(w *bufio.Writer, format string) *inspectJSONWriter {
@@ -215,12 +216,34 @@ func (j *inspectJSONWriter) file(fr reportStream) {
 	j.raw("\n" + p + "{\n" + p + "  \"file\": ")
 	j.value(fr.File, p+"  ")
 	j.raw(",\n" + p + "  \"kernels\": ")
-	streamItems(j, fr.NKernels, fr.Kernel, p+"  ")
+	j.kernels(fr, p+"  ")
 	j.raw(",\n" + p + "  \"launches\": ")
 	streamItems(j, fr.NLaunches, fr.Launch, p+"  ")
 	j.raw(",\n" + p + "  \"diagnostics\": ")
 	streamArray(j, fr.Diagnostics, p+"  ")
 	j.raw("\n" + p + "}")
+}
+
+// kernels writes the kernels' array like streamItems, each kernel with
+// kernelJSON.
+func (j *inspectJSONWriter) kernels(fr reportStream, prefix string) {
+	if fr.NKernels == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i := range fr.NKernels {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw("\n" + prefix + "  ")
+		kr := fr.Kernel(i)
+		j.buf = kernelJSON(j.buf[:0], &kr, prefix+"  ")
+		if j.err == nil {
+			_, j.err = j.w.Write(j.buf)
+		}
+	}
+	j.raw("\n" + prefix + "]")
 }
 
 func (j *inspectJSONWriter) close() {
