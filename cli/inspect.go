@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,14 +52,19 @@ diagnostic) and the others still are; the exit status is then 1.
 			if err != nil {
 				return err
 			}
+			// The report needs no function body once it is analysed.
+			loadOpts.DropBodies = true
 			failed := false
 			for _, path := range args {
 				name, src, err := readInput(cmd, path)
 				var a *transform.Analysis
+				restoreGC := func() {}
 				if err == nil {
+					restoreGC = lowerGCTarget(len(src))
 					a, err = transform.LoadWith(name, src, loadOpts)
 				}
 				if err != nil {
+					restoreGC()
 					// A file that cannot be read or parsed is reported like
 					// the others and the rest still are (exit 1 at the end).
 					var d diag.Diagnostic
@@ -73,14 +79,17 @@ diagnostic) and the others still are; the exit status is then 1.
 					}
 					failed = true
 					if asJSON {
-						js.file(fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}})
+						js.file(streamOf(fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}}))
 					} else {
 						out.Flush()
 						printDiags(cmd, []diag.Diagnostic{d})
 					}
 					continue
 				}
-				fr := buildFileReport(a)
+				// Each kernel's report is built as it is written: the
+				// reports of a file of thousands of kernels are never
+				// all held at once.
+				fr := analysisStream(a)
 				if asJSON {
 					js.file(fr)
 				} else {
@@ -88,6 +97,7 @@ diagnostic) and the others still are; the exit status is then 1.
 					out.Flush() // diagnostics follow their file's report
 					printDiags(cmd, fr.Diagnostics)
 				}
+				restoreGC()
 			}
 			if asJSON {
 				js.close()
@@ -110,6 +120,31 @@ diagnostic) and the others still are; the exit status is then 1.
 	return cmd
 }
 
+// An input of bigInput bytes or more is analysed with the garbage
+// collector's target lowered to inspectGCPercent: its analysis holds about
+// eleven times its size until the report is written, and with Go's default
+// target (100) the heap grows to twice what it holds before a collection;
+// at 50 it grows to one and a half times, for some more collection work.
+// A lower target the user set with GOGC is kept.
+const (
+	bigInput         = 1 << 20
+	inspectGCPercent = 50
+)
+
+// lowerGCTarget lowers the GC target for an input of size bytes and
+// returns what restores it.
+func lowerGCTarget(size int) (restore func()) {
+	if size < bigInput {
+		return func() {}
+	}
+	old := debug.SetGCPercent(inspectGCPercent)
+	if old < inspectGCPercent { // lower already, or off
+		debug.SetGCPercent(old)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(old) }
+}
+
 // inspectJSONWriter streams the slatec-inspect/1 document,
 //
 //	{"format": ..., "files": [{"file": ..., "kernels": [...], "launches": [...], "diagnostics": [...]}, ...]}
@@ -121,6 +156,7 @@ type inspectJSONWriter struct {
 	w     *bufio.Writer
 	files int
 	err   error
+	buf   []byte // a kernel's JSON (kernels)
 }
 
 func newInspectJSONWriter(w *bufio.Writer, format string) *inspectJSONWriter {
@@ -151,22 +187,27 @@ func (j *inspectJSONWriter) value(v any, prefix string) {
 }
 
 func streamArray[T any](j *inspectJSONWriter, items []T, prefix string) {
-	if len(items) == 0 {
+	streamItems(j, len(items), func(i int) T { return items[i] }, prefix)
+}
+
+// streamItems writes an array of n items, item(i) built as it is written.
+func streamItems[T any](j *inspectJSONWriter, n int, item func(int) T, prefix string) {
+	if n == 0 {
 		j.raw("[]")
 		return
 	}
 	j.raw("[")
-	for i, it := range items {
+	for i := range n {
 		if i > 0 {
 			j.raw(",")
 		}
 		j.raw("\n" + prefix + "  ")
-		j.value(it, prefix+"  ")
+		j.value(item(i), prefix+"  ")
 	}
 	j.raw("\n" + prefix + "]")
 }
 
-func (j *inspectJSONWriter) file(fr fileReport) {
+func (j *inspectJSONWriter) file(fr reportStream) {
 	if j.files > 0 {
 		j.raw(",")
 	}
@@ -175,12 +216,34 @@ func (j *inspectJSONWriter) file(fr fileReport) {
 	j.raw("\n" + p + "{\n" + p + "  \"file\": ")
 	j.value(fr.File, p+"  ")
 	j.raw(",\n" + p + "  \"kernels\": ")
-	streamArray(j, fr.Kernels, p+"  ")
+	j.kernels(fr, p+"  ")
 	j.raw(",\n" + p + "  \"launches\": ")
-	streamArray(j, fr.Launches, p+"  ")
+	streamItems(j, fr.NLaunches, fr.Launch, p+"  ")
 	j.raw(",\n" + p + "  \"diagnostics\": ")
 	streamArray(j, fr.Diagnostics, p+"  ")
 	j.raw("\n" + p + "}")
+}
+
+// kernels writes the kernels' array like streamItems, each kernel with
+// kernelJSON.
+func (j *inspectJSONWriter) kernels(fr reportStream, prefix string) {
+	if fr.NKernels == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i := range fr.NKernels {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw("\n" + prefix + "  ")
+		kr := fr.Kernel(i)
+		j.buf = kernelJSON(j.buf[:0], &kr, prefix+"  ")
+		if j.err == nil {
+			_, j.err = j.w.Write(j.buf)
+		}
+	}
+	j.raw("\n" + prefix + "]")
 }
 
 func (j *inspectJSONWriter) close() {
@@ -274,71 +337,110 @@ type launchReport struct {
 	InFunction   string     `json:"in_function,omitempty"`
 }
 
-func buildFileReport(a *transform.Analysis) fileReport {
-	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: append(append([]diag.Diagnostic(nil), a.Diags...), a.SplitDefinitions()...)}
-	if fr.Diagnostics == nil {
-		fr.Diagnostics = []diag.Diagnostic{}
+// reportStream is a file's report whose kernels and launches are built
+// one at a time, as they are written (Kernel(i), Launch(i)).
+type reportStream struct {
+	File                string
+	NKernels, NLaunches int
+	Kernel              func(int) kernelReport
+	Launch              func(int) launchReport
+	Diagnostics         []diag.Diagnostic
+}
+
+// streamOf streams a report already built.
+func streamOf(fr fileReport) reportStream {
+	return reportStream{File: fr.File, NKernels: len(fr.Kernels), NLaunches: len(fr.Launches),
+		Kernel: func(i int) kernelReport { return fr.Kernels[i] }, Launch: func(i int) launchReport { return fr.Launches[i] },
+		Diagnostics: fr.Diagnostics}
+}
+
+// analysisStream streams the report of an analysis.
+func analysisStream(a *transform.Analysis) reportStream {
+	return reportStream{File: a.File.Name, NKernels: len(a.Kernels), NLaunches: len(a.Launches),
+		Kernel:      func(i int) kernelReport { return kernelReportOf(a, a.Kernels[i]) },
+		Launch:      func(i int) launchReport { return launchReportOf(a.Launches[i]) },
+		Diagnostics: fileDiagnostics(a)}
+}
+
+func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
+	ds := append(append([]diag.Diagnostic(nil), a.Diags...), a.SplitDefinitions()...)
+	if ds == nil {
+		ds = []diag.Diagnostic{}
 	}
+	return ds
+}
+
+// buildFileReport is the whole report of an analysis.
+func buildFileReport(a *transform.Analysis) fileReport {
+	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: fileDiagnostics(a)}
 	for _, k := range a.Kernels {
-		fn := k.Func
-		l, c := a.Lines.Position(fn.NameSpan.Start)
-		kr := kernelReport{Name: fn.Name, QualifiedName: fn.QualifiedName(), Line: l, Col: c,
-			Span: spanOf(fn.Def.Span()), ExternC: fn.ExternC, Static: fn.Static,
-			TemplateParams: []tparamReport{}, Params: []paramReport{}, Builtins: map[string][]transform.BuiltinUse{},
-			Syncs: nonNil(k.AllSyncs), Returns: nonNil(k.Returns), SharedStatic: []transform.SharedDecl{},
-			SharedDynamic: []transform.SharedDecl{}, Helpers: []string{}, IndexHelpers: []string{},
-			Unresolved: nonNil(k.Unresolved), SharedVia: nonNil(k.SharedVia),
-			Features: featureReport{Printf: k.Printf, Atomics: k.Atomics, WarpIntrinsics: k.WarpIntrinsics}}
-		for _, tp := range fn.Template {
-			kind := "value"
-			if tp.IsType {
-				kind = "type"
-			}
-			kr.TemplateParams = append(kr.TemplateParams, tparamReport{Name: tp.Name, Kind: kind, Pack: tp.Pack, Text: tp.Text})
-		}
-		for _, p := range fn.Params {
-			kr.Params = append(kr.Params, paramReport{Name: p.Name, Type: p.Type})
-		}
-		if fn.LaunchBounds != nil {
-			for _, arg := range fn.LaunchBounds.Args {
-				kr.LaunchBounds = append(kr.LaunchBounds, a.File.Text(arg.Span()))
-			}
-		}
-		for _, u := range k.AllUses {
-			kr.Builtins[u.Name] = append(kr.Builtins[u.Name], u)
-		}
-		shared := append([]transform.SharedDecl(nil), k.Shared...)
-		for _, h := range k.Helpers {
-			kr.Helpers = append(kr.Helpers, h.Func.Name)
-			shared = append(shared, h.Shared...)
-		}
-		for _, s := range shared {
-			if s.Extern {
-				kr.SharedDynamic = append(kr.SharedDynamic, s)
-			} else {
-				kr.SharedStatic = append(kr.SharedStatic, s)
-			}
-		}
-		for _, h := range k.IndexHelpers {
-			kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
-		}
-		refusals := append(append([]diag.Diagnostic(nil), k.Refusals...), k.CutLaunches...)
-		kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
-		fr.Kernels = append(fr.Kernels, kr)
+		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k))
 	}
 	for _, ls := range a.Launches {
-		lr := launchReport{Kernel: ls.Kernel, Line: ls.Line, Col: ls.Col, Span: spanOf(ls.Span), NameSpan: spanOf(ls.NameSpan),
-			TemplateArgs: ls.TemplateText, Config: ls.ConfigText, Args: nonNil(ls.ArgsText), InFunction: ls.Func,
-			ConfigSpans: []spanJSON{}, ArgSpans: []spanJSON{}}
-		for _, s := range ls.Config {
-			lr.ConfigSpans = append(lr.ConfigSpans, spanOf(s))
-		}
-		for _, s := range ls.Args {
-			lr.ArgSpans = append(lr.ArgSpans, spanOf(s))
-		}
-		fr.Launches = append(fr.Launches, lr)
+		fr.Launches = append(fr.Launches, launchReportOf(ls))
 	}
 	return fr
+}
+
+func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo) kernelReport {
+	fn := k.Func
+	l, c := a.Lines.Position(fn.NameSpan.Start)
+	kr := kernelReport{Name: fn.Name, QualifiedName: fn.QualifiedName(), Line: l, Col: c,
+		Span: spanOf(fn.Def.Span()), ExternC: fn.ExternC, Static: fn.Static,
+		TemplateParams: []tparamReport{}, Params: []paramReport{}, Builtins: map[string][]transform.BuiltinUse{},
+		Syncs: nonNil(k.AllSyncs), Returns: nonNil(k.Returns), SharedStatic: []transform.SharedDecl{},
+		SharedDynamic: []transform.SharedDecl{}, Helpers: []string{}, IndexHelpers: []string{},
+		Unresolved: nonNil(k.Unresolved), SharedVia: nonNil(k.SharedVia),
+		Features: featureReport{Printf: k.Printf, Atomics: k.Atomics, WarpIntrinsics: k.WarpIntrinsics}}
+	for _, tp := range fn.Template {
+		kind := "value"
+		if tp.IsType {
+			kind = "type"
+		}
+		kr.TemplateParams = append(kr.TemplateParams, tparamReport{Name: tp.Name, Kind: kind, Pack: tp.Pack, Text: tp.Text})
+	}
+	for _, p := range fn.Params {
+		kr.Params = append(kr.Params, paramReport{Name: p.Name, Type: p.Type})
+	}
+	if fn.LaunchBounds != nil {
+		for _, arg := range fn.LaunchBounds.Args {
+			kr.LaunchBounds = append(kr.LaunchBounds, a.File.Text(arg.Span()))
+		}
+	}
+	for _, u := range k.AllUses {
+		kr.Builtins[u.Name] = append(kr.Builtins[u.Name], u)
+	}
+	shared := append([]transform.SharedDecl(nil), k.Shared...)
+	for _, h := range k.Helpers {
+		kr.Helpers = append(kr.Helpers, h.Func.Name)
+		shared = append(shared, h.Shared...)
+	}
+	for _, s := range shared {
+		if s.Extern {
+			kr.SharedDynamic = append(kr.SharedDynamic, s)
+		} else {
+			kr.SharedStatic = append(kr.SharedStatic, s)
+		}
+	}
+	for _, h := range k.IndexHelpers {
+		kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
+	}
+	refusals := append(append([]diag.Diagnostic(nil), k.Refusals...), k.CutLaunches...)
+	kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
+	return kr
+}
+
+func launchReportOf(ls *transform.LaunchSite) launchReport {
+	lr := launchReport{Kernel: ls.Kernel, Line: ls.Line, Col: ls.Col, Span: spanOf(ls.Span), NameSpan: spanOf(ls.NameSpan),
+		TemplateArgs: ls.TemplateText, Config: ls.ConfigText, Args: nonNil(ls.ArgsText), InFunction: ls.Func,
+		ConfigSpans: []spanJSON{}, ArgSpans: []spanJSON{}}
+	for _, s := range ls.Config {
+		lr.ConfigSpans = append(lr.ConfigSpans, spanOf(s))
+	}
+	for _, s := range ls.Args {
+		lr.ArgSpans = append(lr.ArgSpans, spanOf(s))
+	}
+	return lr
 }
 
 func nonNil[T any](s []T) []T {
@@ -348,10 +450,11 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-func writeInspectText(w io.Writer, fr fileReport) {
-	fmt.Fprintf(w, "%s: %d kernel%s, %d launch site%s\n", fr.File, len(fr.Kernels), plural(len(fr.Kernels)),
-		len(fr.Launches), plural(len(fr.Launches)))
-	for _, k := range fr.Kernels {
+func writeInspectText(w io.Writer, fr reportStream) {
+	fmt.Fprintf(w, "%s: %d kernel%s, %d launch site%s\n", fr.File, fr.NKernels, plural(fr.NKernels),
+		fr.NLaunches, plural(fr.NLaunches))
+	for i := range fr.NKernels {
+		k := fr.Kernel(i)
 		name := k.QualifiedName
 		if len(k.TemplateParams) > 0 {
 			var ns []string
@@ -447,10 +550,11 @@ func writeInspectText(w io.Writer, fr fileReport) {
 			fmt.Fprintf(w, "    - line %d: %s\n", r.Line, r.Message)
 		}
 	}
-	if len(fr.Launches) > 0 {
+	if fr.NLaunches > 0 {
 		fmt.Fprintln(w)
 	}
-	for _, l := range fr.Launches {
+	for i := range fr.NLaunches {
+		l := fr.Launch(i)
 		where := ""
 		if l.InFunction != "" {
 			where = " in " + l.InFunction

@@ -79,6 +79,8 @@ type File struct {
 	// bodyToks is the buffer function bodies are bridged into while the
 	// file is parsed.
 	bodyToks []lexer.Token
+	// lineTable indexes the lines of Src (Lines).
+	lineTable *diag.Lines
 }
 
 // topFile is the participle grammar of a file.
@@ -119,12 +121,18 @@ type LinkageBlock struct {
 // FuncDef is a function definition at namespace scope. Its body is captured
 // as a balanced token run; Body is filled later by ParseBodies for the
 // functions that need it (kernels and device functions).
+//
+// FuncDef is parsed by FuncDef.Parse (funchead.go): the frequent simple
+// heads by hand, the others with funcDefGrammar.
 type FuncDef struct {
 	gnode
-	Head    *FuncHead        `parser:"@@"`
-	BodyRaw *rawBraces       `parser:"@@"`
+	Head    *FuncHead
+	BodyRaw *rawBraces
 	Body    *Block           // parsed body, nil until parsed or if parsing failed
 	BodyErr *diag.Diagnostic // why the body did not parse, if it did not
+	// Deferred is set when the body of a kernel or device function was
+	// left unparsed (ParseOptions.DeferBodies): File.ParseBody parses it.
+	Deferred bool
 }
 
 // Opaque is any other top-level construct, kept as a balanced token run:

@@ -19,6 +19,13 @@ func mergeChevrons(src []byte, toks []Token) []Token {
 	// at i (the cc already checked), or -1.
 	pair := func(i int, c string) int {
 		j := i + 1
+		if j < len(toks) && toks[j].Kind != Space && toks[j].Off > toks[i].End {
+			// Spaces left out (lex's noSpace): the gap is the space.
+			if toks[j].Kind == Punct && string(text(toks[j])) == c {
+				return j + 1
+			}
+			return -1
+		}
 		if j >= len(toks) || toks[j].Kind != Space {
 			return -1 // `<<<` and `>>>` are lexed whole already
 		}

@@ -400,6 +400,15 @@ func (p *PostfixExpr) parse(lex *lexer.PeekingLexer) error {
 		if t.Type != ttPunct {
 			break
 		}
+		switch t.Value {
+		case "[", "(", ".", "->", "++", "--", "<<<":
+		default:
+			// Not a postfix operator: the expression ends (allocating no
+			// PostfixOp for the operators and punctuation that follow
+			// most primaries).
+			finish(&p.node, first, lex)
+			return nil
+		}
 		op := &PostfixOp{}
 		switch t.Value {
 		case "[":
@@ -445,9 +454,6 @@ func (p *PostfixExpr) parse(lex *lexer.PeekingLexer) error {
 			if _, err := expect(lex, ">>>"); err != nil {
 				return err
 			}
-		default:
-			finish(&p.node, first, lex)
-			return nil
 		}
 		finish(&op.node, t, lex)
 		p.Ops = append(p.Ops, op)

@@ -59,7 +59,7 @@ func (fn *Func) IsTemplate() bool { return len(fn.Template) > 0 }
 
 // collectFuncs walks the items, summarises each function definition and
 // parses the bodies of device code.
-func (f *File) collectFuncs(text string, lines *diag.Lines) {
+func (f *File) collectFuncs(text string, lines *diag.Lines, deferBodies bool) {
 	var walk func(items []TopItem, ns []string, externC bool)
 	walk = func(items []TopItem, ns []string, externC bool) {
 		for _, it := range items {
@@ -75,7 +75,10 @@ func (f *File) collectFuncs(text string, lines *diag.Lines) {
 			case *FuncDef:
 				fn := f.summarise(it, ns, externC)
 				f.Funcs = append(f.Funcs, fn)
-				if fn.Global || fn.Device {
+				switch {
+				case (fn.Global || fn.Device) && deferBodies:
+					it.Deferred = true
+				case fn.Global || fn.Device:
 					it.Body, it.BodyErr = f.parseBody(text, lines, fn.BodySpan)
 				}
 			}

@@ -4,14 +4,40 @@ package parser
 // It never fails: bytes that start no token become Invalid tokens, and an
 // unterminated comment or literal runs to the end of its line or file. The
 // parser reports those; the printer still round-trips them.
-func Lex(src []byte) []Token {
-	lx := scanner{src: src, lineStart: true}
-	// A typical CUDA file has about one token per 4 bytes, trivia included.
-	lx.toks = make([]Token, 0, len(src)/4+16)
+func Lex(src []byte) []Token { return lex(src, false) }
+
+// lex is Lex; with noSpace it leaves out the Space tokens (the gaps
+// between the tokens are then whitespace): ParseOptions.DropSpace.
+func lex(src []byte, noSpace bool) []Token {
+	lx := scanner{src: src, lineStart: true, noSpace: noSpace}
+	lx.toks = make([]Token, 0, tokenEstimate(src, noSpace))
 	for lx.pos < len(src) {
 		lx.next()
 	}
 	return mergeChevrons(src, lx.toks)
+}
+
+// tokenEstimate is how many tokens src likely has. A typical CUDA file has
+// about one token per 4 bytes, trivia included; a big file's own density is
+// taken from its first 64 KiB (lexed twice), so that its tokens are not
+// copied over and over as the slice grows, nor held with much spare room.
+func tokenEstimate(src []byte, noSpace bool) int {
+	n := len(src)/4 + 16
+	const sample = 64 << 10
+	if len(src) < 4*sample {
+		return n
+	}
+	if noSpace {
+		n = len(src)/6 + 16
+	}
+	lx := scanner{src: src[:sample], lineStart: true, noSpace: noSpace, toks: make([]Token, 0, sample/2)}
+	for lx.pos < sample {
+		lx.next()
+	}
+	if est := int(float64(len(lx.toks)) * float64(len(src)) / sample * 1.03); est > n {
+		n = est + 16
+	}
+	return n
 }
 
 type scanner struct {
@@ -19,9 +45,13 @@ type scanner struct {
 	pos       int
 	toks      []Token
 	lineStart bool // only whitespace since the last newline: a '#' starts a directive
+	noSpace   bool // Space tokens are not kept
 }
 
 func (lx *scanner) emit(k Kind, start int) {
+	if k == Space && lx.noSpace {
+		return
+	}
 	lx.toks = append(lx.toks, Token{Kind: k, Off: int32(start), End: int32(lx.pos)})
 }
 

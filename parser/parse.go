@@ -124,12 +124,20 @@ func bridgeInto(dst []lexer.Token, filename, text string, toks []Token, from, to
 		out = make([]lexer.Token, 0, n)
 	}
 	prevEnd := 0
-	if from > 0 {
+	switch {
+	case from > 0 && from < len(toks):
+		// The end of the token before (tokens cover every byte, unless
+		// spaces were dropped: ParseOptions.DropSpace).
+		prevEnd = int(toks[from].Off)
+	case from > 0:
 		prevEnd = int(toks[from-1].End)
 	}
 	startOfLine := from == 0 || strings.HasSuffix(text[:toks[from].Off], "\n")
 	for i := from; i < to; i++ {
 		t := toks[i]
+		if i > from && toks[i-1].End < t.Off && strings.IndexByte(text[toks[i-1].End:t.Off], '\n') >= 0 {
+			startOfLine = true // a dropped space token ended a line
+		}
 		if t.Kind.IsTrivia() {
 			if t.Kind == Directive || strings.IndexByte(text[t.Off:t.End], '\n') >= 0 {
 				startOfLine = true
@@ -262,12 +270,16 @@ var (
 	// stmtParser parses declarations and keyword statements; its lookahead is
 	// short so an error is reported where the grammar first got stuck.
 	stmtParser *participle.Parser[stmtBox]
+	// funcDefParser parses the function definitions FuncDef.Parse does not
+	// parse by hand.
+	funcDefParser *participle.Parser[funcDefGrammar]
 )
 
 // The parsers refer to parseStmt, which refers to them: build them in init.
 func init() {
 	topParser = participle.MustBuild[topFile](options(participle.MaxLookahead)...)
 	stmtParser = participle.MustBuild[stmtBox](options(4)...)
+	funcDefParser = participle.MustBuild[funcDefGrammar](options(participle.MaxLookahead)...)
 }
 
 // parseStmt parses one statement. The frequent statements are parsed by
@@ -376,6 +388,37 @@ func Grammar() string { return stmtParser.String() }
 // understand inside function bodies is recorded on the function (BodyErr)
 // so that only the kernels that need it are refused.
 func ParseFile(name string, src []byte) (f *File, err error) {
+	return ParseFileWith(name, src, ParseOptions{})
+}
+
+// ParseOptions are ParseFileWith's choices.
+type ParseOptions struct {
+	// DeferBodies leaves the bodies of the functions defined at namespace
+	// scope unparsed: their FuncDef.Deferred is set and File.ParseBody
+	// parses one when asked, so that a caller that only reports on a file
+	// can parse, use and drop one body at a time instead of holding every
+	// body's tree at once. Member functions' bodies are parsed as usual.
+	DeferBodies bool
+	// ShareSource makes the File's text (Text, TokenText and every string
+	// taken from them) share src's memory instead of a copy of it: src
+	// must then not be changed while the File or anything taken from it is
+	// in use.
+	ShareSource bool
+	// DropSpace leaves the whitespace tokens out of Toks (the gaps between
+	// its tokens are then whitespace), which makes Toks about a third
+	// smaller: for callers that look only at significant tokens, comments
+	// and directives. Printing is unaffected (it follows the source).
+	DropSpace bool
+	// DropHeads lets the function heads' trees (FuncDef.Head) go once
+	// each function is summarised: Func keeps what the analyses read of a
+	// head (name, namespaces, specifiers, template and function parameters,
+	// __launch_bounds__ and the like, spans). For callers that read only
+	// Func; walking and printing skip the missing heads.
+	DropHeads bool
+}
+
+// ParseFileWith is ParseFile with options.
+func ParseFileWith(name string, src []byte, opts ParseOptions) (f *File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, diag.Diagnostic{File: name, Severity: diag.Error,
@@ -383,10 +426,14 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 		}
 	}()
 	f = &File{Name: name, Src: src}
-	f.Toks = Lex(src)
+	f.Toks = lex(src, opts.DropSpace)
 	text := string(src)
+	if opts.ShareSource && len(src) > 0 {
+		text = unsafe.String(&src[0], len(src))
+	}
 	f.text = text
 	lines := diag.NewLines(src)
+	f.lineTable = lines
 	f.lines = nil
 	f.scanDirectives(text)
 	if err := f.checkBalance(text, lines); err != nil {
@@ -404,10 +451,37 @@ func ParseFile(name string, src []byte) (f *File, err error) {
 	for _, it := range top.Items {
 		f.Items = append(f.Items, it.(TopItem))
 	}
-	f.collectFuncs(text, lines)
+	f.collectFuncs(text, lines, opts.DeferBodies)
 	f.collectMembers(text, lines)
-	f.bodyToks = nil
+	if !opts.DeferBodies {
+		f.bodyToks = nil
+	}
+	if opts.DropHeads {
+		for _, fn := range f.Funcs {
+			fn.Def.Head = nil
+		}
+		for _, fn := range f.Members {
+			fn.Def.Head = nil
+		}
+	}
 	return f, nil
+}
+
+// Lines returns the line index of the file's source.
+func (f *File) Lines() *diag.Lines {
+	if f.lineTable == nil {
+		f.lineTable = diag.NewLines(f.Src)
+	}
+	return f.lineTable
+}
+
+// ParseBody parses the body of fn, a function of f whose body parsing was
+// deferred (FuncDef.Deferred, see ParseOptions), and returns it, or why it
+// does not parse; fn.Def is left as it is, so that the tree lives only as
+// long as the caller keeps it. The result is what ParseFile would have put
+// in Body and BodyErr.
+func (f *File) ParseBody(fn *Func) (*Block, *diag.Diagnostic) {
+	return f.parseBody(f.text, f.Lines(), fn.BodySpan)
 }
 
 // participleDiag turns a participle error into a diagnostic at its offset.

@@ -64,7 +64,9 @@ func reflectChildren(n Node) []Node {
 	case *FuncDef:
 		// The body is captured raw by the top-level grammar and, for device
 		// code, parsed separately: the parsed body stands in for the raw one.
-		out = append(out, n.Head)
+		if n.Head != nil { // nil when dropped: ParseOptions.DropHeads
+			out = append(out, n.Head)
+		}
 		if n.Body != nil {
 			return append(out, n.Body)
 		}

@@ -6,6 +6,7 @@
 package transform
 
 import (
+	"iter"
 	"sort"
 	"strings"
 
@@ -108,6 +109,10 @@ type FuncInfo struct {
 	// IndexUser is true when this function or anything it calls reads
 	// blockIdx or gridDim: its persistent form must see virtual values.
 	IndexUser bool
+	// hasBody is true when the body parsed (also when its tree was not
+	// kept: LoadOptions.DropBodies); rets are a kernel's return statements.
+	hasBody bool
+	rets    []retSite
 }
 
 // Call is a call from a function body to a named function.
@@ -207,16 +212,20 @@ type Analysis struct {
 	funcOrder map[*parser.Func]int
 	// members are the main file's member functions (implicitIndexMember).
 	members []*parser.Func
+	// tokBuf is bodyTokens's buffer; usesBuf and callsBuf analyzeFunc's.
+	tokBuf   []tok
+	usesBuf  []BuiltinUse
+	callsBuf []Call
 }
 
 // Analyze runs the analysis over a parsed file and the files it includes
 // (deps, already parsed; see Load).
 func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
-	a := &Analysis{File: f, Lines: diag.NewLines(f.Src), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
+	a := &Analysis{File: f, Lines: f.Lines(), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
 		byName: map[string][]*parser.Func{}, lines: map[*parser.File]*diag.Lines{}}
 	a.lines[f] = a.Lines
 	for _, d := range deps {
-		a.lines[d] = diag.NewLines(d.Src)
+		a.lines[d] = d.Lines()
 	}
 	all := append([]*parser.File{f}, deps...)
 	a.indexMacros(all)
@@ -242,7 +251,7 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 	}
 	a.applyOpaqueFacts(a.collectOpaqueFacts())
 	for _, k := range a.Kernels {
-		if k.Func.Def.Body == nil {
+		if !k.hasBody {
 			continue
 		}
 		k.Returns = a.returns(k.Func, k)
@@ -439,13 +448,36 @@ func tokensOf(f *parser.File, s parser.Span) []tok {
 	if n == 0 {
 		return []tok{}
 	}
-	out := make([]tok, 0, n)
+	return appendTokens(make([]tok, 0, n), f, in)
+}
+
+func appendTokens(out []tok, f *parser.File, in []parser.Token) []tok {
 	for _, t := range in {
 		if !t.Kind.IsTrivia() {
 			out = append(out, tok{t, f.TokenText(t)})
 		}
 	}
 	return out
+}
+
+// bodyTokens is tokensOf into a buffer that the next call reuses: for the
+// tokens of one function body at a time (analyzeFunc), which a big file
+// would otherwise allocate anew for each function.
+func (a *Analysis) bodyTokens(f *parser.File, s parser.Span) []tok {
+	a.tokBuf = appendTokens(a.tokBuf[:0], f, f.TokensIn(s))
+	return a.tokBuf
+}
+
+// sigTokens yields the significant tokens of a span with their texts,
+// copying nothing: for a walk that needs no index.
+func sigTokens(f *parser.File, s parser.Span) iter.Seq[tok] {
+	return func(yield func(tok) bool) {
+		for _, t := range f.TokensIn(s) {
+			if !t.Kind.IsTrivia() && !yield(tok{t, f.TokenText(t)}) {
+				return
+			}
+		}
+	}
 }
 
 func span(t tok) parser.Span { return parser.Span{Start: int(t.Off), End: int(t.End)} }
@@ -463,7 +495,23 @@ var (
 // analyzeFunc collects a function's own facts by scanning its body tokens.
 func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	fi := &FuncInfo{Func: fn, File: file}
-	toks := tokensOf(file, fn.BodySpan)
+	// The body's tree: parsed here when its parsing was deferred, and then
+	// dropped on return (only the facts below are kept).
+	var body *parser.Block
+	if fn.Def != nil {
+		body = fn.Def.Body
+		if body == nil && fn.Def.Deferred {
+			body, fn.Def.BodyErr = file.ParseBody(fn)
+		}
+	}
+	fi.hasBody = body != nil
+	if body != nil && fn.Global {
+		fi.rets = returnSites(body)
+	}
+	toks := a.bodyTokens(file, fn.BodySpan)
+	// Uses and calls are collected in reused buffers and kept in slices of
+	// their exact length (see the end).
+	fi.Uses, fi.Calls = a.usesBuf[:0], a.callsBuf[:0]
 	// Receivers of `.sync()` and friends: what kind of group each name is.
 	groupKinds := a.groupVarKinds(toks)
 	paramGroupKinds(fn, groupKinds)
@@ -473,7 +521,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	dynMask := dynamicMaskVars(toks)
 	// `half2 v(0.f, 0.f);` declares v: its parentheses are a constructor
 	// call's arguments, not a call of a function v.
-	locals, ctorParens := localNames(fn, file)
+	locals, ctorParens := localNames(fn, body, file)
 	for i, t := range toks {
 		next := func(k int) string {
 			if i+k < len(toks) {
@@ -609,8 +657,18 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 		}
 	}
 	a.scanGridGroup(fi, toks, groupKinds)
-	fi.Shared = a.sharedDeclsIn(file, fn.BodySpan, false)
+	fi.Shared = a.sharedDeclsOf(file, toks, false)
+	a.usesBuf, a.callsBuf = fi.Uses[:0], fi.Calls[:0]
+	fi.Uses, fi.Calls = exactCopy(fi.Uses), exactCopy(fi.Calls)
 	return fi
+}
+
+// exactCopy returns a copy of s with no spare capacity, nil if s is empty.
+func exactCopy[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // implicitIndexMember returns a member function of the class named cls
@@ -663,7 +721,7 @@ func membersNamed(fns []*parser.Func) []*parser.Func {
 // one is not a reference to a function of that name). It also returns the
 // offsets of the "(" of constructor-style initialisers in the body
 // (`float3 v(a, b, c);`): one walk of the body finds both.
-func localNames(fn *parser.Func, file *parser.File) (names map[string]bool, ctorParens map[int]bool) {
+func localNames(fn *parser.Func, body *parser.Block, file *parser.File) (names map[string]bool, ctorParens map[int]bool) {
 	out := map[string]bool{}
 	ctorParens = map[int]bool{}
 	for _, p := range fn.Params {
@@ -671,10 +729,10 @@ func localNames(fn *parser.Func, file *parser.File) (names map[string]bool, ctor
 			out[p.Name] = true
 		}
 	}
-	if fn.Def == nil || fn.Def.Body == nil {
+	if body == nil {
 		return out, ctorParens
 	}
-	parser.Walk(fn.Def.Body, func(n parser.Node) bool {
+	parser.Walk(body, func(n parser.Node) bool {
 		switch n := n.(type) {
 		case *parser.InitDeclarator:
 			if n.Init != nil && n.Init.Assign == nil && n.Init.Brace == nil {
@@ -961,7 +1019,11 @@ func (a *Analysis) sharedDecls(s parser.Span, fileScope bool) []SharedDecl {
 }
 
 func (a *Analysis) sharedDeclsIn(f *parser.File, s parser.Span, fileScope bool) []SharedDecl {
-	toks := tokensOf(f, s)
+	return a.sharedDeclsOf(f, tokensOf(f, s), fileScope)
+}
+
+// sharedDeclsOf finds __shared__ declarations in the tokens of a span of f.
+func (a *Analysis) sharedDeclsOf(f *parser.File, toks []tok, fileScope bool) []SharedDecl {
 	var out []SharedDecl
 	for i, t := range toks {
 		if t.text != "__shared__" {
@@ -1096,8 +1158,11 @@ var knownExternalPrefixes = []string{"__", "atomic", "curand", "make_", "cuda", 
 func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	fi := a.Funcs[fn]
 	k := &KernelInfo{FuncInfo: fi, WarpIntrinsicsAll: fi.WarpIntrinsics}
-	k.AllUses = append(k.AllUses, fi.Uses...)
-	k.AllSyncs = append(k.AllSyncs, fi.Syncs...)
+	// The kernel's own facts come first; the helpers' are appended to a
+	// copy (the full slice expressions), and a kernel without helpers
+	// shares its own lists (they are only read).
+	k.AllUses = fi.Uses[:len(fi.Uses):len(fi.Uses)]
+	k.AllSyncs = fi.Syncs[:len(fi.Syncs):len(fi.Syncs)]
 	k.Refusals = append(k.Refusals, fi.Refusal...)
 	k.UsesShared = len(fi.Shared) > 0
 	k.Helpers = a.reachable(fn)
@@ -1153,7 +1218,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 	// index: their calls are implicit, so they cannot be redirected to
 	// persistent copies.
 	for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
-		for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+		for t := range sigTokens(f.File, f.Func.BodySpan) {
 			if t.Kind != parser.Ident {
 				continue
 			}
@@ -1193,7 +1258,7 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 			names[s.Name] = true
 		}
 		for _, f := range append([]*FuncInfo{fi}, k.Helpers...) {
-			for _, t := range tokensOf(f.File, f.Func.BodySpan) {
+			for t := range sigTokens(f.File, f.Func.BodySpan) {
 				if t.Kind == parser.Ident && names[t.text] {
 					k.UsesShared = true
 				}
@@ -1425,7 +1490,7 @@ func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
 func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
 	for _, k := range a.Kernels {
 		for _, fi := range append([]*FuncInfo{k.FuncInfo}, k.Helpers...) {
-			for _, t := range tokensOf(fi.File, fi.Func.BodySpan) {
+			for t := range sigTokens(fi.File, fi.Func.BodySpan) {
 				if t.Kind != parser.Ident {
 					continue
 				}

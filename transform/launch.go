@@ -44,8 +44,21 @@ func significant(f *parser.File) ([]parser.Token, func(i int) string) {
 	}
 }
 
+// hasChevrons reports whether f has a `<<<` token.
+func hasChevrons(f *parser.File) bool {
+	for _, t := range f.Toks {
+		if !t.Kind.IsTrivia() && t.End-t.Off >= 3 && f.TokenText(t) == "<<<" {
+			return true
+		}
+	}
+	return false
+}
+
 // findLaunches scans the whole token stream for `<<<`.
 func findLaunches(f *parser.File, lines *diag.Lines) []*LaunchSite {
+	if !hasChevrons(f) {
+		return nil // no copy of the tokens of a file without launches
+	}
 	sig, text := significant(f)
 	var out []*LaunchSite
 	for i := range sig {

@@ -37,12 +37,24 @@ type LoadOptions struct {
 	// and, if missing, only noted.
 	Defines   map[string]string
 	Undefines []string
+	// DropBodies is for callers that only report (slatec inspect): the
+	// bodies of functions defined at namespace scope are parsed one at a
+	// time while they are analysed and not kept (FuncDef.Body stays nil,
+	// FuncDef.Deferred is set), so that a file of thousands of kernels
+	// never holds all their trees at once. The facts of the Analysis are
+	// the same; what needs the trees (the transforms) cannot run on it.
+	// The files' texts then share the sources' memory (parser.ParseOptions
+	// ShareSource): src must not change while the Analysis is in use; and
+	// their Toks have no whitespace tokens (DropSpace) and their FuncDefs
+	// no Head (DropHeads).
+	DropBodies bool
 }
 
 // LoadWith is Load with the build's macros.
 func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	includeDirs := opts.IncludeDirs
-	f, err := parser.ParseFile(name, src)
+	popts := parser.ParseOptions{DeferBodies: opts.DropBodies, ShareSource: opts.DropBodies, DropSpace: opts.DropBodies, DropHeads: opts.DropBodies}
+	f, err := parser.ParseFileWith(name, src, popts)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +114,7 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 			if err != nil {
 				continue
 			}
-			df, err := parser.ParseFile(path, dsrc)
+			df, err := parser.ParseFileWith(path, dsrc, popts)
 			if err != nil {
 				if headerErr == nil {
 					headerErr = err

@@ -46,12 +46,20 @@ func (a *Analysis) syncsTransitively(fn *parser.Func, seen map[*parser.Func]bool
 	return false
 }
 
-// returns lists the kernel body's return statements (not those of
-// lambdas) and whether a sync point can run after each: textually after
-// it, or anywhere in a loop that encloses it.
-func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
-	sites := append(a.syncSites(fn), k.OpaqueSync...)
-	var out []ReturnInfo
+// retSite is a return statement of a kernel's body (not of a lambda in
+// it), with what returns needs of the tree around it: the loops (and
+// statement macros) that enclose it and whether the whole block takes it
+// together. analyzeFunc finds them while the body's tree is at hand, so
+// that the tree need not outlive it.
+type retSite struct {
+	span    parser.Span
+	loops   []parser.Span
+	uniform bool
+}
+
+// returnSites finds the return statements of a body.
+func returnSites(body *parser.Block) []retSite {
+	var out []retSite
 	var loops []parser.Span
 	var path []parser.Node // the statements enclosing n
 	var visit func(n parser.Node)
@@ -71,29 +79,41 @@ func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
 			loops = loops[:len(loops)-1]
 			return
 		case *parser.ReturnStmt:
-			r := ReturnInfo{Span: n.Span()}
-			r.Line, r.Col = a.pos(r.Span)
-			for _, s := range sites {
-				after := s.Start >= r.Span.End
-				inLoop := false
-				for _, l := range loops {
-					if l.Contains(s) {
-						inLoop = true
-					}
-				}
-				if after || inLoop {
-					r.BeforeSync = true
-					r.SyncLine, _ = a.pos(s)
-					break
-				}
-			}
-			r.Uniform = uniformReturn(path)
-			out = append(out, r)
+			out = append(out, retSite{span: n.Span(), loops: append([]parser.Span(nil), loops...), uniform: uniformReturn(path)})
 			return
 		}
 		parser.EachChild(n, visit)
 	}
-	visit(fn.Def.Body)
+	visit(body)
+	return out
+}
+
+// returns lists the kernel body's return statements (not those of
+// lambdas) and whether a sync point can run after each: textually after
+// it, or anywhere in a loop that encloses it.
+func (a *Analysis) returns(fn *parser.Func, k *KernelInfo) []ReturnInfo {
+	sites := append(a.syncSites(fn), k.OpaqueSync...)
+	var out []ReturnInfo
+	for _, rs := range k.rets {
+		r := ReturnInfo{Span: rs.span}
+		r.Line, r.Col = a.pos(r.Span)
+		for _, s := range sites {
+			after := s.Start >= r.Span.End
+			inLoop := false
+			for _, l := range rs.loops {
+				if l.Contains(s) {
+					inLoop = true
+				}
+			}
+			if after || inLoop {
+				r.BeforeSync = true
+				r.SyncLine, _ = a.pos(s)
+				break
+			}
+		}
+		r.Uniform = rs.uniform
+		out = append(out, r)
+	}
 	return out
 }
 
