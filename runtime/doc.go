@@ -42,7 +42,10 @@
 // a resize to a superset grows without a drain (one more launch on the
 // added SMs, taking tasks from the same queue). WithAfter starts a job
 // behind another in GPU order. Job.Wait and Job.Progress never block
-// inside the driver. Control-block
+// inside the driver. EnableClock times jobs and native launches with GPU
+// stamps (%globaltimer) on one clock for every stream, context and
+// process: CUDA events on streams that share a hardware queue are stamped
+// late, and make concurrent kernels look faster than they were. Control-block
 // writes are host-to-device copies on the copy engine, never memset
 // kernels, which could wait forever for an SM held by a worker.
 //
