@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slatec/slatec/internal/shares"
 	"github.com/slatec/slatec/occupancy"
 )
 
@@ -595,46 +596,7 @@ func mergeShares(M int, c []Alloc, ks []PhaseKernel, tb []int64) []int {
 			return out
 		}
 	}
-	return largestRemainder(M, rate)
-}
-
-// largestRemainder splits total into len(w) parts in proportion to w,
-// each at least 1 (total >= len(w)).
-func largestRemainder(total int, w []float64) []int {
-	n := len(w)
-	sum := 0.0
-	for _, x := range w {
-		sum += x
-	}
-	out := make([]int, n)
-	frac := make([]float64, n)
-	used := 0
-	for i, x := range w {
-		exact := float64(total) * x / sum
-		out[i] = max(1, int(math.Floor(exact)))
-		frac[i] = exact - math.Floor(exact)
-		used += out[i]
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return frac[order[a]] > frac[order[b]] })
-	for k := 0; used < total; k = (k + 1) % n {
-		out[order[k]]++
-		used++
-	}
-	for used > total { // the minimum of 1 overshot: take from the largest
-		big := 0
-		for i := range out {
-			if out[i] > out[big] {
-				big = i
-			}
-		}
-		out[big]--
-		used--
-	}
-	return out
+	return shares.LargestRemainder(M, rate)
 }
 
 // MaxSummaryBlocks bounds the merged phases whose leaky-bucket maps a plan

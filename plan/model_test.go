@@ -17,6 +17,4 @@ func TestMergeShares(t *testing.T) {
 	assert.Equal(t, []int{131, 1}, mergeShares(132, c, ks, []int64{1 << 30, 1}))
 	// No finish time: the SMs.
 	assert.Equal(t, []int{36, 96}, mergeShares(132, c, []PhaseKernel{{FinishMs: 0}, {FinishMs: 1}}, []int64{1, 1}))
-	assert.Equal(t, []int{44, 44, 44}, largestRemainder(132, []float64{1, 1, 1}))
-	assert.Equal(t, []int{1, 1, 130}, largestRemainder(132, []float64{1e-9, 1e-9, 1}))
 }

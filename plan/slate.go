@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/slatec/slatec/internal/shares"
 )
 
 // Class is a Slate workload class (Allen, Feng, Ge, Table I). Memory
@@ -347,18 +349,10 @@ func (mdl *Model) slateGroup(ks []int, step int) (best []int, bestLat float64, b
 	}
 	rec(0, M)
 	if best == nil { // fewer SMs than the step allows: equal shares
-		best = largestRemainder(M, make1(n))
+		best = shares.LargestRemainder(M, make([]float64, n)) // zeros: equal shares
 		bestLat, bestFin = mdl.simulateSlate(ks, best)
 	}
 	return best, bestLat, bestFin
-}
-
-func make1(n int) []float64 {
-	w := make([]float64, n)
-	for i := range w {
-		w[i] = 1
-	}
-	return w
 }
 
 // simulateSlate runs kernels ks from SM split ms to their ends (see
@@ -396,7 +390,7 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 			weights = append(weights, float64(m[i]))
 		}
 		if len(next) > 0 {
-			grown := largestRemainder(mdl.M, weights)
+			grown := shares.LargestRemainder(mdl.M, weights)
 			for j, i := range next {
 				m[i] = grown[j]
 			}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/slatec/slatec/internal/shares"
 )
 
 // Task is a kernel submitted to the Scheduler.
@@ -595,48 +596,7 @@ func Split(numSMs int, weights []float64) ([]SMRange, error) {
 	if n > numSMs {
 		return nil, fmt.Errorf("runtime: cannot split %d SMs among %d tasks", numSMs, n)
 	}
-	w := make([]float64, n)
-	var sum float64
-	for i, x := range weights {
-		if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-			x = 1
-		}
-		w[i] = x
-		sum += x
-	}
-	share := make([]int, n)
-	frac := make([]float64, n)
-	used := 0
-	for i := range w {
-		exact := float64(numSMs) * w[i] / sum
-		share[i] = int(math.Floor(exact))
-		frac[i] = exact - float64(share[i])
-		if share[i] < 1 {
-			share[i], frac[i] = 1, 0
-		}
-		used += share[i]
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	if used < numSMs {
-		sort.SliceStable(order, func(a, b int) bool { return frac[order[a]] > frac[order[b]] })
-		for k := 0; used < numSMs; k = (k + 1) % n {
-			share[order[k]]++
-			used++
-		}
-	}
-	for used > numSMs { // minimum-1 bumps overshot: take from the largest
-		big := 0
-		for i := range share {
-			if share[i] > share[big] {
-				big = i
-			}
-		}
-		share[big]--
-		used--
-	}
+	share := shares.LargestRemainder(numSMs, weights)
 	out := make([]SMRange, n)
 	lo := 0
 	for i, c := range share {
