@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/slatec/slatec/transform"
@@ -92,4 +93,54 @@ func crossFile(i int, names []string, as []*transform.Analysis, kernels []runKer
 		}
 	}
 	return visible, hidden, decls
+}
+
+// exportedClones works out, for each input, the helpers (functions and
+// class members) that selected kernels of other inputs call through it
+// and that read the block index: their persistent copies go into that
+// input's output (transform.Options.ExportClones), where its classes are.
+// Only headers of the run are followed into (transform.Analysis.RunDeps).
+func exportedClones(names []string, as []*transform.Analysis, selected func(k *transform.KernelInfo) bool) [][]string {
+	index := map[string]int{}
+	for i, n := range names {
+		if abs, err := filepath.Abs(n); err == nil {
+			index[abs] = i
+		}
+	}
+	out := make([][]string, len(names))
+	seen := make([]map[string]bool, len(names))
+	for _, a := range as {
+		if a == nil {
+			continue
+		}
+		for _, k := range a.Kernels {
+			if !selected(k) {
+				continue
+			}
+			for _, h := range k.IndexHelpers {
+				if !a.RunDeps[h.File] {
+					continue
+				}
+				abs, err := filepath.Abs(h.File.Name)
+				if err != nil {
+					continue
+				}
+				i, ok := index[abs]
+				if !ok {
+					continue
+				}
+				if seen[i] == nil {
+					seen[i] = map[string]bool{}
+				}
+				if n := h.Func.Name; !seen[i][n] {
+					seen[i][n] = true
+					out[i] = append(out[i], n)
+				}
+			}
+		}
+	}
+	for i := range out {
+		sort.Strings(out[i])
+	}
+	return out
 }

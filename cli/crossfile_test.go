@@ -15,7 +15,7 @@ import (
 func copyProject(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{"main.cu", "kernels/scale.cu", "include/scale.cuh"} {
+	for _, f := range []string{"main.cu", "kernels/scale.cu", "include/scale.cuh", "include/tile.cuh"} {
 		src, err := os.ReadFile(filepath.Join("..", "testdata", "project", f))
 		require.NoError(t, err)
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
@@ -36,7 +36,7 @@ func TestCrossFileLaunchers(t *testing.T) {
 	}{
 		{
 			name:         "the whole project: launches rewritten, launchers declared in the header",
-			inputs:       []string{"main.cu", "kernels/scale.cu", "include/scale.cuh"},
+			inputs:       []string{"main.cu", "kernels/scale.cu", "include/scale.cuh", "include/tile.cuh"},
 			mainLaunches: []string{"fill_strided__slate_launch<1>(", "scale__slate_launch(", "ops::shift__slate_launch("},
 			headerDecls: []string{
 				"__global__ void scale(float* a, float s, int n);\n#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\nvoid scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, float* a, float s, int n);\n#endif\n#line 5 ",
@@ -47,7 +47,7 @@ func TestCrossFileLaunchers(t *testing.T) {
 		},
 		{
 			name:       "the header left out: the launches of the .cu kernels stay native, with a note",
-			inputs:     []string{"main.cu", "kernels/scale.cu"},
+			inputs:     []string{"main.cu", "kernels/scale.cu", "include/tile.cuh"},
 			mainNative: []string{"scale<<<", "ops::shift<<<", "fill_strided<1><<<"},
 			defLinkage: []string{"\nvoid scale__slate_launch(dim3"},
 			notes:      []string{"launch of scale stays native: its launcher is not visible here", "launch of ops::shift stays native"},
@@ -153,4 +153,45 @@ func TestInstanceArgs(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, instanceArgs(tt.demangled, tt.name), tt.demangled)
 	}
+}
+
+// A class of a header whose static member reads the block index (item 12 of
+// issue 14 in a project's layout): transformed with the header, the member's
+// copy goes into the class in the header's output and the kernel's copy in
+// the other file calls it; without the header, a refusal that says to add it.
+// A constructor that reads the index (an implicit call) is refused, with
+// the note in the header.
+func TestCrossFileHeaderClass(t *testing.T) {
+	dir := copyProject(t)
+	cwd, _ := os.Getwd()
+	require.NoError(t, os.Chdir(dir))
+	defer os.Chdir(cwd)
+
+	code, _, errs := slatec(t, "", "transform", "-o", "out/", "main.cu", "kernels/scale.cu", "include/scale.cuh", "include/tile.cuh")
+	require.Equal(t, 0, code, errs)
+	tile, err := os.ReadFile("out/include/tile.cuh")
+	require.NoError(t, err)
+	assert.Contains(t, string(tile), "__device__ static int index__slate(const uint3 blockIdx, const dim3 gridDim) { return blockIdx.x * kBlock + threadIdx.x; }\n#endif\n")
+	assert.Regexp(t, `(?s)struct Tile \{.*index__slate\(const uint3.*\n\};`, string(tile), "the copy is inside the class")
+	def, err := os.ReadFile("out/kernels/scale.cu")
+	require.NoError(t, err)
+	assert.Contains(t, string(def), "int i = Tile<256>::index__slate(blockIdx, gridDim);")
+	assert.NotContains(t, string(def), "index__slate(const uint3", "the copy is the header's, not repeated here")
+
+	// The header left out: refused, naming it.
+	code, _, errs = slatec(t, "", "transform", "-o", "out2/", "main.cu", "kernels/scale.cu", "include/scale.cuh")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "uses Tile, which reads blockIdx or gridDim inside a class")
+	assert.Contains(t, errs, "transform include/tile.cuh with this file")
+	_, err = os.Stat("out2")
+	assert.True(t, os.IsNotExist(err), "no output written")
+
+	// A constructor that reads the index, in a header of the run: refused
+	// (an implicit call cannot be redirected), not sent to transform it.
+	require.NoError(t, os.WriteFile("include/ctor.cuh", []byte("#pragma once\nstruct Here {\n    int b;\n    __device__ Here() : b(blockIdx.x) {}\n};\n"), 0o644))
+	require.NoError(t, os.WriteFile("k.cu", []byte("#include \"include/ctor.cuh\"\n__global__ void k(int* o) { Here h; o[h.b] = 1; }\nvoid go(int* o) { k<<<2, 32>>>(o); }\n"), 0o644))
+	code, _, errs = slatec(t, "", "transform", "-o", "out3/", "k.cu", "include/ctor.cuh")
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, errs, "uses Here, which reads blockIdx or gridDim inside a class or initialiser that slatec cannot rewrite\n")
+	assert.Contains(t, errs, "include/ctor.cuh:4:27: note: the read is here")
 }

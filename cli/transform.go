@@ -326,6 +326,9 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(args) > 1 {
+		loadOpts.Inputs = args // headers of the run: their classes are followed
+	}
 	var inputs []loaded
 	for _, path := range args {
 		name, src, err := readInput(cmd, path)
@@ -343,9 +346,11 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 	for i, in := range inputs {
 		names[i], as[i] = in.name, in.a
 	}
-	runKs := runKernels(names, as, func(k *transform.KernelInfo) bool {
+	isSelected := func(k *transform.KernelInfo) bool {
 		return len(fl.kernels) == 0 || containsString(fl.kernels, k.Func.Name) || containsString(fl.kernels, k.Func.QualifiedName())
-	})
+	}
+	runKs := runKernels(names, as, isSelected)
+	exports := exportedClones(names, as, isSelected)
 	for i := range args {
 		name, a, err := inputs[i].name, inputs[i].a, inputs[i].err
 		out := outs[i]
@@ -376,7 +381,8 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 			}
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
-			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps, RegCapInstances: regInstances}
+			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps, RegCapInstances: regInstances,
+			ExportClones: exports[i]}
 		if (multi || fl.inPlace) && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true

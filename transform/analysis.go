@@ -7,6 +7,7 @@ package transform
 
 import (
 	"iter"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -177,6 +178,10 @@ type Analysis struct {
 	Missing []*parser.Include
 	// Via maps each dep to the main file's #include that brings it in.
 	Via map[*parser.File]*parser.Include
+	// RunDeps are the deps transformed in the same run (LoadOptions
+	// Inputs): their classes' member functions are followed, and copies of
+	// their helpers are emitted in their own outputs, not in this file's.
+	RunDeps map[*parser.File]bool
 	// IncludeFiles maps each #include "..." that Load resolved, in any of
 	// the files, to the header it names (also when that header was already
 	// read through another include). The DeviceOnly output inlines them.
@@ -210,7 +215,8 @@ type Analysis struct {
 	byName map[string][]*parser.Func
 	// funcOrder is each function's position in definition order (reachable).
 	funcOrder map[*parser.Func]int
-	// members are the main file's member functions (implicitIndexMember).
+	// members are the member functions of the main file and the run's
+	// headers (implicitIndexMember).
 	members []*parser.Func
 	// tokBuf is bodyTokens's buffer; usesBuf and callsBuf analyzeFunc's.
 	tokBuf   []tok
@@ -220,8 +226,10 @@ type Analysis struct {
 
 // Analyze runs the analysis over a parsed file and the files it includes
 // (deps, already parsed; see Load).
-func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
-	a := &Analysis{File: f, Lines: f.Lines(), Deps: deps, Funcs: map[*parser.Func]*FuncInfo{},
+func Analyze(f *parser.File, deps ...*parser.File) *Analysis { return analyze(f, deps, nil) }
+
+func analyze(f *parser.File, deps []*parser.File, runDeps map[*parser.File]bool) *Analysis {
+	a := &Analysis{File: f, Lines: f.Lines(), Deps: deps, RunDeps: runDeps, Funcs: map[*parser.Func]*FuncInfo{},
 		byName: map[string][]*parser.Func{}, lines: map[*parser.File]*diag.Lines{}}
 	a.lines[f] = a.Lines
 	for _, d := range deps {
@@ -269,12 +277,13 @@ func Analyze(f *parser.File, deps ...*parser.File) *Analysis {
 }
 
 // funcsOf returns the functions of a file that the analysis follows: its
-// function definitions and, in the main file, the __device__ member
-// functions of its classes (their persistent copies go into the class,
-// next to them), in source order. Members of classes in included headers
-// stay opaque: a copy could not be placed inside them.
+// function definitions and, in the main file and the headers transformed
+// in the same run (RunDeps), the __device__ member functions of its classes
+// (their persistent copies go into the class, next to them), in source
+// order. Members of classes in other included headers stay opaque: a copy
+// could not be placed inside them.
 func (a *Analysis) funcsOf(file *parser.File) []*parser.Func {
-	if file != a.File || len(file.Members) == 0 {
+	if (file != a.File && !a.RunDeps[file]) || len(file.Members) == 0 {
 		return file.Funcs
 	}
 	out := append([]*parser.Func(nil), file.Funcs...)
@@ -679,6 +688,11 @@ func (a *Analysis) implicitIndexMember(cls string) *parser.Func {
 		// Member functions, once: a file of many kernels and few classes
 		// must not pay for every function at every type name.
 		a.members = membersNamed(a.funcsOf(a.File))
+		for _, d := range a.Deps {
+			if a.RunDeps[d] {
+				a.members = append(a.members, membersNamed(a.funcsOf(d))...)
+			}
+		}
 		if a.members == nil {
 			a.members = []*parser.Func{}
 		}
@@ -1229,7 +1243,11 @@ func (a *Analysis) analyzeKernel(fn *parser.Func) *KernelInfo {
 				if owner == "" {
 					owner = m.Scope
 				}
-				d.Notes = append(d.Notes, a.atIn(a.File, m.NameSpan.Start, diag.Note, "%s::%s is here", owner, m.Name))
+				mf := a.File
+				if mi := a.Funcs[m]; mi != nil {
+					mf = mi.File // a header of the run
+				}
+				d.Notes = append(d.Notes, a.atIn(mf, m.NameSpan.Start, diag.Note, "%s::%s is here", owner, m.Name))
 				k.Refusals = append(k.Refusals, d)
 			}
 		}
@@ -1413,7 +1431,7 @@ func (a *Analysis) scanOpaque(f *parser.File, toks []tok, of *opaqueFacts) {
 		}
 	}
 	var parsed []parser.Span // bodies of member functions analysed as functions
-	if f == a.File {
+	if f == a.File || a.RunDeps[f] {
 		for _, m := range a.funcsOf(f) {
 			if m.Class != "" {
 				parsed = append(parsed, m.BodySpan)
@@ -1512,8 +1530,8 @@ func (a *Analysis) applyOpaqueFacts(of *opaqueFacts) {
 					use := of.indexUse[n]
 					d := a.atIn(fi.File, int(t.Off), diag.Error,
 						"uses %s, which reads blockIdx or gridDim inside a class or initialiser that slatec cannot rewrite", n)
-					if f := of.indexFile[n]; f != nil && f != a.File {
-						d.Message += " (it is in an included header: slatec copies member functions only of classes defined in the file it transforms)"
+					if f := of.indexFile[n]; f != nil && f != a.File && !a.RunDeps[f] {
+						d.Message += " (it is in an included header: slatec copies member functions only of classes in the files it transforms; transform " + filepath.ToSlash(f.Name) + " with this file)"
 					}
 					d.Notes = append(d.Notes, a.atIn(of.indexFile[n], use.Start, diag.Note, "the read is here"))
 					k.Refusals = append(k.Refusals, d)

@@ -48,6 +48,12 @@ type LoadOptions struct {
 	// their Toks have no whitespace tokens (DropSpace) and their FuncDefs
 	// no Head (DropHeads).
 	DropBodies bool
+	// Inputs are the files transformed in the same run (paths as given;
+	// compared absolute). An included header among them is rewritten too,
+	// so the member functions of its classes are followed like the main
+	// file's, and the persistent copies of its helpers go into its own
+	// output (Analysis.RunDeps).
+	Inputs []string
 }
 
 // LoadWith is Load with the build's macros.
@@ -135,7 +141,24 @@ func LoadWith(name string, src []byte, opts LoadOptions) (*Analysis, error) {
 	if headerErr != nil {
 		return nil, headerErr
 	}
-	a := Analyze(f, deps...)
+	var runDeps map[*parser.File]bool
+	if len(opts.Inputs) > 0 {
+		in := map[string]bool{}
+		for _, p := range opts.Inputs {
+			if abs, err := filepath.Abs(p); err == nil {
+				in[abs] = true
+			}
+		}
+		for abs, df := range byAbs {
+			if in[abs] {
+				if runDeps == nil {
+					runDeps = map[*parser.File]bool{}
+				}
+				runDeps[df] = true
+			}
+		}
+	}
+	a := analyze(f, deps, runDeps)
 	a.Missing = missing
 	a.Via = via
 	a.IncludeFiles = includeFiles

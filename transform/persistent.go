@@ -50,6 +50,12 @@ type Options struct {
 	// qualified name -> template arguments as C++ spells them ("64, 2") ->
 	// registers of that instance.
 	RegCapInstances map[string]map[string]map[string]int
+	// ExportClones names helpers of this file (functions and class
+	// members) that kernels of other files of the run call: their
+	// persistent copies go here, where the classes are, even if no kernel
+	// of this file calls them (a header transformed with the files that
+	// include it; see LoadOptions.Inputs).
+	ExportClones []string
 	// DeviceOnly makes the output compile with NVRTC as well: host-only
 	// function definitions and includes of host-only system headers are
 	// fenced with #ifndef __CUDACC_RTC__ (slatec gen embeds such output).
@@ -139,7 +145,7 @@ func Persistent(a *Analysis, opts Options) (*Result, error) {
 		return res, nil
 	}
 	launches := t.launchesOf(kernels)
-	if len(kernels) == 0 && len(launches) == 0 && !t.declaresLaunchers() {
+	if len(kernels) == 0 && len(launches) == 0 && !t.declaresLaunchers() && len(opts.ExportClones) == 0 {
 		t.noteHiddenLaunches()
 		res.Diags = append(res.Diags, t.diags...)
 		res.Diags.Sort()
@@ -589,10 +595,14 @@ func (t *transformer) deviceOnlyHeader(h *parser.File, inlined map[*parser.File]
 // unchanged.
 func (t *transformer) cloneHelpers(kernels []*KernelInfo) {
 	t.clones = map[string]bool{}
+	local := map[string]bool{}
 	for _, k := range kernels {
 		for _, h := range k.IndexHelpers {
-			t.clones[h.Func.Name] = true
+			t.clones[h.Func.Name], local[h.Func.Name] = true, true
 		}
+	}
+	for _, n := range t.opts.ExportClones {
+		t.clones[n] = true
 	}
 	if len(t.clones) == 0 {
 		return
@@ -615,7 +625,15 @@ func (t *transformer) cloneHelpers(kernels []*KernelInfo) {
 	var jobs []cloneJob
 	for _, name := range names {
 		for i, fn := range t.a.byName[name] {
-			if fi := t.a.Funcs[fn]; fi != nil {
+			fi := t.a.Funcs[fn]
+			switch {
+			case fi == nil:
+			case t.a.RunDeps[fi.File]:
+				// A header of the run: its own output has the copy (its
+				// transform gets the name in ExportClones).
+			case !local[name] && fi.File != t.a.File:
+				// Exported for other files: only this file's functions.
+			default:
 				jobs = append(jobs, cloneJob{fi, i})
 			}
 		}
