@@ -2,7 +2,7 @@
 # for slatec's runtime on the GPU machine (which has a CUDA toolkit but not
 # the project prefix .cuda/) and exports SLATEC_LIBNVRTC and
 # SLATEC_CUDA_INCLUDE (runtime/doc.go), unless they are set or the carried
-# prefix has them. The same search as runtime/gpu-test.sh.
+# prefix has them (runtime/gpu-test.sh, corun-gpu.sh, merge-gpu.sh source it).
 prefix=${SLATEC_CUDA_PREFIX:-$PWD/.cuda}
 if [ -z "${SLATEC_LIBNVRTC:-}" ] && [ ! -e "$prefix/nvidia/cu13/lib/libnvrtc.so.13" ]; then
   cands=()
