@@ -98,6 +98,9 @@ func (d *CUDADevice) Timing() string {
 // Runtime is the underlying device (for MPS children and tests).
 func (d *CUDADevice) Runtime() *runtime.Device { return d.dev }
 
+// FlushL2 evicts the L2 before a timed run (runtime.Device.FlushL2).
+func (d *CUDADevice) FlushL2() error { return d.dev.FlushL2() }
+
 // Now implements Device: host time since the device was opened.
 func (d *CUDADevice) Now() time.Duration { return time.Since(d.epoch) }
 

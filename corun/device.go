@@ -27,6 +27,9 @@ type Device interface {
 	Close() error
 }
 
+// l2Flusher is a Device that can evict its L2 cache before a timed run.
+type l2Flusher interface{ FlushL2() error }
+
 // Timed is a Device that says how it times spans (Document.Timing).
 type Timed interface{ Timing() string }
 

@@ -345,6 +345,13 @@ func (b *Bench) median(ctx context.Context, run func() (runResult, error)) (runR
 		if err := ctx.Err(); err != nil {
 			return runResult{}, err
 		}
+		// Each run starts with a cold L2, as the profiles were measured: a
+		// kernel's time must not depend on the run before it.
+		if f, ok := b.Dev.(l2Flusher); ok {
+			if err := f.FlushL2(); err != nil {
+				return runResult{}, err
+			}
+		}
 		r, err := run()
 		if err != nil {
 			return runResult{}, err

@@ -49,6 +49,7 @@ func MeasureProfiles(ctx context.Context, dev Device, ks []*Kernel, sms []int, r
 		}
 		ps.Kernels = append(ps.Kernels, pk)
 	}
+	ps.Device.SustainedBWGBs = plan.SustainedBW(info.PeakBWGBs, ps.Kernels)
 	if err := ps.Validate(); err != nil {
 		return nil, err
 	}

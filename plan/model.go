@@ -18,7 +18,7 @@ import (
 type Model struct {
 	PS *ProfileSet
 	M  int
-	Pb float64 // peak bandwidth, GB/s
+	Pb float64 // bandwidth shared in the penalty, GB/s (Device.SharedBW)
 	Gb uint64  // device memory, bytes
 	r  [][]float64
 	b  [][]float64
@@ -45,7 +45,7 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		return nil, err
 	}
 	M := ps.Device.SMs
-	mdl := &Model{PS: ps, M: M, Pb: ps.Device.PeakBWGBs, Gb: ps.Device.MemBytes, memo: map[string]drrResult{}}
+	mdl := &Model{PS: ps, M: M, Pb: ps.Device.SharedBW(), Gb: ps.Device.MemBytes, memo: map[string]drrResult{}}
 	for i := range ps.Kernels {
 		k := &ps.Kernels[i]
 		r := make([]float64, M+1)

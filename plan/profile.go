@@ -36,13 +36,17 @@ type ProfileSet struct {
 }
 
 // Device describes the GPU. SMs, PeakBWGBs and MemBytes are M, Pb and Gb in
-// Liang et al.'s notation. The optional limits let the planner compute
+// Liang et al.'s notation; SustainedBWGBs, when given, replaces Pb in the
+// bandwidth penalty (Device.SharedBW). The optional limits let the planner compute
 // occupancy (blocks per SM) for kernels that do not state it.
 type Device struct {
 	Name      string  `json:"name"`
 	SMs       int     `json:"sms"`
 	PeakBWGBs float64 `json:"peak_bw_gbs"`
 	MemBytes  uint64  `json:"mem_bytes"`
+	// SustainedBWGBs is the DRAM bandwidth the device sustains (GB/s), what
+	// co-running kernels share; `slatec profile` records it (SustainedBW).
+	SustainedBWGBs float64 `json:"sustained_bw_gbs,omitempty"`
 
 	PeakGFLOPS       float64 `json:"peak_gflops,omitempty"`
 	MaxBlocksPerSM   int     `json:"max_blocks_per_sm,omitempty"`
@@ -287,7 +291,7 @@ func (e *ValidationError) Error() string {
 // Known keys per object, for unknown-field errors that name the path.
 var (
 	topKeys      = keySet("format", "device", "kernels")
-	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
+	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
 	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
 )
@@ -501,6 +505,9 @@ func (ps *ProfileSet) Validate() error {
 	if !positive(d.PeakBWGBs) {
 		add("device.peak_bw_gbs", "must be a positive number, got %v", d.PeakBWGBs)
 	}
+	if d.SustainedBWGBs != 0 && !(positive(d.SustainedBWGBs) && d.SustainedBWGBs <= d.PeakBWGBs) {
+		add("device.sustained_bw_gbs", "must be a positive number at most peak_bw_gbs, got %v", d.SustainedBWGBs)
+	}
 	if d.MemBytes == 0 {
 		add("device.mem_bytes", "must be positive")
 	}
@@ -613,4 +620,35 @@ func (ps *ProfileSet) KernelIndex(name string) int {
 		}
 	}
 	return -1
+}
+
+// SharedBW is the bandwidth co-running kernels share in the penalty of
+// Liang's equation (3): SustainedBWGBs when the profile gives it, else the
+// datasheet peak (the paper's Pb).
+func (d Device) SharedBW() float64 {
+	if d.SustainedBWGBs > 0 {
+		return d.SustainedBWGBs
+	}
+	return d.PeakBWGBs
+}
+
+// SustainedFrac is the share of the datasheet DRAM bandwidth that streaming
+// kernels sustain (STREAM-like copies reach 85-92% on HBM and GDDR parts;
+// a triad on an H100 87%).
+const SustainedFrac = 0.87
+
+// SustainedBW is what `slatec profile` records as sustained_bw_gbs: the
+// most bandwidth a profiled kernel reached when that is above SustainedFrac
+// of the peak, else SustainedFrac of the peak (a compute-bound kernel says
+// nothing about DRAM), and never above the peak. With the datasheet figure
+// two memory-bound kernels were predicted to co-run 10-20% faster than
+// they can (bench/RESULTS.md, "Co-running").
+func SustainedBW(peak float64, ks []Kernel) float64 {
+	most := 0.0
+	for _, k := range ks {
+		for _, s := range k.BWGBs {
+			most = max(most, s.V)
+		}
+	}
+	return min(peak, max(most, SustainedFrac*peak))
 }

@@ -198,6 +198,7 @@ func build(dinfo plan.Device, req Request, args []Arg, points []Point, attrs Ker
 		k.BWGBs = append(k.BWGBs, plan.Sample{M: p.M, V: round(BandwidthGBs(blocks, req.BytesPerBlock, p.Median), 3)})
 	}
 	res := &Result{Points: points, Attrs: attrs}
+	dinfo.SustainedBWGBs = round(plan.SustainedBW(dinfo.PeakBWGBs, []plan.Kernel{k}), 3)
 	ps := &plan.ProfileSet{Format: plan.FormatVersion, Device: dinfo, Kernels: []plan.Kernel{k}}
 	if req.BytesPerBlock == 0 {
 		res.Notes = append(res.Notes, "no --bytes-per-block: B[m] is recorded as 0, and the Slate class rests on scaling alone (a memory-bound kernel may be labelled L_C or M_C)")
@@ -246,6 +247,9 @@ func Merge(old, add *plan.ProfileSet) (merged *plan.ProfileSet, replaced []strin
 		return nil, nil, err
 	}
 	out := &plan.ProfileSet{Format: plan.FormatVersion, Device: old.Device, Kernels: append([]plan.Kernel(nil), old.Kernels...)}
+	// What the device sustains is the most any profile saw (both files'
+	// values are already at least SustainedFrac of the peak).
+	out.Device.SustainedBWGBs = max(old.Device.SustainedBWGBs, min(add.Device.SustainedBWGBs, out.Device.PeakBWGBs))
 	for _, k := range add.Kernels {
 		if i := out.KernelIndex(k.Name); i >= 0 {
 			out.Kernels[i] = k

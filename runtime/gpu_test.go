@@ -956,3 +956,44 @@ func BenchmarkCacheHitLoad(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestGPUFlushL2 checks that FlushL2 evicts the L2: a vadd whose arrays fit
+// in the L2 runs slower right after a flush than repeated warm.
+func TestGPUFlushL2(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	l2 := d.Info().L2Bytes
+	if l2 < 3<<20 {
+		t.Skipf("L2 of %d bytes", l2)
+	}
+	n := l2 / 4 / 3 / 2 // three arrays in half the L2
+	pa, pb := alloc(t, d, make([]float32, n)), alloc(t, d, make([]float32, n))
+	pc := alloc(t, d, make([]float32, n))
+	run := func(flush bool) time.Duration {
+		if flush {
+			if err := d.FlushL2(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j, err := d.Launch(k, D1(uint32((n+255)/256)), D1(256), 0, []any{pa, pb, pc, int32(n)}, d.FullRange())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, j, 30*time.Second)
+		return j.Stats().GPUTime
+	}
+	med := func(flush bool) time.Duration {
+		var v []time.Duration
+		for range 9 {
+			v = append(v, run(flush))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	run(false)
+	warm, cold := med(false), med(true)
+	t.Logf("vadd over %d bytes (L2 %d): warm %v, after FlushL2 %v (%.2fx)", 12*n, l2, warm, cold, float64(cold)/float64(warm))
+	if cold <= warm {
+		t.Errorf("a run after FlushL2 (%v) is not slower than a warm one (%v): the L2 was not evicted", cold, warm)
+	}
+}

@@ -45,6 +45,9 @@ func (d *Device) Alloc(bytes int) (DevicePtr, error) { return 0, ErrNoCgo }
 // Free returns ErrNoCgo.
 func (d *Device) Free(p DevicePtr) error { return ErrNoCgo }
 
+// FlushL2 returns ErrNoCgo.
+func (d *Device) FlushL2() error { return ErrNoCgo }
+
 // Memset32 returns ErrNoCgo.
 func (d *Device) Memset32(p DevicePtr, v uint32, n int) error { return ErrNoCgo }
 
