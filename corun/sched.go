@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -136,9 +137,21 @@ func (r *schedRunning) Wait(ctx context.Context) error {
 	x := r.x
 	_, end := r.job.Span()
 	x.mu.Lock()
+	defer x.mu.Unlock()
+	// Resizes are placed on the host's clock when they returned; the end
+	// is a GPU stamp. A job that ended before the host resized it (it had
+	// drained its queue unnoticed) has no segment after its end.
+	e := ms(end)
+	for i := range x.gantt {
+		if g := &x.gantt[i]; g.Kernel == r.name && g.EndMs > e {
+			g.EndMs = e
+		}
+	}
 	c := x.cur[r.name]
-	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.segStart(r.name)), EndMs: ms(end), Low: c.Low, High: c.High})
-	x.mu.Unlock()
+	if from := ms(x.segStart(r.name)); from < e {
+		x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: from, EndMs: e, Low: c.Low, High: c.High})
+	}
+	x.gantt = slices.DeleteFunc(x.gantt, func(g Segment) bool { return g.Kernel == r.name && g.EndMs <= g.StartMs })
 	return err
 }
 

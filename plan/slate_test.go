@@ -191,3 +191,25 @@ func TestSimulateSlate(t *testing.T) {
 	assert.InDelta(t, fa, fin2[0], 1e-9)
 	assert.InDelta(t, fc, fin2[1], 1e-9)
 }
+
+// ModelCorun does not override the table for two memory-intensive kernels
+// (H_M triad beside M_M histogram or H_M scale): on the H100 both pairs
+// lost to one after another, though the penalty predicted gains.
+func TestPlanSlateModelCorunKeepsMemoryPairsSolo(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100.json")
+	require.NoError(t, err)
+	for _, pair := range [][2]string{{"triad_f4", "histogram"}, {"triad_f4", "scale_f4"}, {"histogram", "triad_f4"}} {
+		ps := &ProfileSet{Format: all.Format, Device: all.Device}
+		for _, name := range pair {
+			i := all.KernelIndex(name)
+			require.GreaterOrEqual(t, i, 0, name)
+			ps.Kernels = append(ps.Kernels, all.Kernels[i])
+		}
+		p, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true})
+		require.NoError(t, err)
+		require.Len(t, p.Phases, 2, "%v: one after another", pair)
+		for _, ph := range p.Phases {
+			assert.Len(t, ph.Kernels, 1)
+		}
+	}
+}
