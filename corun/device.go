@@ -97,6 +97,15 @@ type NativeDevice interface {
 	StartNative(k *Kernel) (Job, error)
 }
 
+// NativeChainDevice is a NativeDevice that can also start a native kernel
+// behind a job in GPU order: the scheduler runs a kernel that its plan puts
+// alone as written, as a drop-in program does (SLATE_MODE=auto), since
+// nothing will ask it to share its SMs.
+type NativeChainDevice interface {
+	NativeDevice
+	StartNativeAfter(k *Kernel, prev Job) (Job, error)
+}
+
 // ErrUnavailable marks a mode that this device or machine cannot run
 // (no green contexts, no MPS daemon): a row says so, the run goes on.
 var ErrUnavailable = errors.New("mode unavailable")

@@ -152,7 +152,11 @@ func (d *CUDADevice) NativeUnavailable() string {
 
 // StartNative implements NativeDevice: k as written, over its whole grid
 // on all SMs, on a stream of its own in the primary context.
-func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
+func (d *CUDADevice) StartNative(k *Kernel) (Job, error) { return d.StartNativeAfter(k, nil) }
+
+// StartNativeAfter implements NativeChainDevice: StartNative, on the GPU
+// after prev (a job of this device; nil: at once).
+func (d *CUDADevice) StartNativeAfter(k *Kernel, prev Job) (Job, error) {
 	if why := d.NativeUnavailable(); why != "" {
 		return nil, unavailable("%s", why)
 	}
@@ -166,12 +170,16 @@ func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	var opts []runtime.LaunchOption
+	if pred := predecessor(prev); pred != nil {
+		opts = append(opts, runtime.WithAfter(pred))
+	}
 	start := d.Now()
-	nl, err := d.dev.LaunchNative(nk, k.Grid, k.Block, 0, args)
+	nl, err := d.dev.LaunchNative(nk, k.Grid, k.Block, 0, args, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &nativeJob{nl: nl, start: start, epoch: d.epoch}, nil
+	return &nativeJob{nl: nl, start: start, after: prev, epoch: d.epoch}, nil
 }
 
 // nativeJob is a native kernel (in a green context or the primary one):
@@ -179,6 +187,7 @@ func (d *CUDADevice) StartNative(k *Kernel) (Job, error) {
 type nativeJob struct {
 	nl    *runtime.NativeLaunch
 	start time.Duration
+	after Job // started behind it (StartNativeAfter)
 	epoch time.Time // the device's (Now's zero)
 }
 
@@ -195,5 +204,10 @@ func (j *nativeJob) Span() (time.Duration, time.Duration) {
 	if s, e := j.nl.Span(); !s.IsZero() {
 		return s.Sub(j.epoch), e.Sub(j.epoch) // GPU stamps
 	}
-	return j.start, j.start + j.nl.GPUTime()
+	start := j.start
+	if j.after != nil {
+		_, e := j.after.Span()
+		start = max(start, e)
+	}
+	return start, start + j.nl.GPUTime()
 }

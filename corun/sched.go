@@ -44,6 +44,11 @@ func (p phasePolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) 
 type schedExecutor struct {
 	dev    Device
 	byName map[string]*Kernel
+	// native names the tasks the plan runs alone: started on all SMs they
+	// run as written where the device can (NativeChainDevice), as a
+	// drop-in program does when nothing asks it to share, since the
+	// policy never puts another task beside them.
+	native map[string]bool
 
 	mu      sync.Mutex
 	jobs    map[string]Job
@@ -66,7 +71,14 @@ func (x *schedExecutor) start(t *runtime.Task, r runtime.SMRange, prev *schedRun
 	}
 	var j Job
 	var err error
-	if cd, ok := x.dev.(ChainDevice); ok && prev != nil {
+	var after Job
+	if prev != nil {
+		after = prev.job
+	}
+	nd, nativeOK := x.dev.(NativeChainDevice)
+	if nativeOK && x.native[t.Name] && r.Low == 0 && r.High == x.dev.Info().SMs-1 && nd.NativeUnavailable() == "" {
+		j, err = nd.StartNativeAfter(k, after)
+	} else if cd, ok := x.dev.(ChainDevice); ok && prev != nil {
 		j, err = cd.StartAfter(k, r, prev.job)
 	} else {
 		j, err = x.dev.Start(k, r)
@@ -171,15 +183,18 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	}
 	weight := map[string]float64{}
 	pol := phasePolicy{}
+	native := map[string]bool{}
 	for i, ph := range p.Phases {
 		for _, pk := range ph.Kernels {
 			pol[pk.Name] = i
 			if len(ph.Kernels) > 1 {
 				weight[pk.Name] = float64(pk.SMs)
+			} else {
+				native[pk.Name] = true
 			}
 		}
 	}
-	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, pol, weight) })
+	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, pol, weight, native) })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -192,10 +207,10 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 // SchedulerPlanOptions is how the scheduler mode plans (and predicts).
 var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true}
 
-func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weight map[string]float64) (runResult, error) {
+func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weight map[string]float64, native map[string]bool) (runResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
-	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
+	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
 	for _, k := range w.Kernels {
 		x.byName[k.Name] = k
 	}

@@ -198,20 +198,28 @@ type LaunchOption func(*launchOpts)
 type launchOpts struct {
 	iters int
 	name  string
-	after *Job
+	after Predecessor
 }
 
 func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
 
 func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s } }
 
-// WithAfter starts the job on the GPU only when job prev's launches queued
-// so far have ended (stream order, no host round trip): how a scheduler
-// runs one job after another without the GPU idling while the host notices
-// the first one's end. A later resize of prev does not move the start: the
-// job then starts when prev's old launch drains. Nil, or a job whose
-// resources are gone, means no wait.
-func WithAfter(prev *Job) LaunchOption { return func(o *launchOpts) { o.after = prev } }
+// WithAfter starts the job on the GPU only when prev's launches queued so
+// far have ended (stream order, no host round trip): how a scheduler runs
+// one job after another without the GPU idling while the host notices the
+// first one's end. prev is a *Job or a *NativeLaunch; LaunchNative takes
+// the option too. A later resize of a job prev does not move the start:
+// the job then starts when prev's old launch drains. Nil, or a launch whose
+// resources are gone (it ended), means no wait.
+func WithAfter(prev Predecessor) LaunchOption { return func(o *launchOpts) { o.after = prev } }
+
+// Predecessor is a launch that another can follow in GPU order
+// (WithAfter): a *Job or a *NativeLaunch.
+type Predecessor interface{ predecessor() }
+
+func (*Job) predecessor()          {}
+func (*NativeLaunch) predecessor() {}
 
 // From module.go.
 

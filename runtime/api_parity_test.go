@@ -45,17 +45,17 @@ var (
 	_ func() ([]int, error)                                                                       = NVRTCSupportedArchs
 	_ func(string, string, string, []string, []string) ([]byte, map[string]string, string, error) = nvrtcCompile
 
-	_ func() bool                                                                           = GreenSupported
-	_ func(*Device) (GreenInfo, error)                                                      = (*Device).GreenGranularity
-	_ func(*Device, []int) (*GreenSet, error)                                               = (*Device).NewGreenSet
-	_ func(*GreenSet) []int                                                                 = (*GreenSet).Parts
-	_ func(*GreenSet) error                                                                 = (*GreenSet).Close
-	_ func(*GreenSet, int, *NativeKernel, Dim3, Dim3, uint32, []any) (*NativeLaunch, error) = (*GreenSet).Launch
-	_ func(*Device, *NativeKernel, Dim3, Dim3, uint32, []any) (*NativeLaunch, error)        = (*Device).LaunchNative
-	_ func(*Device, *Compiled) (*Library, error)                                            = (*Device).LoadLibrary
-	_ func(*Library) error                                                                  = (*Library).Unload
-	_ func(*Library, string, ParamLayout) (*NativeKernel, error)                            = (*Library).Kernel
-	_ func(*NativeLaunch) <-chan struct{}                                                   = (*NativeLaunch).Done
-	_ func(*NativeLaunch, context.Context) error                                            = (*NativeLaunch).Wait
-	_ func(*NativeLaunch) time.Duration                                                     = (*NativeLaunch).GPUTime
+	_ func() bool                                                                                     = GreenSupported
+	_ func(*Device) (GreenInfo, error)                                                                = (*Device).GreenGranularity
+	_ func(*Device, []int) (*GreenSet, error)                                                         = (*Device).NewGreenSet
+	_ func(*GreenSet) []int                                                                           = (*GreenSet).Parts
+	_ func(*GreenSet) error                                                                           = (*GreenSet).Close
+	_ func(*GreenSet, int, *NativeKernel, Dim3, Dim3, uint32, []any) (*NativeLaunch, error)           = (*GreenSet).Launch
+	_ func(*Device, *NativeKernel, Dim3, Dim3, uint32, []any, ...LaunchOption) (*NativeLaunch, error) = (*Device).LaunchNative
+	_ func(*Device, *Compiled) (*Library, error)                                                      = (*Device).LoadLibrary
+	_ func(*Library) error                                                                            = (*Library).Unload
+	_ func(*Library, string, ParamLayout) (*NativeKernel, error)                                      = (*Library).Kernel
+	_ func(*NativeLaunch) <-chan struct{}                                                             = (*NativeLaunch).Done
+	_ func(*NativeLaunch, context.Context) error                                                      = (*NativeLaunch).Wait
+	_ func(*NativeLaunch) time.Duration                                                               = (*NativeLaunch).GPUTime
 )

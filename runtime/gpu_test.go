@@ -957,30 +957,58 @@ func BenchmarkCacheHitLoad(b *testing.B) {
 	}
 }
 
-// TestGPUFlushL2 checks that FlushL2 evicts the L2: a vadd whose arrays fit
-// in the L2 runs slower right after a flush than repeated warm.
+// TestGPUFlushL2 checks that FlushL2 evicts the L2: a kernel reading a
+// buffer of a third of the L2 runs slower right after a flush than when it
+// repeats with the buffer still cached.
 func TestGPUFlushL2(t *testing.T) {
-	d, m := needGPU(t)
-	k := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	d, _ := needGPU(t)
+	if !GreenSupported() {
+		t.Skip(ErrNoGreen)
+	}
 	l2 := d.Info().L2Bytes
 	if l2 < 3<<20 {
 		t.Skipf("L2 of %d bytes", l2)
 	}
-	n := l2 / 4 / 3 / 2 // three arrays in half the L2
-	pa, pb := alloc(t, d, make([]float32, n)), alloc(t, d, make([]float32, n))
-	pc := alloc(t, d, make([]float32, n))
+	const src = `extern "C" __global__ void rd(const float4* __restrict__ p, int n4, float* out) {
+    float s = 0.f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
+        const float4 v = p[i];
+        s += v.x + v.y + v.z + v.w;
+    }
+    if (s == 12345.f) *out = s; // keeps the loads
+}`
+	c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: "rd.cu", Source: src, Arch: d.Info().Arch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := d.LoadLibrary(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Unload()
+	k, err := lib.Kernel("rd", LayoutOf("const float4*", "int", "float*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n4 := l2 / 3 / 16
+	buf := alloc(t, d, make([]float32, 4*n4))
+	out := alloc(t, d, make([]float32, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	run := func(flush bool) time.Duration {
 		if flush {
 			if err := d.FlushL2(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		j, err := d.Launch(k, D1(uint32((n+255)/256)), D1(256), 0, []any{pa, pb, pc, int32(n)}, d.FullRange())
+		nl, err := d.LaunchNative(k, D1(uint32(d.Info().SMs*8)), D1(256), 0, []any{buf, int32(n4), out})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wait(t, j, 30*time.Second)
-		return j.Stats().GPUTime
+		if err := nl.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return nl.GPUTime()
 	}
 	med := func(flush bool) time.Duration {
 		var v []time.Duration
@@ -992,8 +1020,89 @@ func TestGPUFlushL2(t *testing.T) {
 	}
 	run(false)
 	warm, cold := med(false), med(true)
-	t.Logf("vadd over %d bytes (L2 %d): warm %v, after FlushL2 %v (%.2fx)", 12*n, l2, warm, cold, float64(cold)/float64(warm))
+	t.Logf("reading %d bytes (L2 %d): warm %v, after FlushL2 %v (%.2fx)", 16*n4, l2, warm, cold, float64(cold)/float64(warm))
 	if cold <= warm {
 		t.Errorf("a run after FlushL2 (%v) is not slower than a warm one (%v): the L2 was not evicted", cold, warm)
+	}
+}
+
+// TestGPUNativeAfter checks WithAfter across kinds: a native kernel behind
+// a worker job, a worker job behind the native kernel, and a native kernel
+// behind another, each starting (GPU stamps) after its predecessor ended.
+func TestGPUNativeAfter(t *testing.T) {
+	d, m := needGPU(t)
+	if !GreenSupported() {
+		t.Skip(ErrNoGreen)
+	}
+	if err := d.EnableClock(); err != nil {
+		t.Skip(err)
+	}
+	const src = `extern "C" __global__ void nspin(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+}`
+	c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: "nspin.cu", Source: src, Arch: d.Info().Arch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := d.LoadLibrary(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Unload()
+	nk, err := lib.Kernel("nspin", LayoutOf("long long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kernel(t, m, "spin__slate", spinLayout)
+	sms := d.Info().SMs
+	a, err := d.Launch(k, D1(uint32(sms*16)), D1(64), 0, []any{cycles(d, 30)}, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, err := d.LaunchNative(nk, D1(uint32(sms)), D1(64), 0, []any{cycles(d, 40)}, WithAfter(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Launch(k, D1(uint32(sms*16)), D1(64), 0, []any{cycles(d, 30)}, d.FullRange(), WithAfter(n1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := d.LaunchNative(nk, D1(uint32(sms)), D1(64), 0, []any{cycles(d, 40)}, WithAfter(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n3, err := d.LaunchNative(nk, D1(1), D1(32), 0, []any{cycles(d, 20)}, WithAfter(n2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, n := range []*NativeLaunch{n1, n2, n3} {
+		if err := n.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait(t, a, 30*time.Second)
+	wait(t, b, 30*time.Second)
+	type span struct {
+		name       string
+		start, end time.Time
+	}
+	sa, sb := a.Stats(), b.Stats()
+	s1, e1 := n1.Span()
+	s2, e2 := n2.Span()
+	s3, e3 := n3.Span()
+	chain := []span{{"job a", sa.Start, sa.End}, {"native 1", s1, e1}, {"job b", sb.Start, sb.End}, {"native 2", s2, e2}, {"native 3", s3, e3}}
+	for i, s := range chain {
+		if s.start.IsZero() || s.end.Before(s.start) {
+			t.Fatalf("%s: stamps %v .. %v", s.name, s.start, s.end)
+		}
+		if i > 0 && s.start.Before(chain[i-1].end) {
+			t.Errorf("%s started %v before %s (its predecessor) ended", s.name, chain[i-1].end.Sub(s.start), chain[i-1].name)
+		}
+		if i > 0 {
+			t.Logf("%s starts %v after %s ends", s.name, s.start.Sub(chain[i-1].end), chain[i-1].name)
+		}
 	}
 }

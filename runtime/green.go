@@ -193,8 +193,13 @@ func (l *Library) Kernel(name string, layout ParamLayout) (*NativeKernel, error)
 // NativeLaunch is a native kernel running, in a green context
 // (GreenSet.Launch) or the primary one (Device.LaunchNative).
 type NativeLaunch struct {
-	done       chan struct{}
-	mu         sync.Mutex
+	done chan struct{}
+	dev  *Device
+	mu   sync.Mutex
+	// endEv is the event behind the kernel, for launches that follow it
+	// (WithAfter); nil once the launch ended and the event is destroyed.
+	endEv      C.CUevent
+	endCtx     C.CUcontext
 	err        error
 	gpu        time.Duration
 	start, end time.Time // from GPU stamps (Device.EnableClock), else zero
@@ -212,12 +217,23 @@ func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared ui
 // LaunchNative runs k over grid in the primary context on a stream of its
 // own (destroyed when it ends), as a program's kernel runs: the baseline
 // the persistent workers are compared with.
-func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
+func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any, opts ...LaunchOption) (*NativeLaunch, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
+	var o launchOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := checkAfter(d, o.after); err != nil {
+		return nil, fmt.Errorf("runtime: native launch of %s: %w", k.name, err)
+	}
 	st, err := d.newStream(d.prioLeast)
 	if err != nil {
+		return nil, err
+	}
+	if err := joinAfter(o.after, st); err != nil {
+		C.slate_cuStreamDestroy(d.ctx, st)
 		return nil, err
 	}
 	l, err := d.launchNative(d.ctx, st, true, k, grid, block, shared, args)
@@ -288,11 +304,16 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 		C.slate_cuEventDestroy(ctx, end)
 		return nil, errors.Join(err, serr)
 	}
-	nl := &NativeLaunch{done: make(chan struct{})}
+	nl := &NativeLaunch{done: make(chan struct{}), dev: d, endEv: end, endCtx: ctx}
 	go func() {
 		defer close(nl.done)
 		defer C.slate_cuEventDestroy(ctx, start)
-		defer C.slate_cuEventDestroy(ctx, end)
+		defer func() {
+			nl.mu.Lock()
+			nl.endEv = nil
+			nl.mu.Unlock()
+			C.slate_cuEventDestroy(ctx, end)
+		}()
 		if ownStream {
 			defer C.slate_cuStreamDestroy(ctx, st)
 		}
@@ -330,6 +351,17 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 
 // Done is closed when the launch has ended.
 func (g *NativeLaunch) Done() <-chan struct{} { return g.done }
+
+// joinStream makes stream s wait for the kernel (nothing once it ended).
+// Events of another context (a green context's) are waited on all the same.
+func (g *NativeLaunch) joinStream(s C.CUstream) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.endEv == nil {
+		return nil
+	}
+	return g.dev.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(g.dev.ctx, s, g.endEv))
+}
 
 // Wait blocks until the launch has ended or ctx is done.
 func (g *NativeLaunch) Wait(ctx context.Context) error {

@@ -53,7 +53,7 @@ func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared ui
 }
 
 // LaunchNative returns ErrNoCgo.
-func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any) (*NativeLaunch, error) {
+func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any, opts ...LaunchOption) (*NativeLaunch, error) {
 	return nil, ErrNoCgo
 }
 

@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -108,8 +109,8 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if k.mod.dev != d {
 		return nil, fmt.Errorf("runtime: job %q: kernel belongs to another device", o.name)
 	}
-	if o.after != nil && o.after.dev != d {
-		return nil, fmt.Errorf("runtime: job %q: WithAfter names a job of another device", o.name)
+	if err := checkAfter(d, o.after); err != nil {
+		return nil, fmt.Errorf("runtime: job %q: %w", o.name, err)
 	}
 	total := grid.Count()
 	if total == 0 {
@@ -180,8 +181,8 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 }
 
 // setup allocates the job's resources and queues its first launch, after
-// the launches of job after (if not nil) have ended.
-func (j *Job) setup(r SMRange, after *Job) error {
+// the launches of after (if not nil) have ended.
+func (j *Job) setup(r SMRange, after Predecessor) error {
 	d := j.dev
 	var err error
 	if j.ctl, err = d.ctlMem.get(); err != nil {
@@ -199,10 +200,8 @@ func (j *Job) setup(r SMRange, after *Job) error {
 	if j.doneEv, err = d.newEvent(); err != nil {
 		return err
 	}
-	if after != nil {
-		if err := after.joinStream(j.stream); err != nil {
-			return err
-		}
+	if err := joinAfter(after, j.stream); err != nil {
+		return err
 	}
 	if err := d.putCtl(j.ctl, 0, constZero, CtlSize, j.stream); err != nil {
 		return err
@@ -241,6 +240,41 @@ func (j *Job) stampEnd() error {
 	}
 	d := j.dev
 	return j.clk.stamp(d, d.ctx, j.stream, j.stamps+8)
+}
+
+// checkAfter refuses a predecessor of another device than d.
+func checkAfter(d *Device, after Predecessor) error {
+	var dev *Device
+	switch p := after.(type) {
+	case *Job:
+		if p != nil {
+			dev = p.dev
+		}
+	case *NativeLaunch:
+		if p != nil {
+			dev = p.dev
+		}
+	}
+	if dev != nil && dev != d {
+		return errors.New("WithAfter names a launch of another device")
+	}
+	return nil
+}
+
+// joinAfter makes stream s wait for after's launches queued so far (none
+// for nil or a launch that has ended).
+func joinAfter(after Predecessor, s C.CUstream) error {
+	switch p := after.(type) {
+	case *Job:
+		if p != nil {
+			return p.joinStream(s)
+		}
+	case *NativeLaunch:
+		if p != nil {
+			return p.joinStream(s)
+		}
+	}
+	return nil
 }
 
 // joinStream makes stream s wait for the launches of j queued so far.
