@@ -86,10 +86,10 @@ func (x *schedExecutor) start(t *runtime.Task, r runtime.SMRange, prev *schedRun
 	if err != nil {
 		return nil, err
 	}
-	from := x.dev.Now()
-	if prev != nil {
-		from = chained // its first segment starts where its span does
-	}
+	// Its first segment starts where its span does (GPU stamps where the
+	// device has them): the host's clock at the launch call is not where
+	// the GPU started it.
+	from := chained
 	x.mu.Lock()
 	x.jobs[t.Name], x.from[t.Name], x.cur[t.Name] = j, from, r
 	x.mu.Unlock()
@@ -108,8 +108,8 @@ func (x chainExecutor) StartAfter(t *runtime.Task, r runtime.SMRange, prev runti
 	return x.start(t, r, p)
 }
 
-// chained marks in schedExecutor.from a job started behind another: its
-// segment starts at its span's start, known once the one before it ended.
+// chained marks in schedExecutor.from a job's first segment: it starts at
+// the job's span's start (GPU stamps), known once the job has started.
 const chained = time.Duration(-1)
 
 // segStart is where the current Gantt segment of the named job starts.
@@ -154,9 +154,12 @@ func (r *schedRunning) Wait(ctx context.Context) error {
 	// is a GPU stamp. A job that ended before the host resized it (it had
 	// drained its queue unnoticed) has no segment after its end.
 	e := ms(end)
+	begin, _ := r.job.Span()
+	b := ms(begin)
 	for i := range x.gantt {
-		if g := &x.gantt[i]; g.Kernel == r.name && g.EndMs > e {
-			g.EndMs = e
+		if g := &x.gantt[i]; g.Kernel == r.name {
+			g.StartMs = min(max(g.StartMs, b), e)
+			g.EndMs = min(max(g.EndMs, b), e)
 		}
 	}
 	c := x.cur[r.name]
