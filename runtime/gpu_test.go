@@ -1106,3 +1106,36 @@ func TestGPUNativeAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUSpreadSmallGrid checks that a grid smaller than what a partial
+// range holds is spread over the range's SMs: 32 logical blocks of 64
+// threads (64 fit an SM) on 32 SMs run one per SM, all within the range.
+func TestGPUSpreadSmallGrid(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "where__slate", LayoutOf("unsigned int*", "long long"))
+	const n = 32
+	if d.Info().SMs < 2*n {
+		t.Skipf("%d SMs", d.Info().SMs)
+	}
+	out := alloc(t, d, make([]uint32, n))
+	r := SMRange{Low: 8, High: 8 + n - 1}
+	for rep := range 3 {
+		j, err := d.Launch(k, D1(n), D1(64), 0, []any{out, cycles(d, 50)}, r, WithIters(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, j, 30*time.Second)
+		sms := download[uint32](t, d, out, n)
+		per := map[uint32]int{}
+		for i, s := range sms {
+			if int(s) < r.Low || int(s) > r.High {
+				t.Fatalf("logical block %d ran on SM %d, outside %v", i, s, r)
+			}
+			per[s]++
+		}
+		t.Logf("rep %d: %d blocks on %d distinct SMs of %d", rep, n, len(per), n)
+		if len(per) != n {
+			t.Errorf("rep %d: %d blocks ran on %d SMs of the %d in range: %v", rep, n, len(per), n, per)
+		}
+	}
+}

@@ -67,4 +67,4 @@ var workerSource string
 func readWorker(testing.TB) string { return workerSource }
 
 // workerExprs are the kernels of testdata/worker.cu, by source name.
-var workerExprs = []string{"vadd__slate<float>", "count__slate", "affine__slate", "oob__slate", "spin__slate"}
+var workerExprs = []string{"vadd__slate<float>", "count__slate", "affine__slate", "oob__slate", "spin__slate", "where__slate"}

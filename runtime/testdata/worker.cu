@@ -199,3 +199,17 @@ __global__ void spin__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate
         }
     });
 }
+
+// where__slate: each logical block records the SM it ran on and spins
+// `spin` cycles (so that blocks that start together overlap).
+__global__ void where__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned int* sm, long long spin) {
+    slate_worker(slate_ctl_p, slate_cfg_v, [&](uint3 bid) {
+        if (threadIdx.x == 0) {
+            unsigned int s;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+            sm[bid.x] = s;
+            long long t0 = clock64();
+            while (clock64() - t0 < spin) {}
+        }
+    });
+}
