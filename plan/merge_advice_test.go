@@ -73,3 +73,25 @@ func TestMergeAdviceNeedsResources(t *testing.T) {
 	assert.Nil(t, ph.Merge)
 	assert.NotNil(t, ph.Bucket)
 }
+
+// Two memory-intensive kernels in a phase are not merged, whatever the
+// occupancy model says: their DRAM sharing is what the model predicts least
+// well. The phase still co-runs them (STM's split), and a note says why.
+func TestMergeAdviceRefusesTwoMemoryKernels(t *testing.T) {
+	ps := complementaryPair(256)
+	// The compute kernel becomes memory intensive too (B[M] at 60% of peak),
+	// but still scales with SMs, so STM keeps the pair in one phase.
+	for i := range ps.Kernels[0].BWGBs {
+		ps.Kernels[0].BWGBs[i].V = 600 * float64(ps.Kernels[0].BWGBs[i].M) / 16
+	}
+	cl, _ := ps.Classify(0)
+	require.True(t, cl.Memory(), "class %s", cl)
+	p, err := PlanSTM(ps, STMOptions{Eval: EvalExact})
+	require.NoError(t, err)
+	ph := mergedPhase(t, p)
+	require.NotNil(t, ph.Merge)
+	assert.False(t, ph.Merge.Recommended)
+	assert.Contains(t, ph.Merge.Reason, "memory intensive")
+	assert.Contains(t, ph.Note, "not merged")
+	assert.True(t, strings.Contains(strings.Join(p.Notes, "\n"), "compute (M_M), memory (H_M)"), "notes: %v", p.Notes)
+}

@@ -543,6 +543,20 @@ func (mdl *Model) bucketSummary(c []Alloc, shares []int) (*BucketSummary, error)
 // MergeAdvice); nil when a kernel's threads or registers are unknown.
 func (b *planBuilder) mergeAdvice(c []Alloc, lat float64) *MergeAdvice {
 	mdl := b.mdl
+	// Two memory-intensive kernels share DRAM, which the bandwidth penalty
+	// models least well: on an H100, transpose+reduce+histogram (all M_M)
+	// merged ran 1.13x slower than on streams where the plan predicted a
+	// 30-40% gain. As for co-running (SlateOptions.ModelCorun), such a
+	// phase is not merged.
+	var memory []string
+	for _, a := range c {
+		if cl, _ := mdl.PS.Classify(a.Kernel); cl.Memory() {
+			memory = append(memory, fmt.Sprintf("%s (%s)", mdl.PS.Kernels[a.Kernel].Name, cl))
+		}
+	}
+	if len(memory) >= 2 {
+		return &MergeAdvice{Reason: "not merged: " + strings.Join(memory, ", ") + " are memory intensive and would share DRAM, which the model predicts least well"}
+	}
 	var parts []occupancy.MergePart
 	var merged occupancy.Kernel
 	seq := 0.0
@@ -644,7 +658,11 @@ func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	p.MergeShares = mergeShares(mdl.M, c, p.Kernels, mdl.tb)
 	p.Merge = b.mergeAdvice(c, p.LatencyMs)
 	if p.Merge != nil && !p.Merge.Recommended {
-		p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" merge predicted to lose (%.4f ms): run as SM-range workers (slatec transform)", p.Merge.PredictedMs))
+		if p.Merge.PredictedMs > 0 {
+			p.Note = strings.TrimSpace(p.Note + fmt.Sprintf(" merge predicted to lose (%.4f ms): run as SM-range workers (slatec transform)", p.Merge.PredictedMs))
+		} else {
+			p.Note = strings.TrimSpace(p.Note + " not merged (memory-intensive kernels): run as SM-range workers (slatec transform)")
+		}
 		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phase %d: %s", len(b.plan.Phases)+1, p.Merge.Reason))
 		b.phase(p)
 		return nil
