@@ -977,19 +977,7 @@ func TestGPUFlushL2(t *testing.T) {
     }
     if (s == 12345.f) *out = s; // keeps the loads
 }`
-	c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: "rd.cu", Source: src, Arch: d.Info().Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := d.LoadLibrary(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Unload()
-	k, err := lib.Kernel("rd", LayoutOf("const float4*", "int", "float*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := nativeKernel(t, d, src, "rd", LayoutOf("const float4*", "int", "float*"))
 	n4 := l2 / 3 / 16
 	buf := alloc(t, d, make([]float32, 4*n4))
 	out := alloc(t, d, make([]float32, 1))
@@ -1041,19 +1029,7 @@ func TestGPUNativeAfter(t *testing.T) {
     const long long t0 = clock64();
     while (clock64() - t0 < cycles) {}
 }`
-	c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: "nspin.cu", Source: src, Arch: d.Info().Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := d.LoadLibrary(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Unload()
-	nk, err := lib.Kernel("nspin", LayoutOf("long long"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nk := nativeKernel(t, d, src, "nspin", LayoutOf("long long"))
 	k := kernel(t, m, "spin__slate", spinLayout)
 	sms := d.Info().SMs
 	a, err := d.Launch(k, D1(uint32(sms*16)), D1(64), 0, []any{cycles(d, 30)}, d.FullRange())
@@ -1138,4 +1114,25 @@ func TestGPUSpreadSmallGrid(t *testing.T) {
 			t.Errorf("rep %d: %d blocks ran on %d SMs of the %d in range: %v", rep, n, len(per), n, per)
 		}
 	}
+}
+
+// nativeKernel compiles src with NVRTC and loads its extern "C" kernel name
+// as a native kernel (a context-independent library, unloaded at the end
+// of the test).
+func nativeKernel(t *testing.T, d *Device, src, name string, l ParamLayout) *NativeKernel {
+	t.Helper()
+	c, err := (&Compiler{CacheDir: testCacheDir}).Compile(CompileRequest{Name: name + ".cu", Source: src, Arch: d.Info().Arch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := d.LoadLibrary(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Unload() })
+	k, err := lib.Kernel(name, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
