@@ -187,7 +187,7 @@ func (d *CUDADevice) StartNativeAfter(k *Kernel, prev Job) (Job, error) {
 type nativeJob struct {
 	nl    *runtime.NativeLaunch
 	start time.Duration
-	after Job // started behind it (StartNativeAfter)
+	after Job       // started behind it (StartNativeAfter)
 	epoch time.Time // the device's (Now's zero)
 }
 

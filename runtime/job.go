@@ -36,18 +36,18 @@ const (
 // notices its end, checks that every logical block ran, and frees its
 // resources.
 type Job struct {
-	dev      *Device
-	k        *Kernel
-	name     string
-	grid     Dim3
-	block    Dim3
-	shared   uint32
-	cfg      Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
-	wave     uint32 // occupancy x SM count: the workers of a launch on a partial range
-	occ      int    // the worker's blocks per SM at shared
+	dev    *Device
+	k      *Kernel
+	name   string
+	grid   Dim3
+	block  Dim3
+	shared uint32
+	cfg    Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
+	wave   uint32 // occupancy x SM count: the workers of a launch on a partial range
+	occ    int    // the worker's blocks per SM at shared
 	// spreads caches spread's answer per SM count (under mu).
-	spreads map[int]spreadLaunch
-	respawns int    // relaunches of a starved job (respawnIfStarved)
+	spreads  map[int]spreadLaunch
+	respawns int // relaunches of a starved job (respawnIfStarved)
 	args     []byte
 	offs     []C.ulonglong
 	ctl      DevicePtr
