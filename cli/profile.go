@@ -38,6 +38,7 @@ type profileFlags struct {
 	peakBW             float64
 	iters, device      int
 	timeout            time.Duration
+	dramSensitivity    bool
 }
 
 // isTerminal reports whether progress goes to a terminal (a variable so
@@ -111,6 +112,7 @@ Example (STREAM triad, 3 x 4 bytes per thread):
 	f.IntVar(&fl.iters, "iters", 0, "logical blocks per task of the workers (0: the runtime's choice)")
 	f.IntVar(&fl.device, "device", 0, "CUDA device ordinal")
 	f.DurationVar(&fl.timeout, "timeout", time.Minute, "longest a single run may take (0: no limit)")
+	f.BoolVar(&fl.dramSensitivity, "dram-sensitivity", true, "also time the kernel on half the SMs beside a DRAM-saturating stream on the other half (dram_sensitivity: how much a loaded DRAM slows it)")
 	return cmd
 }
 
@@ -274,6 +276,7 @@ func runProfile(cmd *cobra.Command, path string, fl profileFlags) error {
 		Kernel: prep, Name: fl.name, Args: bound, SMs: in.sweep, Reps: fl.reps,
 		Launch:        profile.Launch{Grid: in.grid, Block: in.block, Shared: in.shared, Iters: fl.iters},
 		BytesPerBlock: in.bytesPerBlock, PeakBWGBs: fl.peakBW, RunTimeout: fl.timeout, Progress: pr.event,
+		DRAMSensitivity: fl.dramSensitivity,
 	}
 	res, err := profile.Profile(ctx, dev, req)
 	pr.finish()

@@ -60,16 +60,22 @@ type Device struct {
 // (see Kernel.R). Class, when set, overrides the Slate classification derived
 // from the metrics.
 type Kernel struct {
-	Name            string    `json:"name"`
-	Blocks          int64     `json:"blocks"`
-	ThreadsPerBlock int       `json:"threads_per_block"`
-	Registers       int       `json:"registers"`
-	SharedBytes     int       `json:"shared_bytes"`
-	GlobalBytes     uint64    `json:"global_bytes"`
-	BlocksPerSM     int       `json:"blocks_per_sm,omitempty"`
-	RMs             Samples   `json:"r_ms"`
-	BWGBs           Samples   `json:"bw_gbs"`
-	GFLOPS          float64   `json:"gflops,omitempty"`
+	Name            string  `json:"name"`
+	Blocks          int64   `json:"blocks"`
+	ThreadsPerBlock int     `json:"threads_per_block"`
+	Registers       int     `json:"registers"`
+	SharedBytes     int     `json:"shared_bytes"`
+	GlobalBytes     uint64  `json:"global_bytes"`
+	BlocksPerSM     int     `json:"blocks_per_sm,omitempty"`
+	RMs             Samples `json:"r_ms"`
+	BWGBs           Samples `json:"bw_gbs"`
+	GFLOPS          float64 `json:"gflops,omitempty"`
+	// DRAMSensitivity is the kernel's time on half the SMs while a
+	// streaming kernel saturates DRAM from the other half, over its time
+	// there alone (slatec profile measures it): the slowdown of a kernel
+	// that waits on DRAM's loaded latency, which the bandwidth penalty does
+	// not see (a pointer chase moving 5% of the bandwidth). 0: not measured.
+	DRAMSensitivity float64   `json:"dram_sensitivity,omitempty"`
 	Class           Class     `json:"class,omitempty"`
 	Transfer        *Transfer `json:"transfer,omitempty"`
 }
@@ -292,7 +298,7 @@ func (e *ValidationError) Error() string {
 var (
 	topKeys      = keySet("format", "device", "kernels")
 	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
-	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "class", "transfer")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
 )
 
@@ -550,6 +556,9 @@ func (ps *ProfileSet) Validate() error {
 		}
 		if k.SharedBytes < 0 {
 			add(p+".shared_bytes", "must not be negative, got %d", k.SharedBytes)
+		}
+		if k.DRAMSensitivity != 0 && !positive(k.DRAMSensitivity) {
+			add(p+".dram_sensitivity", "must be a positive number when given, got %v", k.DRAMSensitivity)
 		}
 		if k.BlocksPerSM < 0 {
 			add(p+".blocks_per_sm", "must be positive when given, got %d", k.BlocksPerSM)

@@ -307,16 +307,16 @@ func (mdl *Model) slatePair(a, c int) (bestM int, bestLat, finA, finC float64) {
 	bestLat = math.Inf(1)
 	for m := 1; m < M; m++ {
 		pen := mdl.penalty2(a, m, c, M-m)
-		ta := mdl.r[a][m] * pen
-		tc := mdl.r[c][M-m] * pen
+		ta := mdl.r[a][m] * max(pen, mdl.loaded(a, mdl.b[c][M-m]))
+		tc := mdl.r[c][M-m] * max(pen, mdl.loaded(c, mdl.b[a][m]))
 		var lat, fa, fc float64
 		if ta <= tc {
 			fa = ta
-			fc = ta + (1-ta/tc)*mdl.r[c][M]
+			fc = ta + (1-ta/tc)*mdl.r[c][mdl.grownTo(c, M-m, ta/tc)]
 			lat = fc
 		} else {
 			fc = tc
-			fa = tc + (1-tc/ta)*mdl.r[a][M]
+			fa = tc + (1-tc/ta)*mdl.r[a][mdl.grownTo(a, m, tc/ta)]
 			lat = fa
 		}
 		if lat < bestLat {
@@ -380,15 +380,23 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 			c[j] = Alloc{Kernel: ks[i], SMs: m[i]}
 		}
 		pen := mdl.penalty(c)
+		bw := 0.0
+		for _, a := range c {
+			bw += mdl.b[a.Kernel][a.SMs]
+		}
+		slow := make([]float64, n)
+		for j, i := range alive {
+			slow[i] = max(pen, mdl.loaded(ks[i], bw-mdl.b[c[j].Kernel][c[j].SMs]))
+		}
 		dt := math.Inf(1)
 		for _, i := range alive {
-			dt = min(dt, left[i]*mdl.r[ks[i]][m[i]]*pen)
+			dt = min(dt, left[i]*mdl.r[ks[i]][m[i]]*slow[i])
 		}
 		t += dt
 		var next []int
 		var weights []float64
 		for _, i := range alive {
-			left[i] -= dt / (mdl.r[ks[i]][m[i]] * pen)
+			left[i] -= dt / (mdl.r[ks[i]][m[i]] * slow[i])
 			if left[i] <= 1e-12 {
 				fin[i] = t
 				continue
@@ -399,12 +407,55 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 		if len(next) > 0 {
 			grown := shares.LargestRemainder(mdl.M, weights)
 			for j, i := range next {
+				if mdl.allStarted(ks[i], m[i], 1-left[i]) {
+					continue // it gets the SMs but cannot use them
+				}
 				m[i] = grown[j]
 			}
 		}
 		alive = next
 	}
 	return t, fin
+}
+
+// allStarted reports whether kernel i, running on m SMs with fraction done
+// of its work done, has started all its blocks: blocks run in waves of m x
+// its occupancy, and the wave in flight holds the blocks started so far. A
+// kernel whose blocks all run already gains nothing when it is grown (a
+// 64-block pointer chase on 64 SMs).
+func (mdl *Model) allStarted(i, m int, done float64) bool {
+	tb := mdl.tb[i]
+	cap := int64(m) * int64(max(1, mdl.PS.Occupancy(&mdl.PS.Kernels[i])))
+	if cap <= 0 || tb <= 0 {
+		return false
+	}
+	waves := (tb + cap - 1) / cap
+	started := (int64(math.Floor(done*float64(waves))) + 1) * cap
+	return started >= tb
+}
+
+// grownTo is the SM count whose rate kernel i finishes at when it grows
+// from m SMs to all of them with fraction done of its work done: all of
+// them, unless its blocks have all started (then its own m).
+func (mdl *Model) grownTo(i, m int, done float64) int {
+	if mdl.allStarted(i, m, done) {
+		return m
+	}
+	return mdl.M
+}
+
+// loaded is kernel i's loaded-latency factor beside kernels moving others
+// GB/s: 1 + (s - 1) x min(1, others / Pb), s its measured DRAM
+// sensitivity (1 when not measured). The bandwidth penalty slows kernels
+// that share DRAM's throughput; this slows one that waits on its latency,
+// which a saturated DRAM raises: a pointer chase moving 5% of the
+// bandwidth ran 1.5-2.6x slower beside a triad on an H100.
+func (mdl *Model) loaded(i int, others float64) float64 {
+	s := mdl.PS.Kernels[i].DRAMSensitivity
+	if s <= 1 || mdl.Pb <= 0 {
+		return 1
+	}
+	return 1 + (s-1)*min(1, others/mdl.Pb)
 }
 
 func (mdl *Model) penalty2(a, ma, c, mc int) float64 {

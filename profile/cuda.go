@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/slatec/slatec/plan"
@@ -14,6 +15,10 @@ import (
 type cudaDevice struct {
 	dev  *runtime.Device
 	comp *runtime.Compiler
+
+	// stream is RunLoaded's DRAM load, loaded at its first use.
+	streamMu sync.Mutex
+	stream   *cudaTarget
 }
 
 // OpenCUDA opens GPU ordinal for profiling. Kernels are compiled with c
@@ -53,7 +58,15 @@ func (d *cudaDevice) Info() plan.Device {
 	}
 }
 
-func (d *cudaDevice) Close() error { return d.dev.Close() }
+func (d *cudaDevice) Close() error {
+	d.streamMu.Lock()
+	if d.stream != nil {
+		d.stream.Close()
+		d.stream = nil
+	}
+	d.streamMu.Unlock()
+	return d.dev.Close()
+}
 
 // Load compiles the persistent source for the device, binds the worker
 // with the kernel's parameter layout and puts the arguments in device
@@ -68,7 +81,7 @@ func (d *cudaDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bou
 	if err != nil {
 		return nil, err
 	}
-	t := &cudaTarget{dev: d.dev, mod: mod, name: k.QualifiedName, launch: l}
+	t := &cudaTarget{owner: d, dev: d.dev, mod: mod, name: k.QualifiedName, launch: l}
 	if t.k, err = mod.Kernel(k.Worker, k.Layout); err != nil {
 		t.Close()
 		return nil, err
@@ -147,6 +160,7 @@ func (d *cudaDevice) upload(a Arg) (runtime.DevicePtr, error) {
 
 // cudaTarget is a loaded worker with its arguments on the device.
 type cudaTarget struct {
+	owner  *cudaDevice
 	dev    *runtime.Device
 	mod    *runtime.Module
 	k      *runtime.Kernel
@@ -216,4 +230,76 @@ func (t *cudaTarget) Close() error {
 		t.mod = nil
 	}
 	return errors.Join(errs...)
+}
+
+// streamSource is the DRAM load of RunLoaded: a copy-scale over buffers far
+// larger than any L2, its logical grid as long as it is let run.
+const streamSource = `// slatec profile: DRAM load for dram_sensitivity
+__global__ void slatec_dram_stream(float4* __restrict__ a, const float4* __restrict__ b, unsigned int mask)
+{
+    const unsigned int i = (blockIdx.x * blockDim.x + threadIdx.x) & mask;
+    const float4 x = b[i];
+    a[i] = make_float4(2.f * x.x, 2.f * x.y, 2.f * x.z, 2.f * x.w);
+}
+`
+
+// streamArgs: two 256 MiB buffers of float4 (2^24 each) and the mask.
+const streamArgs = "out:f32:64M,buf:f32:64M,u32:16777215"
+
+// streamBlocks is the stream's logical grid: seconds of traffic, far more
+// than one loaded run needs; the job is canceled after the run.
+const streamBlocks = 1 << 28
+
+// loadStream loads the DRAM stream of RunLoaded once per device.
+func (d *cudaDevice) loadStream(ctx context.Context) (*cudaTarget, error) {
+	d.streamMu.Lock()
+	defer d.streamMu.Unlock()
+	if d.stream != nil {
+		return d.stream, nil
+	}
+	prep, _, err := Prepare("slatec_dram_stream.cu", []byte(streamSource), "slatec_dram_stream", nil)
+	if err != nil {
+		return nil, fmt.Errorf("the DRAM stream: %w", err)
+	}
+	args, err := ParseArgs(streamArgs)
+	if err != nil {
+		return nil, err
+	}
+	bound, err := CheckArgs(args, prep.Layout)
+	if err != nil {
+		return nil, err
+	}
+	l := Launch{Grid: runtime.D1(streamBlocks), Block: runtime.D1(256)}
+	tgt, err := d.Load(ctx, prep, l, bound)
+	if err != nil {
+		return nil, fmt.Errorf("loading the DRAM stream: %w", err)
+	}
+	d.stream = tgt.(*cudaTarget)
+	return d.stream, nil
+}
+
+// RunLoaded implements LoadedRunner: Run on SMs [0, m-1] while the DRAM
+// stream runs on [m, M-1], started first so that DRAM is saturated when
+// the kernel starts, and canceled after it.
+func (t *cudaTarget) RunLoaded(ctx context.Context, m int) (time.Duration, error) {
+	M := t.dev.Info().SMs
+	if m < 1 || m >= M {
+		return 0, fmt.Errorf("a loaded run needs SMs left for the DRAM stream: %d of %d asked for", m, M)
+	}
+	s, err := t.owner.loadStream(ctx)
+	if err != nil {
+		return 0, err
+	}
+	j, err := t.dev.Launch(s.k, s.launch.Grid, s.launch.Block, 0, s.args, runtime.SMRange{Low: m, High: M - 1}, runtime.WithName("DRAM stream"))
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		j.Cancel()
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = j.Wait(wctx)
+	}()
+	time.Sleep(200 * time.Microsecond) // the stream's workers are running
+	return t.Run(ctx, m)
 }

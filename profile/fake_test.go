@@ -104,3 +104,17 @@ func (l listRunner) Run(_ context.Context, m int) (time.Duration, error) {
 	l[m] = s[1:]
 	return d, nil
 }
+
+// loadedTarget is a fakeTarget that also runs with DRAM loaded: its time
+// is the model's times factor.
+type loadedTarget struct {
+	fakeTarget
+	factor float64
+	loaded []int // m of each loaded run
+}
+
+func (t *loadedTarget) RunLoaded(ctx context.Context, m int) (time.Duration, error) {
+	d, err := t.Run(ctx, m)
+	t.loaded = append(t.loaded, m)
+	return time.Duration(float64(d) * t.factor), err
+}

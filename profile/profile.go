@@ -76,9 +76,19 @@ type Request struct {
 	BytesPerBlock int64
 	// PeakBWGBs overrides the device's peak bandwidth when positive (the
 	// driver may not report the memory clock it is computed from).
-	PeakBWGBs  float64
-	RunTimeout time.Duration
-	Progress   func(Event)
+	PeakBWGBs float64
+	// DRAMSensitivity also measures the kernel on half the SMs with a
+	// streaming kernel saturating DRAM from the other half (LoadedRunner);
+	// the ratio to its time there alone is the profile's dram_sensitivity.
+	DRAMSensitivity bool
+	RunTimeout      time.Duration
+	Progress        func(Event)
+}
+
+// LoadedRunner is a Target that can also run the kernel on SMs [0, m-1]
+// while a streaming kernel keeps DRAM saturated from the SMs [m, M-1].
+type LoadedRunner interface {
+	RunLoaded(ctx context.Context, m int) (time.Duration, error)
 }
 
 // Result is a finished profile.
@@ -149,6 +159,10 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 		return nil, err
 	}
 	points, err := Measure(ctx, tgt, sms, MeasureOptions{Reps: reps, Warmup: warmup, RunTimeout: req.RunTimeout, Progress: req.Progress})
+	sens := 0.0
+	if lr, ok := tgt.(LoadedRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs >= 2 {
+		sens, err = dramSensitivity(ctx, tgt, lr, dinfo.SMs/2, reps, warmup, req.RunTimeout)
+	}
 	attrs := tgt.Attrs()
 	if cerr := tgt.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("releasing the kernel's memory: %w", cerr)
@@ -156,7 +170,44 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(dinfo, req, args, points, attrs)
+	res, err := build(dinfo, req, args, points, attrs)
+	if err == nil && sens > 0 {
+		res.Set.Kernels[0].DRAMSensitivity = round(sens, 3)
+	}
+	return res, err
+}
+
+// dramSensitivity times the kernel on m SMs alone and with DRAM loaded,
+// alternating so that clock drift falls on both, and returns the ratio of
+// the medians.
+func dramSensitivity(ctx context.Context, r Runner, lr LoadedRunner, m, reps, warmup int, timeout time.Duration) (float64, error) {
+	run := func(f func(context.Context, int) (time.Duration, error)) (time.Duration, error) {
+		c, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			c, cancel = context.WithTimeout(ctx, timeout)
+		}
+		defer cancel()
+		return f(c, m)
+	}
+	var idle, loaded []time.Duration
+	for i := range warmup + reps {
+		a, err := run(r.Run)
+		if err != nil {
+			return 0, fmt.Errorf("DRAM sensitivity on %d SMs: %w", m, err)
+		}
+		b, err := run(lr.RunLoaded)
+		if err != nil {
+			return 0, fmt.Errorf("DRAM sensitivity on %d SMs, DRAM loaded: %w", m, err)
+		}
+		if i >= warmup {
+			idle, loaded = append(idle, a), append(loaded, b)
+		}
+	}
+	mi, ml := Median(idle), Median(loaded)
+	if mi <= 0 || ml <= 0 {
+		return 0, fmt.Errorf("DRAM sensitivity on %d SMs: no time measured", m)
+	}
+	return float64(ml) / float64(mi), nil
 }
 
 // checkLaunch rejects launch shapes no GPU runs, before any device work.

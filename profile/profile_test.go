@@ -403,3 +403,55 @@ func TestPlotExtrapolatesR1(t *testing.T) {
 	k := plan.Kernel{Name: "k", RMs: plan.Samples{{M: 4, V: 10}}, BWGBs: plan.Samples{{M: 4, V: 0}}}
 	assert.Equal(t, 40.0, k.R(1))
 }
+
+// loadedDevice hands out loadedTargets.
+type loadedDevice struct {
+	*fakeDevice
+	factor float64
+	tgt    *loadedTarget
+}
+
+func (d *loadedDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bound) (Target, error) {
+	t, err := d.fakeDevice.Load(ctx, k, l, args)
+	if err != nil {
+		return nil, err
+	}
+	d.tgt = &loadedTarget{fakeTarget: *t.(*fakeTarget), factor: d.factor}
+	return d.tgt, nil
+}
+
+// With DRAMSensitivity, the kernel is timed on half the SMs alone and
+// loaded, alternately, after the sweep, and the ratio of the medians is
+// the profile's dram_sensitivity; without it, or on a device that cannot
+// load DRAM, nothing is recorded.
+func TestProfileDRAMSensitivity(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		enable bool
+		loaded bool
+		want   float64
+	}{
+		{"measured", true, true, 1.75},
+		{"not asked", false, true, 0},
+		{"device cannot", true, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := newFake(memBound(65536*3072, 110, 4400))
+			var dev Device = fake
+			ld := &loadedDevice{fakeDevice: fake, factor: 1.75}
+			if c.loaded {
+				dev = ld
+			}
+			req := triadRequest(t, triadSpec)
+			req.DRAMSensitivity = c.enable
+			res, err := Profile(context.Background(), dev, req)
+			require.NoError(t, err)
+			assert.InDelta(t, c.want, res.Kernel().DRAMSensitivity, 1e-9)
+			require.NoError(t, res.Set.Validate())
+			if c.enable && c.loaded {
+				assert.Equal(t, []int{66, 66, 66, 66, 66, 66}, ld.tgt.loaded, "warm-up and 5 reps on half of 132 SMs")
+				assert.Equal(t, 12, fake.runs[66], "6 idle runs on 66 SMs and the 6 loaded ones (the fake runs the kernel inside RunLoaded)")
+			}
+		})
+	}
+}
