@@ -365,6 +365,10 @@ func writeBenchReport(w io.Writer, d *corun.Document) {
 	s := d.Summarize()
 	fmt.Fprintf(w, "\nresizes that drained: %d, latency p50 %.1f us, p99 %.1f us; grew without a drain: %d\n",
 		d.ResizeLatency.Count, d.ResizeLatency.P50Us, d.ResizeLatency.P99Us, d.ResizeLatency.Grows)
+	if rl := d.ResizeLatency; rl.WithTask > 0 {
+		fmt.Fprintf(w, "drain minus one task (target: p99 <= %.0f us): p99 %.1f us over %d drains; %d above one task + %.0f us\n",
+			float64(corun.DrainTarget)/1e3, rl.OverTaskP99Us, rl.WithTask, rl.OverTarget, float64(corun.DrainTarget)/1e3)
+	}
 	if len(s.SchedulerShare) > 0 {
 		fmt.Fprintln(w, "scheduler gain as a share of the oracle's (complementary workloads; target >= 0.90):")
 		for _, k := range sortedKeys(s.SchedulerShare) {

@@ -294,6 +294,7 @@ func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error)
 }
 
 func (c *cudaJob) Wait(ctx context.Context) error { return c.j.Wait(ctx) }
+func (c *cudaJob) Iters() int                     { return c.j.Iters() }
 func (c *cudaJob) Stamped() bool                  { return !c.j.Stats().Start.IsZero() }
 func (c *cudaJob) Done() <-chan struct{}          { return c.j.Done() }
 

@@ -44,7 +44,15 @@ type Resize struct {
 	Latency time.Duration
 	// Grow: the job gained SMs without a drain (runtime.ResizeStats.Grow).
 	Grow bool
+	// Task is the job's task time on the SMs it drained from, estimated
+	// from its profile (R[m] per wave of blocks x blocks per task); zero
+	// when unknown. A drain waits for the tasks running, so the issue's
+	// target is latency <= one task + 30 us.
+	Task time.Duration
 }
+
+// itersJob is a Job that says its logical blocks per task.
+type itersJob interface{ Iters() int }
 
 // Job is a started kernel.
 type Job interface {

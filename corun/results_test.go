@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/slatec/slatec/plan"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -195,4 +196,40 @@ func TestDocumentDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(a), string(b))
 	assert.True(t, bytes.HasSuffix(a, []byte("}\n")), fmt.Sprintf("%q", a[len(a)-3:]))
+}
+
+// Drains with a task estimate are measured against one task + 30 us:
+// the p99 of latency minus task, and how many exceed the target; grows and
+// drains without an estimate only count.
+func TestResizeLatencyAgainstTask(t *testing.T) {
+	us := time.Microsecond
+	outs := []Outcome{{Workload: "a+b", Mode: Scheduler, MakespanMs: 1, Resizes: []Resize{
+		{Latency: 300 * us, Task: 280 * us},
+		{Latency: 500 * us, Task: 200 * us},
+		{Latency: 100 * us},
+		{Grow: true},
+	}}}
+	d := NewDocument("dev", 132, "abc1234", "2026-11-23", true, "p.json", outs, nil)
+	rl := d.ResizeLatency
+	assert.Equal(t, 3, rl.Count)
+	assert.Equal(t, 1, rl.Grows)
+	assert.Equal(t, 2, rl.WithTask)
+	assert.Equal(t, 1, rl.OverTarget, "500 us against a 200 us task")
+	assert.InDelta(t, 300.0, rl.OverTaskP99Us, 1e-9)
+}
+
+// taskTime: a 64-block kernel fits one wave on 48 SMs (16 blocks an SM),
+// so a task of one block takes R[48]; a 262 144-block one runs in waves.
+func TestTaskTime(t *testing.T) {
+	ps := &plan.ProfileSet{Format: plan.FormatVersion, Device: plan.Device{Name: "d", SMs: 132, PeakBWGBs: 3000, MemBytes: 1 << 34},
+		Kernels: []plan.Kernel{
+			{Name: "small", Blocks: 64, ThreadsPerBlock: 128, BlocksPerSM: 16, RMs: plan.Samples{{M: 1, V: 10}, {M: 132, V: 2}}, BWGBs: plan.Samples{{M: 1, V: 1}, {M: 132, V: 1}}},
+			{Name: "big", Blocks: 262144, ThreadsPerBlock: 256, BlocksPerSM: 8, RMs: plan.Samples{{M: 1, V: 100}, {M: 132, V: 1}}, BWGBs: plan.Samples{{M: 1, V: 1}, {M: 132, V: 1}}},
+		}}
+	require.NoError(t, ps.Validate())
+	b := &Bench{Profiles: ps}
+	assert.Equal(t, time.Duration(ps.Kernels[0].R(48)*float64(time.Millisecond)), b.taskTime("small", 48, 1))
+	waves := (262144 + 132*8 - 1) / (132 * 8)
+	assert.InDelta(t, 4*1.0/float64(waves)*1e3, float64(b.taskTime("big", 132, 4))/1e3, 1e-3, "microseconds")
+	assert.Zero(t, b.taskTime("none", 48, 1))
 }

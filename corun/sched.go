@@ -44,6 +44,8 @@ func (p phasePolicy) CoRun(running []runtime.Candidate, cand runtime.Candidate) 
 type schedExecutor struct {
 	dev    Device
 	byName map[string]*Kernel
+	// task estimates a job's task time on n SMs (nil: unknown).
+	task func(name string, n, iters int) time.Duration
 	// native names the tasks the plan runs alone: started on all SMs they
 	// run as written where the device can (NativeChainDevice), as a
 	// drop-in program does when nothing asks it to share, since the
@@ -137,8 +139,11 @@ func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
 	now := x.dev.Now()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.resizes = append(x.resizes, lat)
 	c := x.cur[r.name]
+	if ij, ok := r.job.(itersJob); ok && !lat.Grow && x.task != nil {
+		lat.Task = x.task(r.name, c.High-c.Low+1, ij.Iters())
+	}
+	x.resizes = append(x.resizes, lat)
 	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.segStart(r.name)), EndMs: ms(now), Low: c.Low, High: c.High})
 	x.from[r.name], x.cur[r.name] = now, to
 	return nil
@@ -213,7 +218,7 @@ var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, Mod
 func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weight map[string]float64, native map[string]bool) (runResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
-	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
+	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, task: b.taskTime, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
 	for _, k := range w.Kernels {
 		x.byName[k.Name] = k
 	}
@@ -255,4 +260,22 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weig
 	r := spans(jobs, x.gantt, x.resizes)
 	r.wall = ms(b.Dev.Now() - t0)
 	return r, nil
+}
+
+// taskTime estimates a job's task time on n SMs from its profile: R[n]
+// over the waves of blocks it runs there (n x blocks per SM at a time),
+// times the blocks of a task. Zero without a profile.
+func (b *Bench) taskTime(name string, n, iters int) time.Duration {
+	if b.Profiles == nil || n < 1 || iters < 1 {
+		return 0
+	}
+	i := b.Profiles.KernelIndex(name)
+	if i < 0 {
+		return 0
+	}
+	k := &b.Profiles.Kernels[i]
+	perWave := int64(n) * int64(max(1, b.Profiles.Occupancy(k)))
+	waves := max(1, (k.Blocks+perWave-1)/perWave)
+	ms := k.R(n) / float64(waves) * float64(iters)
+	return time.Duration(ms * float64(time.Millisecond))
 }
