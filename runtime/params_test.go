@@ -245,7 +245,9 @@ func TestAutoIters(t *testing.T) {
 		{12000, 1000, 3},    // 12 per worker: 4 tasks
 		{16384, 1056, 3},    // 15 per worker: 5 tasks
 		{17000, 1000, 4},    // 17 per worker: floor of 4 amortises the atomic
-		{100000, 1000, 12},  // 100 per worker: ~8 tasks each
+		{100000, 1000, 4},   // 100 per worker: the floor, 25 tasks each
+		{262144, 1056, 4},   // the H100 triad, 248 per worker: 62 tasks each
+		{1 << 20, 1000, 16}, // 1048 per worker: ~64 tasks each
 		{1 << 24, 1056, 32}, // capped for resize latency
 	} {
 		if got := AutoIters(c.total, c.workers); got != c.want {
