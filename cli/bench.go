@@ -45,6 +45,7 @@ type benchFlags struct {
 	list            bool
 	fake            int
 	mpsChild        string
+	combine         []string
 }
 
 // openBenchDevice opens the GPU the bench runs on (a variable so that tests
@@ -112,6 +113,7 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.DurationVar(&fl.timeout, "timeout", time.Minute, "longest one run of a workload may take")
 	f.BoolVar(&fl.profileCommands, "profile-commands", false, "print the slatec profile command of each benchmark kernel, appending to --profiles FILE (default profiles.json), and exit")
 	f.BoolVar(&fl.list, "list", false, "list the kernels and workloads and exit")
+	f.StringSliceVar(&fl.combine, "combine", nil, "combine the corun.json files of a suite run in parts (--workloads per device call) into one: prints the report, --json/--plot write into --out; no GPU")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
 	_ = f.MarkHidden("fake")
@@ -172,6 +174,21 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 	bp, err := checkBenchFlags(fl)
 	if err != nil {
 		return err
+	}
+	if len(fl.combine) > 0 {
+		var parts []*corun.Document
+		for _, f := range fl.combine {
+			d, err := corun.ReadDocument(f)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, d)
+		}
+		doc, err := corun.Combine(parts)
+		if err != nil {
+			return fmt.Errorf("--combine: %w", err)
+		}
+		return writeBenchOutputs(stdout, stderr, fl, doc)
 	}
 	if fl.list {
 		listBench(stdout, bp.workloads)
@@ -272,7 +289,12 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		doc.Timing = td.Timing()
 	}
 
-	// Everything is rendered before anything is written.
+	return writeBenchOutputs(stdout, stderr, fl, doc)
+}
+
+// writeBenchOutputs prints the report of doc and writes --json and --plot
+// into --out. Everything is rendered before anything is written.
+func writeBenchOutputs(stdout, stderr io.Writer, fl benchFlags, doc *corun.Document) error {
 	files := map[string][]byte{}
 	if fl.json {
 		data, err := doc.Marshal()

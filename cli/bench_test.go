@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +223,55 @@ func splitShell(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// A suite run in parts (--workloads per call) combines into one document:
+// the same rows as one run of all of them, the report printed, the files
+// written; parts of different devices are refused with exit 1.
+func TestBenchCombine(t *testing.T) {
+	fixedDate(t)
+	dir := t.TempDir()
+	run := func(out string, workloads string) {
+		code, _, errs := slatec(t, "", "bench", "--quick", "--fake", "16", "--workloads", workloads, "--json", "--out", out)
+		require.Equal(t, 0, code, errs)
+	}
+	a, b, all := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "all")
+	run(a, "triad_f4+fma_chain")
+	run(b, "triad_f4+chase,triad_f4+histogram")
+	run(all, "triad_f4+fma_chain,triad_f4+chase,triad_f4+histogram")
+	out := filepath.Join(dir, "combined")
+	code, stdout, errs := slatec(t, "", "bench", "--combine", filepath.Join(a, "corun.json")+","+filepath.Join(b, "corun.json"), "--json", "--plot", "--out", out)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "triad_f4+histogram")
+	assert.Contains(t, stdout, "predicted vs measured: median error")
+	read := func(p string) corun.Document {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var d corun.Document
+		require.NoError(t, json.Unmarshal(data, &d))
+		return d
+	}
+	got, want := read(filepath.Join(out, "corun.json")), read(filepath.Join(all, "corun.json"))
+	key := func(d corun.Document) []string {
+		var k []string
+		for _, r := range d.Rows {
+			k = append(k, fmt.Sprintf("%s %s %s", r.Workload, r.Mode, r.Setting))
+		}
+		sort.Strings(k)
+		return k
+	}
+	assert.Equal(t, key(want), key(got), "the rows of one run of all three")
+	_, err := os.Stat(filepath.Join(out, "gain.svg"))
+	assert.NoError(t, err)
+
+	// A part of another device.
+	other := read(filepath.Join(b, "corun.json"))
+	other.Device = "another GPU"
+	data, err := json.Marshal(other)
+	require.NoError(t, err)
+	bad := filepath.Join(dir, "other.json")
+	require.NoError(t, os.WriteFile(bad, data, 0o644))
+	code, _, errs = slatec(t, "", "bench", "--combine", filepath.Join(a, "corun.json")+","+bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "results of two devices do not combine")
 }
