@@ -14,8 +14,9 @@
 # MPS daemon (the mps mode is then reported unavailable); PEAK_BW=GB/s when
 # the driver does not report the memory clock; BENCH_ARGS for more flags
 # (e.g. "--workloads complementary"; a full run split over device calls with
-# --workloads is joined here with `slatec bench --combine A.json,B.json`). FAKE=N checks the script without a GPU:
-# no profiling, no MPS, slatec bench on its fake device of N SMs.
+# --workloads is joined here with `slatec bench --combine A.json,B.json`).
+# FAKE=N checks the script without a GPU: no profiling, no MPS, slatec bench
+# on its fake device of N SMs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/corun-gpu}
