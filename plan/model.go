@@ -193,21 +193,7 @@ func (mdl *Model) DRR(c []Alloc) (float64, []float64) {
 	if res, ok := mdl.memo[key]; ok {
 		return res.total, res.finish
 	}
-	total, finish := mdl.drrSim(c, nil)
-	mdl.memo[key] = drrResult{total, finish}
-	return total, finish
-}
-
-// drrSim is DRR's simulation with each kernel's block latency and floor
-// multiplied by scale[j] (nil: 1).
-func (mdl *Model) drrSim(c []Alloc, scale []float64) (float64, []float64) {
 	mdl.Sims++
-	sc := func(j int) float64 {
-		if scale == nil {
-			return 1
-		}
-		return scale[j]
-	}
 	n := len(c)
 	w := make([]uint64, n)
 	blocks := make([]int64, n)
@@ -216,7 +202,7 @@ func (mdl *Model) drrSim(c []Alloc, scale []float64) (float64, []float64) {
 	for j, a := range c {
 		w[j] = uint64(a.SMs)
 		blocks[j] = mdl.tb[a.Kernel]
-		lat[j] = mdl.blockLatency(a.Kernel, a.SMs) * sc(j)
+		lat[j] = mdl.blockLatency(a.Kernel, a.SMs)
 		smc += a.SMs
 	}
 	heap := make([]float64, smc) // all SMs free at 0: a valid min-heap
@@ -246,38 +232,11 @@ func (mdl *Model) drrSim(c []Alloc, scale []float64) (float64, []float64) {
 		heap[i] = end
 	}
 	for j, a := range c {
-		finish[j] = max(finish[j], mdl.r[a.Kernel][a.SMs]*sc(j))
+		finish[j] = max(finish[j], mdl.r[a.Kernel][a.SMs])
 		total = max(total, finish[j])
 	}
+	mdl.memo[key] = drrResult{total, finish}
 	return total, finish
-}
-
-// phaseLatency is the latency of configuration c run as one phase and each
-// kernel's finish: Liang's DRR × penalty, unless a kernel has a measured
-// DRAM sensitivity, in which case each kernel's blocks are slowed by the
-// larger of the penalty and its loaded-latency factor (as the slate model
-// does) — the same as DRR × penalty when no kernel is sensitive.
-func (mdl *Model) phaseLatency(c []Alloc) (float64, []float64) {
-	pen := mdl.penalty(c)
-	bw := 0.0
-	sensitive := false
-	for _, a := range c {
-		bw += mdl.b[a.Kernel][a.SMs]
-		sensitive = sensitive || mdl.PS.Kernels[a.Kernel].DRAMSensitivity > 1
-	}
-	if !sensitive || len(c) == 1 {
-		d, fin := mdl.DRR(c)
-		out := make([]float64, len(fin))
-		for j := range fin {
-			out[j] = fin[j] * pen
-		}
-		return d * pen, out
-	}
-	scale := make([]float64, len(c))
-	for j, a := range c {
-		scale[j] = max(pen, mdl.loaded(a.Kernel, bw-mdl.b[a.Kernel][a.SMs]))
-	}
-	return mdl.drrSim(c, scale)
 }
 
 // fluidBounds returns Graham's bounds on the DRR of c without simulating:
@@ -669,28 +628,28 @@ func (b *planBuilder) configPhase(c []Alloc, note string) error {
 	if !mdl.fits(c) {
 		return fmt.Errorf("internal error: phase exceeds device memory")
 	}
-	lat, fin := mdl.phaseLatency(c)
+	d, fin := mdl.DRR(c)
 	pen := mdl.penalty(c)
 	seq := 0.0
 	for _, a := range c {
 		seq += b.solo1(a.Kernel)
 	}
-	if lat > seq {
+	if d*pen > seq {
 		// Running the phase's kernels one after another on all SMs is
 		// always possible: never predict worse (fluid search can pick a
 		// phase whose exact latency loses).
-		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: the co-run was predicted at %.4f ms, slower than its kernels one after another (%.4f ms): run sequentially", len(b.plan.Phases)+1, len(b.plan.Phases)+len(c), lat, seq))
+		b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: the co-run was predicted at %.4f ms, slower than its kernels one after another (%.4f ms): run sequentially", len(b.plan.Phases)+1, len(b.plan.Phases)+len(c), d*pen, seq))
 		for _, a := range c {
 			b.soloPhase(a.Kernel)
 		}
 		return nil
 	}
-	p := Phase{LatencyMs: lat, Note: note}
+	p := Phase{LatencyMs: d * pen, Note: note}
 	if pen > 1 {
 		p.Note = strings.TrimSpace(fmt.Sprintf("%s bandwidth penalty %.3f", note, pen))
 	}
 	for j, a := range c {
-		p.Kernels = append(p.Kernels, PhaseKernel{Name: mdl.PS.Kernels[a.Kernel].Name, SMs: a.SMs, FinishMs: fin[j]})
+		p.Kernels = append(p.Kernels, PhaseKernel{Name: mdl.PS.Kernels[a.Kernel].Name, SMs: a.SMs, FinishMs: fin[j] * pen})
 	}
 	var blocks int64
 	for _, a := range c {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -275,34 +274,4 @@ func TestAllStarted(t *testing.T) {
 	assert.False(t, mdl.allStarted(triad, 48, 0.5))
 	assert.Equal(t, 132, mdl.grownTo(triad, 48, 0.5))
 	assert.True(t, mdl.allStarted(triad, 48, 0.999), "the last wave is in flight")
-}
-
-// STM searches with Liang's uniform penalty, but the phase it picks is
-// predicted with the kernels' loaded-latency factors: triad+chase, which
-// STM co-ran on the H100 in 2.21 ms where one after the other takes 1.92,
-// is then predicted to lose and run one after the other; without the
-// sensitivity STM predicts the co-run at about 1.15 ms.
-func TestPlanSTMLoadedLatency(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h100-loaded.json")
-	require.NoError(t, err)
-	pair := func(measured bool) *ProfileSet {
-		ps := &ProfileSet{Format: all.Format, Device: all.Device}
-		for _, name := range []string{"triad_f4", "chase"} {
-			k := all.Kernels[all.KernelIndex(name)]
-			if !measured {
-				k.DRAMSensitivity = 0
-			}
-			ps.Kernels = append(ps.Kernels, k)
-		}
-		return ps
-	}
-	plain, err := PlanSTM(pair(false), STMOptions{})
-	require.NoError(t, err)
-	require.Len(t, plain.Phases, 1)
-	assert.Less(t, plain.PredictedMs, 1.3)
-	loaded, err := PlanSTM(pair(true), STMOptions{})
-	require.NoError(t, err)
-	assert.Len(t, loaded.Phases, 2, "one after the other")
-	assert.InDelta(t, loaded.SequentialMs, loaded.PredictedMs, 1e-9)
-	assert.Contains(t, strings.Join(loaded.Notes, "\n"), "slower than its kernels one after another")
 }
