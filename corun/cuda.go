@@ -136,13 +136,12 @@ func (d *CUDADevice) buffers(k *Kernel) ([]runtime.DevicePtr, error) {
 	for _, b := range k.Buffers {
 		n := (b.Bytes() + 3) &^ 3
 		p, err := d.dev.Alloc(int(n))
-		if err == nil && b.Out {
-			err = d.dev.Memset32(p, 0, int(n/4))
-		} else if err == nil {
-			err = d.dev.Memset32(p, 0, int(n/4)) // the word padding
-			if err == nil {
-				err = fillBuffer(d.dev, p, b, argIndex(k, len(bs)))
-			}
+		if err == nil {
+			err = d.dev.Memset32(p, 0, int(n/4)) // outputs, and an input's word padding
+		}
+		if err == nil && !b.Out {
+			a := profile.Arg{Index: argIndex(k, len(bs)), Kind: profile.ArgBuf, Elem: profile.Elem(b.Elem), Count: b.Count}
+			err = profile.FillDevice(d.dev, p, a)
 		}
 		if err != nil {
 			for _, q := range append(bs, p) {
@@ -305,14 +304,19 @@ func (c *cudaJob) Span() (time.Duration, time.Duration) {
 	if st := c.j.Stats(); !st.Start.IsZero() {
 		return st.Start.Sub(c.epoch), st.End.Sub(c.epoch) // GPU stamps
 	}
-	start := c.start
-	if c.after != nil {
-		// Its GPU time counts from its first launch, which waited for
-		// the job before it.
-		_, e := c.after.Span()
+	start := afterStart(c.start, c.after)
+	return start, start + c.j.Stats().GPUTime
+}
+
+// afterStart is where a job's event-timed span starts without GPU stamps:
+// its launch time, or the end of the job it was started behind, whichever
+// is later (its GPU time counts from its first launch, which waited).
+func afterStart(start time.Duration, after Job) time.Duration {
+	if after != nil {
+		_, e := after.Span()
 		start = max(start, e)
 	}
-	return start, start + c.j.Stats().GPUTime
+	return start
 }
 
 // Cancel stops the job's workers after their current tasks.
@@ -327,24 +331,4 @@ func argIndex(k *Kernel, i int) int {
 		}
 	}
 	return i
-}
-
-// fillChunk bounds the host memory fillBuffer uses.
-const fillChunk = 8 << 20
-
-// fillBuffer writes profile.Filler's values for argument index into b.
-func fillBuffer(dev *runtime.Device, p runtime.DevicePtr, b Buffer, index int) error {
-	a := profile.Arg{Index: index, Kind: profile.ArgBuf, Elem: profile.Elem(b.Elem), Count: b.Count}
-	f := profile.NewFiller(a)
-	n := b.Bytes()
-	size := int64(a.Elem.Size())
-	chunk := make([]byte, min(n, fillChunk/size*size))
-	for off := int64(0); off < n; off += int64(len(chunk)) {
-		c := chunk[:min(int64(len(chunk)), n-off)]
-		f.Fill(c)
-		if err := runtime.CopyToDevice(dev, p+runtime.DevicePtr(off), c); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -204,10 +204,6 @@ func (j *nativeJob) Span() (time.Duration, time.Duration) {
 	if s, e := j.nl.Span(); !s.IsZero() {
 		return s.Sub(j.epoch), e.Sub(j.epoch) // GPU stamps
 	}
-	start := j.start
-	if j.after != nil {
-		_, e := j.after.Span()
-		start = max(start, e)
-	}
+	start := afterStart(j.start, j.after)
 	return start, start + j.nl.GPUTime()
 }

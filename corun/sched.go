@@ -152,24 +152,21 @@ func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
 func (r *schedRunning) Wait(ctx context.Context) error {
 	err := r.job.Wait(ctx)
 	x := r.x
-	_, end := r.job.Span()
+	begin, end := r.job.Span()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	// Resizes are placed on the host's clock when they returned; the end
-	// is a GPU stamp. A job that ended before the host resized it (it had
-	// drained its queue unnoticed) has no segment after its end.
-	e := ms(end)
-	begin, _ := r.job.Span()
-	b := ms(begin)
+	c := x.cur[r.name]
+	x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: ms(x.segStart(r.name)), EndMs: ms(end), Low: c.Low, High: c.High})
+	// Resizes are placed on the host's clock when they returned; the span
+	// is GPU stamps. Every segment of the job is kept inside its span, and
+	// one that ends up empty (a resize made after the job had drained its
+	// queue unnoticed) is dropped.
+	b, e := ms(begin), ms(end)
 	for i := range x.gantt {
 		if g := &x.gantt[i]; g.Kernel == r.name {
 			g.StartMs = min(max(g.StartMs, b), e)
 			g.EndMs = min(max(g.EndMs, b), e)
 		}
-	}
-	c := x.cur[r.name]
-	if from := ms(x.segStart(r.name)); from < e {
-		x.gantt = append(x.gantt, Segment{Kernel: r.name, StartMs: from, EndMs: e, Low: c.Low, High: c.High})
 	}
 	x.gantt = slices.DeleteFunc(x.gantt, func(g Segment) bool { return g.Kernel == r.name && g.EndMs <= g.StartMs })
 	return err

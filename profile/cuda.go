@@ -144,18 +144,29 @@ func (d *cudaDevice) upload(a Arg) (runtime.DevicePtr, error) {
 		}
 		return p, nil
 	}
+	if err := FillDevice(d.dev, p, a); err != nil {
+		d.dev.Free(p)
+		return 0, err
+	}
+	return p, nil
+}
+
+// FillDevice writes input buffer a's values (Filler) to device memory at
+// p, through a bounded host buffer. The co-running bench fills its inputs
+// with it too, so that a kernel runs on the same data there as here.
+func FillDevice(dev *runtime.Device, p runtime.DevicePtr, a Arg) error {
 	f := NewFiller(a)
+	n := a.Bytes()
 	size := int64(a.Elem.Size())
 	chunk := make([]byte, min(n, fillChunk/size*size))
 	for off := int64(0); off < n; off += int64(len(chunk)) {
 		c := chunk[:min(int64(len(chunk)), n-off)]
 		f.Fill(c)
-		if err := runtime.CopyToDevice(d.dev, p+runtime.DevicePtr(off), c); err != nil {
-			d.dev.Free(p)
-			return 0, err
+		if err := runtime.CopyToDevice(dev, p+runtime.DevicePtr(off), c); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // cudaTarget is a loaded worker with its arguments on the device.

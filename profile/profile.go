@@ -177,25 +177,24 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	return res, err
 }
 
+// loadedRuns is a LoadedRunner's loaded runs as a Runner.
+type loadedRuns struct{ LoadedRunner }
+
+func (l loadedRuns) Run(ctx context.Context, m int) (time.Duration, error) {
+	return l.RunLoaded(ctx, m)
+}
+
 // dramSensitivity times the kernel on m SMs alone and with DRAM loaded,
 // alternating so that clock drift falls on both, and returns the ratio of
 // the medians.
 func dramSensitivity(ctx context.Context, r Runner, lr LoadedRunner, m, reps, warmup int, timeout time.Duration) (float64, error) {
-	run := func(f func(context.Context, int) (time.Duration, error)) (time.Duration, error) {
-		c, cancel := ctx, context.CancelFunc(func() {})
-		if timeout > 0 {
-			c, cancel = context.WithTimeout(ctx, timeout)
-		}
-		defer cancel()
-		return f(c, m)
-	}
 	var idle, loaded []time.Duration
 	for i := range warmup + reps {
-		a, err := run(r.Run)
+		a, err := runOnce(ctx, r, m, timeout)
 		if err != nil {
 			return 0, fmt.Errorf("DRAM sensitivity on %d SMs: %w", m, err)
 		}
-		b, err := run(lr.RunLoaded)
+		b, err := runOnce(ctx, loadedRuns{lr}, m, timeout)
 		if err != nil {
 			return 0, fmt.Errorf("DRAM sensitivity on %d SMs, DRAM loaded: %w", m, err)
 		}
