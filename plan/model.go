@@ -103,11 +103,19 @@ type Alloc struct {
 func (mdl *Model) blockLatency(i, m int) float64 { return mdl.lat[i][m] }
 
 // penalty is Liang's equation (3).
-func (mdl *Model) penalty(c []Alloc) float64 {
+func (mdl *Model) penalty(c []Alloc) float64 { return mdl.penaltyOf(mdl.bandwidth(c)) }
+
+// bandwidth is what the kernels of c move together on their SMs, GB/s.
+func (mdl *Model) bandwidth(c []Alloc) float64 {
 	bw := 0.0
 	for _, a := range c {
 		bw += mdl.b[a.Kernel][a.SMs]
 	}
+	return bw
+}
+
+// penaltyOf is equation (3) for kernels moving bw GB/s together.
+func (mdl *Model) penaltyOf(bw float64) float64 {
 	if bw > mdl.Pb {
 		return bw / mdl.Pb
 	}

@@ -379,11 +379,8 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 		for j, i := range alive {
 			c[j] = Alloc{Kernel: ks[i], SMs: m[i]}
 		}
-		pen := mdl.penalty(c)
-		bw := 0.0
-		for _, a := range c {
-			bw += mdl.b[a.Kernel][a.SMs]
-		}
+		bw := mdl.bandwidth(c)
+		pen := mdl.penaltyOf(bw)
 		slow := make([]float64, n)
 		for j, i := range alive {
 			slow[i] = max(pen, mdl.loaded(ks[i], bw-mdl.b[c[j].Kernel][c[j].SMs]))
@@ -459,9 +456,5 @@ func (mdl *Model) loaded(i int, others float64) float64 {
 }
 
 func (mdl *Model) penalty2(a, ma, c, mc int) float64 {
-	bw := mdl.b[a][ma] + mdl.b[c][mc]
-	if bw > mdl.Pb {
-		return bw / mdl.Pb
-	}
-	return 1
+	return mdl.penaltyOf(mdl.b[a][ma] + mdl.b[c][mc])
 }

@@ -141,12 +141,7 @@ func TestPlanSlateEitherOrder(t *testing.T) {
 func TestPlanSlateGroupOfThree(t *testing.T) {
 	all, err := ReadProfileFile("testdata/corun-h100.json")
 	require.NoError(t, err)
-	ps := &ProfileSet{Format: all.Format, Device: all.Device}
-	for _, name := range []string{"triad_f4", "fma_chain", "chase"} {
-		i := all.KernelIndex(name)
-		require.GreaterOrEqual(t, i, 0, name)
-		ps.Kernels = append(ps.Kernels, all.Kernels[i])
-	}
+	ps := subset(t, all, "triad_f4", "fma_chain", "chase")
 	pairs, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true})
 	require.NoError(t, err)
 	// The table calls fma_chain (H_C) and chase (L_C) solo: with the table
@@ -199,12 +194,7 @@ func TestPlanSlateModelCorunKeepsMemoryPairsSolo(t *testing.T) {
 	all, err := ReadProfileFile("testdata/corun-h100.json")
 	require.NoError(t, err)
 	for _, pair := range [][2]string{{"triad_f4", "histogram"}, {"triad_f4", "scale_f4"}, {"histogram", "triad_f4"}} {
-		ps := &ProfileSet{Format: all.Format, Device: all.Device}
-		for _, name := range pair {
-			i := all.KernelIndex(name)
-			require.GreaterOrEqual(t, i, 0, name)
-			ps.Kernels = append(ps.Kernels, all.Kernels[i])
-		}
+		ps := subset(t, all, pair[:]...)
 		p, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true})
 		require.NoError(t, err)
 		require.Len(t, p.Phases, 2, "%v: one after another", pair)
@@ -226,15 +216,11 @@ func TestPlanSlateLoadedLatency(t *testing.T) {
 	all, err := ReadProfileFile("testdata/corun-h100-loaded.json")
 	require.NoError(t, err)
 	pair := func(measured bool) *ProfileSet {
-		ps := &ProfileSet{Format: all.Format, Device: all.Device}
-		for _, name := range []string{"triad_f4", "chase"} {
-			i := all.KernelIndex(name)
-			require.GreaterOrEqual(t, i, 0, name)
-			k := all.Kernels[i]
-			if !measured {
-				k.DRAMSensitivity = 0
+		ps := subset(t, all, "triad_f4", "chase")
+		if !measured {
+			for i := range ps.Kernels {
+				ps.Kernels[i].DRAMSensitivity = 0
 			}
-			ps.Kernels = append(ps.Kernels, k)
 		}
 		return ps
 	}
@@ -274,4 +260,17 @@ func TestAllStarted(t *testing.T) {
 	assert.False(t, mdl.allStarted(triad, 48, 0.5))
 	assert.Equal(t, 132, mdl.grownTo(triad, 48, 0.5))
 	assert.True(t, mdl.allStarted(triad, 48, 0.999), "the last wave is in flight")
+}
+
+// subset is the profile set of the named kernels of all, in that order
+// (copies: a test may change them).
+func subset(t *testing.T, all *ProfileSet, names ...string) *ProfileSet {
+	t.Helper()
+	ps := &ProfileSet{Format: all.Format, Device: all.Device}
+	for _, name := range names {
+		i := all.KernelIndex(name)
+		require.GreaterOrEqual(t, i, 0, name)
+		ps.Kernels = append(ps.Kernels, all.Kernels[i])
+	}
+	return ps
 }

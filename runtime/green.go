@@ -199,7 +199,6 @@ type NativeLaunch struct {
 	// endEv is the event behind the kernel, for launches that follow it
 	// (WithAfter); nil once the launch ended and the event is destroyed.
 	endEv      C.CUevent
-	endCtx     C.CUcontext
 	err        error
 	gpu        time.Duration
 	start, end time.Time // from GPU stamps (Device.EnableClock), else zero
@@ -216,7 +215,8 @@ func (s *GreenSet) Launch(part int, k *NativeKernel, grid, block Dim3, shared ui
 
 // LaunchNative runs k over grid in the primary context on a stream of its
 // own (destroyed when it ends), as a program's kernel runs: the baseline
-// the persistent workers are compared with.
+// the persistent workers are compared with. Of the options only WithAfter
+// applies (a native kernel has no tasks, and its name is the kernel's).
 func (d *Device) LaunchNative(k *NativeKernel, grid, block Dim3, shared uint32, args []any, opts ...LaunchOption) (*NativeLaunch, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 		C.slate_cuEventDestroy(ctx, end)
 		return nil, errors.Join(err, serr)
 	}
-	nl := &NativeLaunch{done: make(chan struct{}), dev: d, endEv: end, endCtx: ctx}
+	nl := &NativeLaunch{done: make(chan struct{}), dev: d, endEv: end}
 	go func() {
 		defer close(nl.done)
 		defer C.slate_cuEventDestroy(ctx, start)
