@@ -327,16 +327,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");

@@ -7,13 +7,6 @@ import (
 	"github.com/slatec/slatec/plan"
 )
 
-// KernelInfo is what the policy knows of one announced kernel.
-type KernelInfo struct {
-	Class plan.Class // "" when unknown
-	Phase int        // STM phase index, -1 when the plan does not name it
-	SMs   int        // the plan's SMs for it (its weight), 0 when none
-}
-
 // Policy decides how the SMs are split between processes. Protocol v2
 // grants every registered process a standing range (docs/SERVE.md,
 // "Scheduling"): equal shares, or, when an STM plan (from profiles) names
@@ -23,22 +16,16 @@ type Policy struct {
 	// Plan, when set, is an STM plan computed once from the profiles.
 	Plan *plan.Plan
 
-	classes map[string]plan.Class
-	phases  map[string]int
-	sms     map[string]int
+	phases map[string]int
+	sms    map[string]int
 }
 
 // NewPolicy builds the policy from an optional profile set: with profiles,
-// each profiled kernel gets its Slate class (plan's classification) and
 // the STM plan is computed once.
 func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
-	p := &Policy{classes: map[string]plan.Class{}, phases: map[string]int{}, sms: map[string]int{}}
+	p := &Policy{phases: map[string]int{}, sms: map[string]int{}}
 	if ps == nil {
 		return p, nil
-	}
-	for i := range ps.Kernels {
-		c, _ := ps.Classify(i)
-		p.classes[ps.Kernels[i].Name] = c
 	}
 	pl, err := plan.PlanSTM(ps, plan.STMOptions{Eval: plan.EvalFluid})
 	if err != nil {
@@ -60,19 +47,6 @@ func (p *Policy) Name() string {
 		return "grants: stm-plan weights, else equal shares"
 	}
 	return "grants: equal shares"
-}
-
-// Info returns what the policy knows of a kernel identity, given the class
-// its client announced (which a profile overrides).
-func (p *Policy) Info(kernel, announced string) KernelInfo {
-	ki := KernelInfo{Class: plan.Class(announced), Phase: -1}
-	if c, ok := p.classes[kernel]; ok {
-		ki.Class = c
-	}
-	if ph, ok := p.phases[kernel]; ok {
-		ki.Phase, ki.SMs = ph, p.sms[kernel]
-	}
-	return ki
 }
 
 // Weight is the STM plan's SM count for a kernel, 0 when it names none.

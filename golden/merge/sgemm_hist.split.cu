@@ -328,16 +328,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -3486,7 +3476,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3490 "golden/merge/sgemm_hist.split.cu"
+#line 3480 "golden/merge/sgemm_hist.split.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (split mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -328,16 +328,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -3436,7 +3426,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 3440 "golden/merge/templates.persistent.cu"
+#line 3430 "golden/merge/templates.persistent.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (persistent mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

@@ -328,16 +328,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -3653,7 +3643,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3657 "golden/merge/transpose_reduce_hist.persistent.cu"
+#line 3647 "golden/merge/transpose_reduce_hist.persistent.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (persistent mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

@@ -328,16 +328,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -3335,7 +3325,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3339 "golden/merge/triad_fma.smrange.cu"
+#line 3329 "golden/merge/triad_fma.smrange.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (smrange mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu

@@ -328,16 +328,6 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
-    void boolean(const char* k, bool v)
-    {
-        key(k);
-        s_ += v ? "true" : "false";
-    }
-    void dim3(const char* k, const unsigned int v[3])
-    {
-        key(k);
-        s_ += "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -3422,7 +3412,7 @@ int main() {
 #endif
 #line 68 "testdata/kernels/sgemm_tiled.cu"
 
-#line 3426 "golden/merge/triad_sgemm.persistent.cu"
+#line 3416 "golden/merge/triad_sgemm.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_sgemm_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
