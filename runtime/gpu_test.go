@@ -499,7 +499,10 @@ func TestGPUClock(t *testing.T) {
 	k := kernel(t, m, "spin__slate", spinLayout)
 	sms := d.Info().SMs
 	launch := func(r SMRange, opts ...LaunchOption) *Job {
-		j, err := d.Launch(k, D1(uint32(sms*64)), D1(64), 0, []any{cycles(d, 20)}, r, opts...)
+		// 200 µs blocks: a and b run for milliseconds, well beyond the host
+		// time between their launches (b's first launch on a partial range
+		// measured 320 µs after a's start), so that they must overlap.
+		j, err := d.Launch(k, D1(uint32(sms*64)), D1(64), 0, []any{cycles(d, 200)}, r, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
