@@ -423,11 +423,10 @@ func (d *Device) waitEventSpin(ctx context.Context, e C.CUevent, op string, spin
 		if r != cudaErrNotReady {
 			return d.check(op, r)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("runtime: waiting for %s: %w", op, ctx.Err())
-		case <-time.After(sleep):
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("runtime: waiting for %s: %w", op, err)
 		}
+		pause(sleep)
 		if sleep < pollMax {
 			sleep *= 2
 		}
@@ -435,10 +434,11 @@ func (d *Device) waitEventSpin(ctx context.Context, e C.CUevent, op string, spin
 }
 
 // pollMax bounds the event polling interval, and so how late the host
-// notices a finished job (the scheduler's reaction time to a completion:
-// at 200 us the GPU idled ~100 us on average between a job and the next
-// one the scheduler started). A poll is one cgo call (~0.5 us), so a job
-// being watched costs about 1% of a core.
+// notices a finished job: the scheduler's reaction time to a completion.
+// The polls pause (pause_linux.go): with time.Sleep every poll of an idle
+// process took about a millisecond whatever the interval asked. A poll is
+// one cgo call (~0.5 us), so a job being watched costs a few percent of a
+// core.
 const pollMax = 50 * time.Microsecond
 
 // ctlReadSpin is how long a control-block read polls before it sleeps:

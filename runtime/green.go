@@ -306,6 +306,7 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 	}
 	nl := &NativeLaunch{done: make(chan struct{}), dev: d, endEv: end}
 	go func() {
+		preciseThread() // its polls decide how soon the launch is seen to end
 		defer close(nl.done)
 		defer C.slate_cuEventDestroy(ctx, start)
 		defer func() {
@@ -340,7 +341,7 @@ func (d *Device) launchNative(ctx C.CUcontext, st C.CUstream, ownStream bool, k 
 				nl.mu.Unlock()
 				return
 			}
-			time.Sleep(sleep)
+			pause(sleep)
 			if sleep < pollMax {
 				sleep *= 2
 			}

@@ -673,6 +673,8 @@ func (j *Job) finishLocked(s jobState, err error) {
 // outcome, and frees the job's resources.
 func (j *Job) monitor() {
 	d := j.dev
+	// Its polls decide how soon the scheduler sees the job end.
+	preciseThread()
 	defer j.release()
 	sleep := 10 * time.Microsecond
 	for {
@@ -686,7 +688,7 @@ func (j *Job) monitor() {
 
 		r := C.slate_cuEventQuery(d.ctx, ev)
 		if r == cudaErrNotReady {
-			time.Sleep(sleep)
+			pause(sleep)
 			sleep = min(sleep*2, pollMax)
 			continue
 		}
@@ -736,7 +738,7 @@ func (j *Job) monitor() {
 			j.mu.Unlock()
 			j.resizeMu.Unlock()
 			// The range was busy: back off before looking again.
-			time.Sleep(sleep)
+			pause(sleep)
 			sleep = min(sleep*2, pollMax)
 			continue
 		}
@@ -845,7 +847,7 @@ func (j *Job) drainStream() {
 		}
 		sleep := 10 * time.Microsecond
 		for d.Err() == nil && C.slate_cuStreamQuery(d.ctx, s) == cudaErrNotReady {
-			time.Sleep(sleep)
+			pause(sleep)
 			sleep = min(sleep*2, 10*time.Millisecond)
 		}
 	}
