@@ -188,9 +188,24 @@ type SlateOptions struct {
 	// override the table for two memory-intensive kernels (M_M or H_M):
 	// there the bandwidth penalty is least trustworthy (on an H100 a
 	// histogram beside a triad ran 1.86x slower where the penalty said
-	// 1.33x, and the pair lost to running one after another).
+	// 1.33x, and the pair lost to running one after another). And it
+	// holds the table's co-runs to a predicted gain of 3%: a co-run phase
+	// runs its kernels as persistent workers, and grown ones stay so to
+	// their end, while a solo phase runs the kernel as written; the worker
+	// costs 2-5% on some kernels (on the H200 a tiled GEMM beside a
+	// histogram, predicted 0.2% faster than one after another, ran 15%
+	// slower; a triad beside a pointer chase, predicted 4% faster, was
+	// 4% faster).
 	ModelCorun bool
 }
+
+// With ModelCorun a pair co-runs when its predicted latency is below
+// modelCorunGain (the table said solo) or tableCorunGain (the table said
+// corun) times one after another.
+const (
+	modelCorunGain = 0.95
+	tableCorunGain = 0.97
+)
 
 // PlanSlateWith is PlanSlate with options.
 func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
@@ -216,7 +231,7 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 			return false
 		}
 		_, lat, _, _ := mdl.slatePair(a, c)
-		return lat < 0.95*(mdl.r[a][mdl.M]+mdl.r[c][mdl.M])
+		return lat < modelCorunGain*(mdl.r[a][mdl.M]+mdl.r[c][mdl.M])
 	}
 	if opts.GroupStep <= 0 {
 		opts.GroupStep = 4
@@ -271,10 +286,16 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 		}
 		m, lat, fa, fc := mdl.slatePair(a, c)
 		queue = append(queue[1:partner:partner], queue[partner+1:]...)
-		if seq := b.solo1(a) + b.solo1(c); lat > seq {
-			// The table says corun but the profiles say the pair loses:
-			// run them one after another (never worse than sequential).
-			b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: %s corun %s predicted at %.4f ms, slower than one after another (%.4f ms): run solo", len(b.plan.Phases)+1, len(b.plan.Phases)+2, classes[a], classes[c], lat, seq))
+		seq := b.solo1(a) + b.solo1(c)
+		if lat > seq || opts.ModelCorun && lat >= tableCorunGain*seq {
+			// The table says corun but the profiles say the pair loses
+			// (or, refined by the model, gains too little to pay for the
+			// workers): run them one after another.
+			than := "slower than"
+			if lat <= seq {
+				than = fmt.Sprintf("less than %.0f%% faster than", 100*(1-tableCorunGain))
+			}
+			b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("phases %d-%d: %s corun %s predicted at %.4f ms, %s one after another (%.4f ms): run solo", len(b.plan.Phases)+1, len(b.plan.Phases)+2, classes[a], classes[c], lat, than, seq))
 			b.soloPhase(a)
 			b.soloPhase(c)
 			continue
