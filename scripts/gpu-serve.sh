@@ -13,7 +13,7 @@
 #   makespan  each pair's wall time (plain builds, both started together):
 #             sequential (one after the other, no daemon), mps (together, no
 #             daemon: both native; MPS=1 for real MPS) and serve (together,
-#             under the daemon)
+#             under the daemon); $ROUNDS rounds, modes alternating, median
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
 #             programs finish on the whole GPU, outputs match
 #   cost      host cost per launch: HARNESS_TIME medians of a program built
@@ -37,6 +37,7 @@ NAMES=${NAMES:-saxpy_grid_stride sgemm_tiled black_scholes histogram256 multi_ke
 # Compute-bound harnesses; a pair is "complementary" when exactly one is.
 COMPUTE=${COMPUTE:-sgemm_tiled black_scholes}
 REPS=${REPS:-30}
+ROUNDS=${ROUNDS:-3} # makespan rounds per pair and mode (median kept)
 SLATEC=${SLATEC:-.gpu/slatec}
 unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
@@ -152,7 +153,11 @@ EOF
     }
 fi
 
-# makespan A B MODE: wall time (ms) of the pair of plain builds (no hooks).
+# makespan A B MODE: wall time (ms) of the pair of plain builds (no hooks),
+# appended to $L/rounds.tsv. A pair's wall time holds both processes'
+# start (CUDA initialisation, tens to hundreds of ms, varying run to run),
+# so each mode is timed $ROUNDS times, the modes alternating, and the rows
+# keep the median.
 makespan() {
     local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock"
     [ "$mode" = serve ] && sk="$sock"
@@ -168,21 +173,36 @@ makespan() {
         wait "$p1" "$p2"
     fi
     t1=$(now_ns)
-    local comp=false us=$(((t1 - t0) / 1000))
-    if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
+    local us=$(((t1 - t0) / 1000))
     local ms="$((us / 1000)).$(printf %03d $((us % 1000)))"
-    printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$ROWS"
+    printf '%s+%s\t%s\t%s\n' "$a" "$b" "$mode" "$ms" >>"$L/rounds.tsv"
     say "    makespan $a+$b $mode $ms ms"
 }
 
+# median_row A B MODE: the median of the pair's rounds in MODE, as a row.
+median_row() {
+    local a=$1 b=$2 mode=$3 comp=false ms
+    if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
+    ms=$(awk -F'\t' -v w="$a+$b" -v m="$mode" '$1 == w && $2 == m { print $3 }' "$L/rounds.tsv" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
+    [ -n "$ms" ] && printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$ROWS"
+}
+
 if has makespan; then
+    : >"$L/rounds.tsv"
     while read -r a b; do
-        makespan "$a" "$b" sequential
-        makespan "$a" "$b" mps
-        if start_daemon "ms-$a-$b"; then
-            makespan "$a" "$b" serve
-            stop_daemon
-        fi
+        # The daemon stays up through the pair's rounds; the other modes'
+        # programs are pointed at no socket.
+        up=0
+        start_daemon "ms-$a-$b" && up=1
+        for r in $(seq 1 "$ROUNDS"); do
+            makespan "$a" "$b" sequential
+            makespan "$a" "$b" mps
+            [ "$up" = 1 ] && makespan "$a" "$b" serve
+        done
+        [ "$up" = 1 ] && stop_daemon
+        for mode in sequential mps serve; do median_row "$a" "$b" "$mode"; done
+        grep -F "$a+$b" "$ROWS" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
     done < <(pairs)
 fi
 
