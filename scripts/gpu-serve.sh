@@ -46,6 +46,14 @@ ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms
 : >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us (all pairs)
 : >"$OUT/serve/solo.txt"
 now_ns() { date +%s%N; }
+# built_commit is the commit the carried binaries were built at (the device's
+# checkout may not have this session's git history: a run on 2026-11-26
+# recorded an older HEAD).
+built_commit() {
+    local c
+    c=$("$SLATEC" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]*\)).*/\1/p')
+    echo "${c:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+}
 L="$OUT/serve"
 S="$OUT/serve-summary.txt"
 : >"$S"
@@ -254,7 +262,7 @@ fi
 
 # serve.json (issue 13; bench/results/serve.schema.json)
 python3 - "$ROWS" "$OUT/serve/acks.tsv" "$OUT/serve/solo.txt" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    "${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}" >"$OUT/serve.json" <<'EOF'
+    "${COMMIT:-$(built_commit)}" >"$OUT/serve.json" <<'EOF'
 import json, sys
 rows_f, acks_f, solo_f, device, commit = sys.argv[1:6]
 rows = []
