@@ -27,6 +27,7 @@ type serveFlags struct {
 	sms           int
 	status        bool
 	asJSON        bool
+	unplanned     string
 }
 
 func newServeCmd() *cobra.Command {
@@ -40,8 +41,11 @@ else $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock),
 register and get a standing SM range (a grant) that the daemon pushes again
 whenever a process joins or leaves: a program alone on the GPU launches
 natively, others launch on their range without asking the daemon, and their
-running kernels are moved when their range changes. SMs are split equally, or
-as an STM plan says (--profiles). A program that finds no daemon runs
+running kernels are moved when their range changes. Processes whose kernels
+an STM plan co-runs (--profiles) get the plan's split; others each get the
+whole GPU with native launches, overlapping as MPS schedules them
+(--unplanned overlap, the default: without a plan no split is known to pay),
+or equal shares (--unplanned equal). A program that finds no daemon runs
 natively. The protocol (version 2) is in docs/SERVE.md.
 
 Kernels of different processes run at once only under MPS
@@ -71,6 +75,7 @@ daemon (as slatec top) instead.`,
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
+	fl.StringVar(&f.unplanned, "unplanned", string(serve.Overlap), "what processes that no plan co-runs get: overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
 
@@ -80,6 +85,12 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	if f.sms < 0 || f.sms > 4096 {
 		return usagef("--sms must be in 0..4096")
+	}
+	if f.unplanned == "" {
+		f.unplanned = string(serve.Overlap)
+	}
+	if u := serve.Unplanned(f.unplanned); u != serve.Overlap && u != serve.EqualShares {
+		return usagef("--unplanned must be %s or %s, got %q", serve.Overlap, serve.EqualShares, f.unplanned)
 	}
 	var w io.Writer = stderr
 	if f.logFile != "" {
@@ -93,6 +104,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
 		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, Version: Version, Logf: lg.Printf,
+		Unplanned: serve.Unplanned(f.unplanned),
 	}
 	if f.profiles != "" {
 		ps, err := plan.ReadProfileFile(f.profiles)

@@ -135,6 +135,9 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	sock := shortSocket(t)
 	code, _, errs := slatec(t, "", "serve", "--socket", sock, "--sms", "-1")
 	assert.Equal(t, 2, code, errs)
+	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--unplanned", "split")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--unplanned must be overlap or equal")
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--profiles", filepath.Join(t.TempDir(), "none.json"))
 	assert.Equal(t, 1, code, errs)
 	assert.Contains(t, errs, "--profiles")
@@ -145,7 +148,7 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	require.NoError(t, stop())
 	b, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "policy grants: stm-plan weights, else equal shares")
+	assert.Contains(t, string(b), "policy grants: stm-plan weights, else overlap (whole GPU, native)")
 	assert.Contains(t, string(b), "MPS is not active")
 	assert.True(t, strings.Contains(errOut.String(), "nvidia-cuda-mps-control -d"), errOut.String())
 }

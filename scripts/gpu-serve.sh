@@ -13,7 +13,9 @@
 #   makespan  each pair's wall time (plain builds, both started together):
 #             sequential (one after the other, no daemon), mps (together, no
 #             daemon: both native; MPS=1 for real MPS) and serve (together,
-#             under the daemon); $ROUNDS rounds, modes alternating, median
+#             under the daemon: its default, --unplanned overlap) and
+#             serve-equal (--unplanned equal; summary and rounds.tsv only);
+#             $ROUNDS rounds, modes alternating, median
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
 #             programs finish on the whole GPU, outputs match
 #   cost      host cost per launch: HARNESS_TIME medians of a program built
@@ -67,9 +69,12 @@ if [ "${MPS:-}" = 1 ]; then
 fi
 
 daemon_pid=
+# start_daemon TAG [FLAGS...]: the daemon on $sock, logging to serve-TAG.log.
 start_daemon() {
+    local tag=$1
+    shift
     rm -f "$sock"
-    "$SLATEC" serve --socket "$sock" --log "$L/serve-$1.log" &
+    "$SLATEC" serve --socket "$sock" --log "$L/serve-$tag.log" "$@" &
     daemon_pid=$!
     for _ in $(seq 50); do [ -S "$sock" ] && return 0; sleep 0.1; done
     say "gpu-serve: daemon did not start"; return 1
@@ -127,7 +132,9 @@ pairs() {
 }
 
 if has served; then
-    start_daemon served && {
+    # Equal shares: the served and killed checks need launches on split
+    # ranges (the default, overlap, runs unplanned processes natively).
+    start_daemon served --unplanned equal && {
         while read -r a b; do
             # wait on the two programs only: a bare wait would also wait
             # for the daemon, a background job of this shell.
@@ -168,7 +175,7 @@ fi
 # keep the median.
 makespan() {
     local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock"
-    [ "$mode" = serve ] && sk="$sock"
+    [ "${mode%-equal}" = serve ] && sk="$sock"
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
         (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
@@ -198,6 +205,7 @@ median_row() {
 
 if has makespan; then
     : >"$L/rounds.tsv"
+    : >"$L/equal-rows.tsv"
     while read -r a b; do
         # The daemon stays up through the pair's rounds; the other modes'
         # programs are pointed at no socket.
@@ -209,14 +217,24 @@ if has makespan; then
             [ "$up" = 1 ] && makespan "$a" "$b" serve
         done
         [ "$up" = 1 ] && stop_daemon
+        # The same under --unplanned equal (kept in rounds.tsv and the
+        # summary; serve.json's serve rows are the daemon's default).
+        if start_daemon "ms-equal-$a-$b" --unplanned equal; then
+            for r in $(seq 1 "$ROUNDS"); do makespan "$a" "$b" serve-equal; done
+            stop_daemon
+        fi
         for mode in sequential mps serve; do median_row "$a" "$b" "$mode"; done
         grep -F "$a+$b" "$ROWS" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
+        ROWS_SAVED=$ROWS ROWS=$L/equal-rows.tsv
+        median_row "$a" "$b" serve-equal
+        ROWS=$ROWS_SAVED
+        grep -F "$a+$b" "$L/equal-rows.tsv" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
     done < <(pairs)
 fi
 
 if has killed; then
     read -r a b < <(pairs | head -1)
-    start_daemon killed && {
+    start_daemon killed --unplanned equal && {
         run "$a" "killed-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS=$((REPS * 4)) &
         p1=$!
         run "$b" "killed-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS=$((REPS * 4)) &

@@ -26,7 +26,26 @@ type Config struct {
 	Clock         func() time.Time // default time.Now
 	MPS           *MPSState        // default CheckMPS()
 	OnEvent       func(Event)      // test hook; called without locks held, must not block
+	// Unplanned is what processes get when no plan co-runs their kernels
+	// (no --profiles, or kernels the plan does not put in one phase):
+	// Overlap (the default) or EqualShares.
+	Unplanned Unplanned
 }
+
+// Unplanned is the grant policy for processes whose kernels no plan
+// co-runs.
+type Unplanned string
+
+const (
+	// Overlap grants every process the whole GPU with native launches, as
+	// if it were alone: under MPS their kernels overlap as the hardware
+	// schedules them. Without a plan there is no evidence that a split
+	// pays: on an H200 equal shares lost to MPS on six of eight pairs, by
+	// up to 17% (bench/RESULTS.md, 2026-11-26).
+	Overlap Unplanned = "overlap"
+	// EqualShares splits the SMs equally between the processes.
+	EqualShares Unplanned = "equal"
+)
 
 // Event is a daemon happening, for logs and tests.
 type Event struct {
@@ -93,6 +112,13 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.ResizeTimeout <= 0 {
 		cfg.ResizeTimeout = 100 * time.Millisecond
 	}
+	switch cfg.Unplanned {
+	case "":
+		cfg.Unplanned = Overlap
+	case Overlap, EqualShares:
+	default:
+		return nil, fmt.Errorf("serve: unplanned processes: %q is neither %q nor %q", cfg.Unplanned, Overlap, EqualShares)
+	}
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = 256
 	}
@@ -138,7 +164,7 @@ func (d *Daemon) MPS() MPSState { return d.mps }
 func (d *Daemon) Socket() string { return d.cfg.Socket }
 
 // PolicyName describes the policy in use.
-func (d *Daemon) PolicyName() string { return d.pol.Name() }
+func (d *Daemon) PolicyName() string { return d.pol.Name(d.cfg.Unplanned) }
 
 func (d *Daemon) emit(ev Event) {
 	if ev.At.IsZero() {
@@ -243,7 +269,7 @@ func (d *Daemon) Status() *Status {
 	defer d.mu.Unlock()
 	s := &Status{
 		Daemon: d.cfg.Version, PID: os.Getpid(), Socket: d.cfg.Socket, SMs: d.sms,
-		Policy: d.pol.Name(), MPS: d.mps, ResizeTimeoutMs: float64(d.cfg.ResizeTimeout) / 1e6,
+		Policy: d.PolicyName(), MPS: d.mps, ResizeTimeoutMs: float64(d.cfg.ResizeTimeout) / 1e6,
 		UptimeS: now.Sub(d.start).Seconds(), Clients: []ClientStatus{},
 		Resizes: append([]ResizeRecord{}, d.resizes...),
 	}
@@ -467,33 +493,31 @@ func (c *conn) hello(m *Msg) bool {
 	g := c.grant
 	d.mu.Unlock()
 	d.sendGrants(pushes)
-	c.send(&Msg{Type: TWelcome, Re: m.ID, Client: c.id, SMs: sms, Policy: d.pol.Name(), MPS: d.mps.Active, Name: d.cfg.Version,
+	c.send(&Msg{Type: TWelcome, Re: m.ID, Client: c.id, SMs: sms, Policy: d.PolicyName(), MPS: d.mps.Active, Name: d.cfg.Version,
 		ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
 	d.cfg.Logf("client %d joined: pid %d %q device %d; grant %s%s", c.id, m.PID, m.Name, m.Device, g.Range, aloneText(g.Alone))
 	d.emit(Event{Kind: "join", Client: c.id, Epoch: g.Epoch, Range: g.Range})
 	return true
 }
 
-func aloneText(alone bool) string {
-	if alone {
-		return " (alone: native launches)"
+func aloneText(native bool) string {
+	if native {
+		return " (native launches on the whole GPU)"
 	}
 	return ""
 }
 
-// load takes a client's batched launch accounting; a kernel whose STM
-// weight differs from the one the split used re-splits.
+// load takes a client's batched launch accounting; a new kernel re-plans
+// the grants (its weight or its phase may differ: regrantLocked pushes only
+// the grants that change).
 func (c *conn) load(m *Msg) {
 	d := c.d
 	d.mu.Lock()
 	c.launches, c.inflight = m.Launches, m.InFlight
 	var pushes []push
 	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) {
-		before := d.pol.Weight(c.kernel)
 		c.kernel, c.class = m.Kernel, m.Class
-		if d.pol.Weight(c.kernel) != before {
-			pushes = d.regrantLocked(nil)
-		}
+		pushes = d.regrantLocked(nil)
 	}
 	d.mu.Unlock()
 	d.sendGrants(pushes)
@@ -555,10 +579,16 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		kernels[i] = c.kernel
 	}
 	ranges := Split(d.sms, d.pol.Weights(kernels))
+	// Alone, or overlapping the others where no plan splits them: the
+	// whole GPU, native launches.
+	native := len(cs) == 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)
 	now := d.cfg.Clock()
 	var out []push
 	for i, c := range cs {
-		g := Grant{Range: ranges[i], Alone: len(cs) == 1, Clients: len(cs)}
+		g := Grant{Range: ranges[i], Alone: native, Clients: len(cs)}
+		if native {
+			g.Range = Range{0, d.sms - 1}
+		}
 		if c.grant.Epoch != 0 && g.Range == c.grant.Range && g.Alone == c.grant.Alone && g.Clients == c.grant.Clients {
 			continue
 		}

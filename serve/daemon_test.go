@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/slatec/slatec/plan"
 	"github.com/slatec/slatec/serve"
 	"github.com/slatec/slatec/serve/client"
 )
@@ -36,6 +38,11 @@ func newHarness(t *testing.T, cfg serve.Config) *harness {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	h := &harness{t: t, sock: filepath.Join(dir, "s", "serve.sock"), events: make(chan serve.Event, 1024), logs: make(chan string, 1024), served: make(chan error, 1)}
 	cfg.Socket = h.sock
+	if cfg.Unplanned == "" {
+		// Most tests here check the split and the moves between ranges;
+		// TestUnplannedOverlap checks the default.
+		cfg.Unplanned = serve.EqualShares
+	}
 	cfg.OnEvent = func(ev serve.Event) {
 		select {
 		case h.events <- ev:
@@ -546,5 +553,60 @@ func TestResizeLatencyWithFakeClock(t *testing.T) {
 	}
 	if st.UptimeS != 0.003 {
 		t.Fatalf("uptime %v on the fake clock", st.UptimeS)
+	}
+}
+
+// TestUnplannedOverlap: by default, processes that no plan co-runs each get
+// the whole GPU with native launches (as under MPS alone); once the STM
+// plan puts their kernels in one phase they get its split, and a kernel of
+// another phase brings the overlap back.
+func TestUnplannedOverlap(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	whole := serve.Range{Lo: 0, Hi: sms - 1}
+	a, err := client.Connect(client.Options{Socket: h.sock, SMs: sms, HandshakeTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Abort()
+	b, err := client.Connect(client.Options{Socket: h.sock, HandshakeTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Abort()
+	if g := b.Grant(); !g.Alone || g.Range != whole || g.Clients != 2 {
+		t.Fatalf("b's welcome grant %+v, want the whole GPU, native", g)
+	}
+	if g := nextGrant(t, a, time.Second); !g.Alone || g.Range != whole || g.Clients != 2 {
+		t.Fatalf("a after b joined: %+v, want the whole GPU, native", g)
+	}
+	a.Load(1, 1, "triad_f4", "")
+	b.Load(1, 1, "fma_loop", "") // the plan co-runs them: its split
+	deadline := time.After(2 * time.Second)
+	for split := false; !split; {
+		select {
+		case g := <-b.Grants():
+			split = !g.Alone && g.Range.Count() < sms
+		case <-deadline:
+			t.Fatalf("b never got the plan's split; holds %v", b.Grant())
+		}
+	}
+	b.Load(2, 1, "stencil", "") // another phase: overlap again
+	for {
+		select {
+		case g := <-b.Grants():
+			if g.Alone && g.Range == whole {
+				if st := h.d.Status(); !strings.Contains(st.Policy, "overlap") {
+					t.Errorf("status policy %q", st.Policy)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatalf("stencil did not bring back the overlap; b holds %v", b.Grant())
+		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 // Policy decides how the SMs are split between processes. Protocol v2
 // grants every registered process a standing range (docs/SERVE.md,
-// "Scheduling"): equal shares, or, when an STM plan (from profiles) names
-// the kernel each process last announced, shares in proportion to the
-// plan's SM counts.
+// "Scheduling"): when an STM plan (from profiles) co-runs the kernels the
+// processes last announced, shares in proportion to the plan's SM counts;
+// else the whole GPU to each (Overlap) or equal shares.
 type Policy struct {
 	// Plan, when set, is an STM plan computed once from the profiles.
 	Plan *plan.Plan
@@ -41,12 +41,17 @@ func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
 	return p, nil
 }
 
-// Name describes the policy for welcome and status.
-func (p *Policy) Name() string {
-	if p.Plan != nil {
-		return "grants: stm-plan weights, else equal shares"
+// Name describes the policy for welcome and status, with what processes
+// that no plan co-runs get.
+func (p *Policy) Name(unplanned Unplanned) string {
+	rest := "equal shares"
+	if unplanned != EqualShares {
+		rest = "overlap (whole GPU, native)"
 	}
-	return "grants: equal shares"
+	if p.Plan != nil {
+		return "grants: stm-plan weights, else " + rest
+	}
+	return "grants: " + rest
 }
 
 // Weight is the STM plan's SM count for a kernel, 0 when it names none.
@@ -61,6 +66,18 @@ func (p *Policy) Weight(kernel string) int {
 // kernels: the plan's SM counts when the plan names every one of them
 // in the same phase, else equal.
 func (p *Policy) Weights(kernels []string) []float64 {
+	w, _ := p.split(kernels)
+	return w
+}
+
+// Planned reports whether the plan co-runs all of kernels (two or more)
+// in one phase, so that its SM counts say how to split the GPU.
+func (p *Policy) Planned(kernels []string) bool {
+	_, ok := p.split(kernels)
+	return ok
+}
+
+func (p *Policy) split(kernels []string) ([]float64, bool) {
 	w := make([]float64, len(kernels))
 	plannedAll := len(kernels) > 1
 	phase := -2
@@ -78,7 +95,7 @@ func (p *Policy) Weights(kernels []string) []float64 {
 			w[i] = 1
 		}
 	}
-	return w
+	return w, plannedAll
 }
 
 // Split divides sms SMs into contiguous ranges, in order, in proportion to

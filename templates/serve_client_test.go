@@ -197,8 +197,10 @@ func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 	t.Helper()
 	// A resize timeout of 1 s (not 100 ms): a loaded test machine must not
 	// turn scheduling delays into "stuck"; acknowledgements take ~1 ms here.
+	// Equal shares: these tests check served launches on split ranges
+	// (the default, Overlap, grants every process the whole GPU natively).
 	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
-		Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
+		Unplanned: serve.EqualShares, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
 	if events != nil {
 		cfg.OnEvent = func(ev serve.Event) {
 			select {
@@ -472,7 +474,7 @@ func TestServeClientNativeDrain(t *testing.T) {
 func TestServeClientStuck(t *testing.T) {
 	events := make(chan serve.Event, 4096)
 	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: 50 * time.Millisecond,
-		Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) },
+		Unplanned: serve.EqualShares, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) },
 		OnEvent: func(ev serve.Event) {
 			select {
 			case events <- ev:
