@@ -268,7 +268,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 
 namespace slate_serve {
 
-enum { kMaxFrame = 65536, kProtocol = 2, kMaxDepth = 64 };
+enum { kMaxFrame = 65536, kProtocol = 2, kMaxDepth = 64, kMaxStarts = 32 };
 
 // ---- the seam: what a served launch does on the device ----------------------
 struct launch_ops {
@@ -279,6 +279,12 @@ struct launch_ops {
     // query reports, without blocking, whether the last start has completed
     // (also: it failed; a device error counts as completed).
     virtual bool query() = 0;
+    // complete reports, after query saw the last start complete, whether
+    // every logical block was handed out (a device error counts as
+    // complete). A launch on a range can end with blocks left: while other
+    // work fills the range's SMs, its workers land on SMs outside it and exit
+    // (docs/ABI.md); it is then started again.
+    virtual bool complete() = 0;
     // retreat sets the retreat word, waits until the workers have drained,
     // clears it, and reports whether every logical block has been handed out
     // (then nothing is left to relaunch: the launch is complete).
@@ -822,6 +828,7 @@ public:
         bool full = lo == 0 && hi + 1 >= (unsigned int)sms_;
         ops.start(lo, hi);
         long quantum_us = 5;
+        int starts = 0; // starved starts on the current range
         const clock_type::time_point began = clock_type::now();
         bool detached = false, finished = false;
         std::unique_lock<std::mutex> l(mu_, std::defer_lock);
@@ -835,7 +842,7 @@ public:
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
                 if (!(now.lo == lo && now.hi == hi)) {
-                    if (ops.query()) {
+                    if (ops.query() && ops.complete()) {
                         finished = true; // already done: nothing to move
                     } else if (ops.retreat()) {
                         finished = true; // every block handed out
@@ -844,6 +851,7 @@ public:
                         lo = now.lo;
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+                        starts = 0;
                         ops.start(lo, hi);
                         moved = true;
                     }
@@ -876,8 +884,21 @@ public:
                 continue;
             }
             l.unlock();
-            if (ops.query())
-                break;
+            if (ops.query()) {
+                if (ops.complete())
+                    break;
+                // Starved: no worker found a free slot on the range before
+                // all had exited (the H200 ran a 96-block launch on SMs
+                // 66-131 this way while another process's kernel held them:
+                // no block ran). Start again; after kMaxStarts on the range,
+                // on all SMs, where a worker always runs.
+                if (++starts >= kMaxStarts && !full) {
+                    lo = 0;
+                    hi = (unsigned int)sms_ - 1u;
+                    full = true;
+                }
+                ops.start(lo, hi);
+            }
             if (detach_after_ms() > 0 && clock_type::now() - began > std::chrono::milliseconds(detach_after_ms())) {
                 // A served launch returns when its kernel is done, and a kernel
                 // that waits for the host to act after its launch never is:
@@ -2135,6 +2156,15 @@ struct served_ops : slate_serve::launch_ops {
         if (clean)
             cudaGetLastError();
         return false;
+    }
+    bool complete()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        if (cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return true; // a device error: nothing more will run
+        return *next >= p.cfg.total;
     }
     bool retreat()
     {

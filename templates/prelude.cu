@@ -1026,6 +1026,15 @@ struct served_ops : slate_serve::launch_ops {
             cudaGetLastError();
         return false;
     }
+    bool complete()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        if (cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return true; // a device error: nothing more will run
+        return *next >= p.cfg.total;
+    }
     bool retreat()
     {
         unsigned long long* next = host + 5 + p.slot;

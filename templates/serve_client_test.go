@@ -384,6 +384,35 @@ func TestServeClientGrantChangeMovesLaunch(t *testing.T) {
 	}
 }
 
+// TestServeClientStarvedLaunchStartsAgain: a served launch whose workers
+// all exit outside its range (other work held its SMs) ends with its
+// blocks not handed out; the client starts it again on the range, and
+// after kMaxStarts (32) starved starts on all SMs. Every block runs once.
+func TestServeClientStarvedLaunchStartsAgain(t *testing.T) {
+	for _, tc := range []struct {
+		starve int
+		want   string // the launch's last range
+	}{{3, "0:49"}, {40, "0:99"}} {
+		sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			m := read()
+			if m == nil {
+				return
+			}
+			welcome(c, m.ID, 0, 49, false)
+			for read() != nil {
+			}
+		})
+		r := runDriver(t, sock, 20*time.Second, []string{"SERVE_DRIVER_STARVE=" + strconv.Itoa(tc.starve)}, 1, 1, 400, 4, 0)
+		if r.served != 1 || len(r.launches) != 1 || !r.launches[0].ok {
+			t.Fatalf("starve %d: served=%d launches %+v, want one served launch with every block once:\n%s", tc.starve, r.served, r.launches, r.out)
+		}
+		rs := r.launches[0].ranges
+		if len(rs) != tc.starve+1 || rs[len(rs)-1] != tc.want {
+			t.Errorf("starve %d: %d starts, last on %s; want %d, last on %s", tc.starve, len(rs), rs[len(rs)-1], tc.starve+1, tc.want)
+		}
+	}
+}
+
 // TestServeClientAgainstDaemon: with the real daemon, two threads of the
 // driver launch on its half while another process is registered; when that
 // process leaves, the running launches grow to the whole GPU (acked ok),

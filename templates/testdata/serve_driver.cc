@@ -15,6 +15,7 @@
 //   frames sent=N                       frames the client wrote (hello, notes, acks, bye not yet)
 // served=1: the launch ran on a granted range (not alone); served=0: natively.
 // $SERVE_DRIVER_RETREAT_MS delays each fake drain (a stuck client);
+// $SERVE_DRIVER_STARVE=N makes the first N starts of each launch run nothing;
 // $SERVE_DRIVER_NATIVE_MS is how long the fake native drain takes (native
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
 // sleeps between a thread's launches.
@@ -54,6 +55,11 @@ public:
     {
         join();
         ranges_ += (ranges_.empty() ? "" : ",") + std::to_string(lo) + ":" + std::to_string(hi);
+        if (starved_ < starve()) { // every worker landed outside the range: none ran
+            ++starved_;
+            running_ = 0;
+            return;
+        }
         if (us_ < 0) { // an instant launch: runs in full here (timing the protocol)
             running_ = 1;
             worker();
@@ -66,6 +72,7 @@ public:
             threads_.push_back(std::thread(&fake_launch::worker, this));
     }
     bool query() { return running_.load() == 0; }
+    bool complete() { return next_.load() >= total_; }
     bool retreat()
     {
         if (const char* d = std::getenv("SERVE_DRIVER_RETREAT_MS"))
@@ -126,12 +133,20 @@ private:
     std::vector<std::thread> threads_;
     std::string ranges_;
     bool detached_ = false;
+    int starved_ = 0;
 
 public:
     static bool hold_kernels()
     {
         static const bool h = std::getenv("SERVE_DRIVER_HOLD") != 0;
         return h;
+    }
+    // $SERVE_DRIVER_STARVE=N: the first N starts of each launch run no
+    // worker, as a launch on a range whose SMs other work holds.
+    static int starve()
+    {
+        static const int n = std::getenv("SERVE_DRIVER_STARVE") ? std::atoi(std::getenv("SERVE_DRIVER_STARVE")) : 0;
+        return n;
     }
     static std::atomic<bool>& released()
     {
