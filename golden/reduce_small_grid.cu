@@ -119,6 +119,27 @@ static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__
     }
 }
 
+// slate_last_out counts a worker's exit (SLATE_FLAG_RESET); the last one
+// out gets 0 when tasks are left (then it runs them: see slate_worker_loop),
+// else resets the control block and gets SLATE_STOP32, as do the others. Not
+// inlined: the workers' registers are the loop's, not this rare path's.
+static __device__ __noinline__ unsigned int slate_last_out(slate_ctl* __restrict__ ctl, unsigned int total, unsigned int workers)
+{
+    __threadfence();
+    if (atomicAdd(&ctl->exited, 1u) != workers - 1u)
+        return SLATE_STOP32;
+    if (*(volatile unsigned int*)&ctl->retreat == 0u && *(volatile unsigned long long*)&ctl->next < total) {
+        atomicSub(&ctl->exited, 1u); // last again when it exits next
+        return 0u;
+    }
+    ctl->next = 0ull;
+    ctl->done = 0ull;
+    ctl->retreat = 0u;
+    ctl->exited = 0u;
+    __threadfence();
+    return SLATE_STOP32;
+}
+
 // slate_worker_loop is the queue worker (k__slate: resizable jobs, partial
 // SM ranges): it runs body(blockIdx, gridDim) for each logical block of each
 // task it takes. Everything it keeps across a body is one 32-bit id: the rest
@@ -145,6 +166,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         if (outside)
             goto exit;
     }
+work:
     for (;;) {
         if (leader) {
             unsigned int t = SLATE_STOP32;
@@ -179,15 +201,20 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
             __syncthreads(); // every thread has read the slot (kSync: the block's barrier did it)
     }
 exit:
-    if (leader && (cfg.flags & SLATE_FLAG_RESET)) {
-        __threadfence();
-        if (atomicAdd(&ctl->exited, 1u) == cfg.workers - 1u) {
-            ctl->next = 0ull;
-            ctl->done = 0ull;
-            ctl->retreat = 0u;
-            ctl->exited = 0u;
-            __threadfence();
-        }
+    if (cfg.flags & SLATE_FLAG_RESET) {
+        // The last worker of the launch to exit resets the control block;
+        // but first it leaves no work behind. A launch on a partial range can
+        // see every worker land outside the range and exit while other work
+        // (another stream's kernel, another process's) holds the range's
+        // SMs: no host waits for such a launch to relaunch it, so the last
+        // worker out runs what is left, wherever it is (correct, if slow).
+        if (leader)
+            slate_task = slate_last_out(ctl, total, cfg.workers);
+        __syncthreads();
+        const bool rest = slate_task != SLATE_STOP32;
+        __syncthreads();
+        if (rest)
+            goto work;
     }
 }
 
