@@ -43,7 +43,7 @@ ROUNDS=${ROUNDS:-3} # makespan rounds per pair and mode (median kept)
 SLATEC=${SLATEC:-.gpu/slatec}
 unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
-ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms
+ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms (median span)
 : >"$ROWS"
 : >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us (all pairs)
 : >"$OUT/serve/solo.txt"
@@ -168,37 +168,49 @@ EOF
     }
 fi
 
-# makespan A B MODE: wall time (ms) of the pair of plain builds (no hooks),
-# appended to $L/rounds.tsv. A pair's wall time holds both processes'
-# start (CUDA initialisation, tens to hundreds of ms, varying run to run),
-# so each mode is timed $ROUNDS times, the modes alternating, and the rows
-# keep the median.
+# makespan A B MODE: one run of the pair of plain builds (no hooks), appended
+# to $L/rounds.tsv as pair, mode, wall ms, span ms. The wall time holds both
+# processes' start (CUDA initialisation, input generation: tens to hundreds
+# of ms, varying run to run); the span is the pair's GPU work, from the
+# programs' HARNESS_SPAN lines (the wall-clock start of the first timed phase
+# and end of the last): together, from the earlier start to the later end;
+# one after the other, the sum of the two. Each mode is timed $ROUNDS times,
+# the modes alternating, and the rows keep the median span.
 makespan() {
     local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock"
     [ "${mode%-equal}" = serve ] && sk="$sock"
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1)
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1)
     else
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
         p1=$!
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
         p2=$!
         wait "$p1" "$p2"
     fi
     t1=$(now_ns)
     local us=$(((t1 - t0) / 1000))
     local ms="$((us / 1000)).$(printf %03d $((us % 1000)))"
-    printf '%s+%s\t%s\t%s\n' "$a" "$b" "$mode" "$ms" >>"$L/rounds.tsv"
-    say "    makespan $a+$b $mode $ms ms"
+    local span
+    span=$(awk -v seq="$([ "$mode" = sequential ] && echo 1 || echo 0)" '
+        $1 == "HARNESS_SPAN" { n++; s[n] = $2; e[n] = $3 }
+        END {
+            if (n != 2) { print "-"; exit }
+            if (seq) d = (e[1] - s[1]) + (e[2] - s[2])
+            else d = (e[1] > e[2] ? e[1] : e[2]) - (s[1] < s[2] ? s[1] : s[2])
+            printf "%.3f\n", d / 1000
+        }' "$L/$a.ms-$mode.out" "$L/$b.ms-$mode.out")
+    printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
+    say "    makespan $a+$b $mode wall $ms ms, span $span ms"
 }
 
-# median_row A B MODE: the median of the pair's rounds in MODE, as a row.
+# median_row A B MODE: the median span of the pair's rounds in MODE, as a row.
 median_row() {
     local a=$1 b=$2 mode=$3 comp=false ms
     if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
-    ms=$(awk -F'\t' -v w="$a+$b" -v m="$mode" '$1 == w && $2 == m { print $3 }' "$L/rounds.tsv" | sort -g |
+    ms=$(awk -F'\t' -v w="$a+$b" -v m="$mode" '$1 == w && $2 == m && $4 != "-" { print $4 }' "$L/rounds.tsv" | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
     [ -n "$ms" ] && printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$ROWS"
 }
@@ -298,7 +310,7 @@ try:
             solo = float(l.split()[1])
 except OSError:
     pass
-json.dump({"device": device or "unknown", "commit": commit, "rows": rows, "resize_p99_us": p99, "solo_overhead": solo},
+json.dump({"device": device or "unknown", "commit": commit, "makespan": "span", "rows": rows, "resize_p99_us": p99, "solo_overhead": solo},
           sys.stdout, indent=2)
 print()
 EOF
