@@ -960,39 +960,42 @@ func BenchmarkCacheHitLoad(b *testing.B) {
 	}
 }
 
-// TestGPUFlushL2 checks that FlushL2 evicts the L2: a kernel reading a
-// buffer of a third of the L2 runs slower right after a flush than when it
-// repeats with the buffer still cached.
+// TestGPUFlushL2 checks that FlushL2 evicts the L2: one thread follows a
+// chain of dependent loads through a table a quarter of the L2's size; the
+// walk repeated with the table still cached waits on the L2's latency, the
+// walk right after a flush on DRAM's, about twice as long. (A bandwidth
+// read of the table could not tell them apart on the H200: 20 MB took
+// 22-30 µs warm and cold alike.)
 func TestGPUFlushL2(t *testing.T) {
 	d, _ := needGPU(t)
 	if !GreenSupported() {
 		t.Skip(ErrNoGreen)
 	}
 	l2 := d.Info().L2Bytes
-	if l2 < 3<<20 {
+	if l2 < 4<<20 {
 		t.Skipf("L2 of %d bytes", l2)
 	}
-	// Four independent loads in flight per thread: a loop of one load at a
-	// time was latency-bound on the H200 (20 MB in 22 µs, warm or cold)
-	// and could not tell the L2 from DRAM.
-	const src = `extern "C" __global__ void rd(const float4* __restrict__ p, int n4, float* out) {
-    float s = 0.f;
-    const int stride = gridDim.x * blockDim.x;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n4; i += 4 * stride) {
-        const float4 a = p[i], b = p[i + stride], c = p[i + 2 * stride], d = p[i + 3 * stride];
-        s += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) + (d.x + d.y + d.z + d.w);
-    }
-    for (; i < n4; i += stride) {
-        const float4 v = p[i];
-        s += v.x + v.y + v.z + v.w;
-    }
-    if (s == 12345.f) *out = s; // keeps the loads
+	const src = `extern "C" __global__ void walk(const unsigned int* __restrict__ next, int steps, unsigned int* out) {
+    unsigned int i = 0;
+    for (int s = 0; s < steps; ++s)
+        i = next[i];
+    *out = i;
 }`
-	k := nativeKernel(t, d, src, "rd", LayoutOf("const float4*", "int", "float*"))
-	n4 := l2 / 3 / 16
-	buf := alloc(t, d, make([]float32, 4*n4))
-	out := alloc(t, d, make([]float32, 1))
+	k := nativeKernel(t, d, src, "walk", LayoutOf("const unsigned int*", "int", "unsigned int*"))
+	// A power of two of 4-byte entries, at most a quarter of the L2; a
+	// full-period LCG (a = 1 mod 4, c odd) so that each step lands on
+	// another line, with no pattern a prefetcher could follow.
+	n := 1
+	for n*2*4 <= l2/4 {
+		n *= 2
+	}
+	next := make([]uint32, n)
+	for i := range next {
+		next[i] = uint32((uint64(i)*1664525 + 1013904223) & uint64(n-1))
+	}
+	const steps = 20000 // ~20000 lines, 2.5 MB: well inside the L2
+	tab := alloc(t, d, next)
+	out := alloc(t, d, make([]uint32, 1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	run := func(flush bool) time.Duration {
@@ -1001,7 +1004,7 @@ func TestGPUFlushL2(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		nl, err := d.LaunchNative(k, D1(uint32(d.Info().SMs*8)), D1(256), 0, []any{buf, int32(n4), out})
+		nl, err := d.LaunchNative(k, D1(1), D1(1), 0, []any{tab, int32(steps), out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1012,7 +1015,7 @@ func TestGPUFlushL2(t *testing.T) {
 	}
 	med := func(flush bool) time.Duration {
 		var v []time.Duration
-		for range 9 {
+		for range 7 {
 			v = append(v, run(flush))
 		}
 		slices.Sort(v)
@@ -1020,9 +1023,9 @@ func TestGPUFlushL2(t *testing.T) {
 	}
 	run(false)
 	warm, cold := med(false), med(true)
-	t.Logf("reading %d bytes (L2 %d): warm %v, after FlushL2 %v (%.2fx)", 16*n4, l2, warm, cold, float64(cold)/float64(warm))
-	if cold <= warm {
-		t.Errorf("a run after FlushL2 (%v) is not slower than a warm one (%v): the L2 was not evicted", cold, warm)
+	t.Logf("a %d-step walk through %d bytes (L2 %d): warm %v, after FlushL2 %v (%.2fx)", steps, 4*n, l2, warm, cold, float64(cold)/float64(warm))
+	if float64(cold) < 1.2*float64(warm) {
+		t.Errorf("a walk after FlushL2 (%v) is not clearly slower than a warm one (%v): the L2 was not evicted", cold, warm)
 	}
 }
 
