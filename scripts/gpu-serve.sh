@@ -206,13 +206,14 @@ makespan() {
     say "    makespan $a+$b $mode wall $ms ms, span $span ms"
 }
 
-# median_row A B MODE: the median span of the pair's rounds in MODE, as a row.
+# median_row A B MODE [FILE]: the median span of the pair's rounds in MODE,
+# as a row of FILE (default $ROWS).
 median_row() {
-    local a=$1 b=$2 mode=$3 comp=false ms
+    local a=$1 b=$2 mode=$3 out=${4:-$ROWS} comp=false ms
     if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
     ms=$(awk -F'\t' -v w="$a+$b" -v m="$mode" '$1 == w && $2 == m && $4 != "-" { print $4 }' "$L/rounds.tsv" | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
-    [ -n "$ms" ] && printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$ROWS"
+    [ -n "$ms" ] && printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$out"
 }
 
 if has makespan; then
@@ -237,9 +238,7 @@ if has makespan; then
         fi
         for mode in sequential mps serve; do median_row "$a" "$b" "$mode"; done
         grep -F "$a+$b" "$ROWS" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
-        ROWS_SAVED=$ROWS ROWS=$L/equal-rows.tsv
-        median_row "$a" "$b" serve-equal
-        ROWS=$ROWS_SAVED
+        median_row "$a" "$b" serve-equal "$L/equal-rows.tsv"
         grep -F "$a+$b" "$L/equal-rows.tsv" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
     done < <(pairs)
 fi
