@@ -21,6 +21,7 @@
 #   bench     timings                    -> $OUT/bench-raw.txt, $OUT/bench.txt, $OUT/merge.json
 #   plan      the planner's choice timed -> "planned" rows added to the three above; needs
 #             the carried .gpu/slatec (make gpu-build) for slatec profile and slatec plan
+#   ncu       Nsight Compute per launch, separate kernels vs merged modes -> ncu-*.csv
 # $OUT/summary.txt gets the verdicts and is printed last. ONLY="case ..." restricts the
 # cases; BENCH_CASES the benchmarked ones; BENCH_REPS, BENCH_WARMUP, SWEEP_STEP tune the
 # timing (bench/merge/common.h).
@@ -92,7 +93,7 @@ export -f build_one
 export NVCC NVCC_FLAGS ARCH W
 if has build; then
     variants=""
-    { has check || has sanitize; } && variants="check"
+    { has check || has sanitize || has ncu; } && variants="check"
     { has bench || has plan; } && variants="$variants bench"
     # PHASES=build alone (e.g. on a machine without a GPU): build every variant.
     [ -z "$variants" ] && variants="check bench"
@@ -284,5 +285,33 @@ PY
     done
     write_report
     grep -E '^(case|  planned)' "$OUT/bench.txt" >>"$S"
+fi
+# ---- ncu ----------------------------------------------------------------------
+# Why a merged mode loses, per kernel launch, under Nsight Compute: the separate
+# kernels (check sep) against each merged mode (check merged, at NCU_ALLOC, default
+# the driver's default allocation): duration, registers, achieved occupancy and its
+# limiters, SM and DRAM throughput. NCU_CASES (default: the three that lose merged)
+# and NCU_MODES (default "interleaved split") choose. Needs the check binaries
+# (PHASES='build ncu').
+if has ncu; then
+    NCU=${NCU:-ncu}
+    metrics=gpu__time_duration.sum,launch__registers_per_thread,launch__block_size,launch__grid_size
+    metrics=$metrics,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps
+    metrics=$metrics,launch__occupancy_limit_blocks,sm__warps_active.avg.pct_of_peak_sustained_active
+    metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+    for name in ${NCU_CASES:-sgemm_hist bs_vecadd transpose_reduce_hist}; do
+        for m in ${NCU_MODES:-interleaved split}; do
+            [ -x "$W/$name.$m" ] || { echo "NCU-SKIP $name $m: no check binary" | tee -a "$S"; continue; }
+            d="$W/ncu/$name"
+            mkdir -p "$d"
+            if [ "$m" = "${NCU_MODES%% *}" ]; then
+                (cd "$d" && HARNESS_OUT="$d/sep.bin" timeout 600 "$NCU" --metrics "$metrics" --csv "$W/$name.$m" check sep) \
+                    >"$OUT/ncu-$name-sep.csv" 2>"$d/sep.err" || echo "NCU-FAIL $name sep: $(tail -1 "$d/sep.err")" | tee -a "$S"
+            fi
+            (cd "$d" && HARNESS_OUT="$d/$m.bin" timeout 600 "$NCU" --metrics "$metrics" --csv "$W/$name.$m" check merged ${NCU_ALLOC:-default}) \
+                >"$OUT/ncu-$name-$m.csv" 2>"$d/$m.err" || echo "NCU-FAIL $name $m: $(tail -1 "$d/$m.err")" | tee -a "$S"
+        done
+    done
+    echo "## ncu: $(ls "$OUT"/ncu-*.csv 2>/dev/null | wc -l) files in $OUT (ncu-CASE-{sep,MODE}.csv)" >>"$S"
 fi
 cat "$S"
