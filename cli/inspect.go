@@ -79,7 +79,7 @@ diagnostic) and the others still are; the exit status is then 1.
 					}
 					failed = true
 					if asJSON {
-						js.file(streamOf(fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}}))
+						js.file(reportStream{File: d.File, Diagnostics: []diag.Diagnostic{d}}) // no kernels, no launches
 					} else {
 						out.Flush()
 						printDiags(cmd, []diag.Diagnostic{d})
@@ -347,13 +347,6 @@ type reportStream struct {
 	Diagnostics         []diag.Diagnostic
 }
 
-// streamOf streams a report already built.
-func streamOf(fr fileReport) reportStream {
-	return reportStream{File: fr.File, NKernels: len(fr.Kernels), NLaunches: len(fr.Launches),
-		Kernel: func(i int) kernelReport { return fr.Kernels[i] }, Launch: func(i int) launchReport { return fr.Launches[i] },
-		Diagnostics: fr.Diagnostics}
-}
-
 // analysisStream streams the report of an analysis.
 func analysisStream(a *transform.Analysis) reportStream {
 	return reportStream{File: a.File.Name, NKernels: len(a.Kernels), NLaunches: len(a.Launches),
@@ -368,18 +361,6 @@ func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
 		ds = []diag.Diagnostic{}
 	}
 	return ds
-}
-
-// buildFileReport is the whole report of an analysis.
-func buildFileReport(a *transform.Analysis) fileReport {
-	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: fileDiagnostics(a)}
-	for _, k := range a.Kernels {
-		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k))
-	}
-	for _, ls := range a.Launches {
-		fr.Launches = append(fr.Launches, launchReportOf(ls))
-	}
-	return fr
 }
 
 func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo) kernelReport {

@@ -75,3 +75,16 @@ func TestKernelJSONMatchesEncoder(t *testing.T) {
 	}
 	t.Logf("%d kernels", len(krs))
 }
+
+// buildFileReport is the whole report of an analysis, built at once: the
+// reference the streamed reports are checked against.
+func buildFileReport(a *transform.Analysis) fileReport {
+	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: fileDiagnostics(a)}
+	for _, k := range a.Kernels {
+		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k))
+	}
+	for _, ls := range a.Launches {
+		fr.Launches = append(fr.Launches, launchReportOf(ls))
+	}
+	return fr
+}

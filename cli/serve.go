@@ -83,8 +83,8 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	if f.resizeTimeout <= 0 {
 		return usagef("--resize-timeout must be positive")
 	}
-	if f.sms < 0 || f.sms > 4096 {
-		return usagef("--sms must be in 0..4096")
+	if f.sms < 0 || f.sms > plan.MaxSMs {
+		return usagef("--sms must be in 0..%d", plan.MaxSMs)
 	}
 	if f.unplanned == "" {
 		f.unplanned = string(serve.Overlap)

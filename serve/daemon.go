@@ -145,8 +145,8 @@ func New(cfg Config) (*Daemon, error) {
 		cfg.SMs = cfg.Profiles.Device.SMs
 		d.cfg.SMs = cfg.SMs
 	}
-	if cfg.SMs > 4096 {
-		return nil, fmt.Errorf("serve: %d SMs (at most 4096)", cfg.SMs)
+	if cfg.SMs > plan.MaxSMs {
+		return nil, fmt.Errorf("serve: %d SMs (at most %d)", cfg.SMs, plan.MaxSMs)
 	}
 	d.sms = max(cfg.SMs, 0)
 	ln, err := Listen(cfg.Socket)

@@ -253,8 +253,8 @@ func ValidateRequest(m *Msg) error {
 			return protoErr(ErrBadField, "hello: name and uuid are at most %d bytes", MaxName)
 		case m.Device < 0 || m.Device > 1024:
 			return protoErr(ErrBadField, "hello: device %d out of range", m.Device)
-		case m.SMs < 0 || m.SMs > 4096:
-			return protoErr(ErrBadField, "hello: sms %d out of range 0..4096", m.SMs)
+		case m.SMs < 0 || m.SMs > plan.MaxSMs:
+			return protoErr(ErrBadField, "hello: sms %d out of range 0..%d", m.SMs, plan.MaxSMs)
 		}
 	case TLoad:
 		switch {
