@@ -91,7 +91,7 @@ func TestServeAndTop(t *testing.T) {
 	assert.Contains(t, out, "64 SMs")
 	assert.Contains(t, out, "bench")
 	assert.Contains(t, out, "0:63")
-	assert.Contains(t, out, "alone")
+	assert.Contains(t, out, "native")
 	assert.Contains(t, out, "saxpy M_M (1 running)")
 
 	code, out, errs = slatec(t, "", "serve", "--status", "--json", "--socket", sock)

@@ -33,7 +33,7 @@ type ClientStatus struct {
 	SMs      int    `json:"sms_held"`
 	Range    Range  `json:"range"`
 	Epoch    uint64 `json:"epoch"`
-	Alone    bool   `json:"alone"`    // its launches run natively
+	Alone    bool   `json:"alone"`    // its launches run natively on the whole GPU (alone, or overlapping)
 	Acked    bool   `json:"acked"`    // it acknowledged its current grant
 	Launches uint64 `json:"launches"` // launches since hello (its last load note)
 	InFlight int    `json:"inflight"` // served launches running (its last load note)
@@ -79,7 +79,7 @@ func (s *Status) WriteText(w io.Writer) {
 			case c.Stuck:
 				state = "STUCK"
 			case c.Alone:
-				state = "alone"
+				state = "native" // alone, or overlapping unplanned processes
 			case !c.Acked:
 				state = "moving"
 			}
