@@ -131,16 +131,36 @@ san_one() {
     ( cd "$d" && HARNESS_SCALE=small timeout 600 compute-sanitizer --tool "$tool" --error-exitcode 9 "$W/$n.hooks" >"$d/log" 2>&1 )
     rc=$?
     summary=$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/log")
-    if [ $rc = 0 ]; then echo "CLEAN $n $tool $summary"; else echo "DIRTY $n $tool rc=$rc $summary"; fi
+    if [ $rc = 0 ]; then echo "CLEAN $n $tool $summary"; return; fi
+    # A finding in the input program is not the transform's: run the tool on
+    # the original too, and report what both have as INHERITED (counted apart;
+    # the log keeps both, and the kinds of errors they report).
+    ( cd "$d" && HARNESS_SCALE=small timeout 600 compute-sanitizer --tool "$tool" --error-exitcode 9 "$W/$n.orig" >"$d/orig.log" 2>&1 )
+    orc=$?
+    if [ $orc != 0 ] && [ "$(san_kinds "$d/log")" = "$(san_kinds "$d/orig.log")" ]; then
+        echo "INHERITED $n $tool rc=$rc $summary (original rc=$orc $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$d/orig.log"); kinds: $(san_kinds "$d/log"))"
+    else
+        echo "DIRTY $n $tool rc=$rc $summary (original rc=$orc)"
+    fi
 }
-export -f san_one
+# san_kinds LOG: the distinct kinds of findings in a sanitizer log, one line.
+san_kinds() {
+    grep -E '^========= +(Invalid|Barrier error|Race|Error|Program hit|Uninitialized|Leaked|Hazard|Warning)' "$1" |
+        sed -E 's/^=+ +//; s/ (at|of|by) .*//; s/[0-9]+//g' | sort -u | tr '\n' ';'
+}
+export -f san_one san_kinds
 if has sanitize; then
     for n in "${files[@]}"; do
         [ -x "$W/$n.hooks" ] || continue
         for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do printf '%s %s\n' "$n" "$tool"; done
     done | xargs -n2 -P "${SAN_JOBS:-8}" bash -c 'san_one "$0" "$1"' | sort >"$OUT/sanitize.txt"
-    echo "gpu-diff: sanitizers: $(grep -c '^CLEAN' "$OUT/sanitize.txt") clean, $(grep -c '^DIRTY' "$OUT/sanitize.txt") dirty"
-    grep '^DIRTY' "$OUT/sanitize.txt" | head -20
+    echo "gpu-diff: sanitizers: $(grep -c '^CLEAN' "$OUT/sanitize.txt") clean, $(grep -c '^DIRTY' "$OUT/sanitize.txt") dirty, $(grep -c '^INHERITED' "$OUT/sanitize.txt") inherited (the original program has the same findings)"
+    grep -E '^(DIRTY|INHERITED)' "$OUT/sanitize.txt" | head -20
+    # Keep the logs of what was not clean.
+    grep -E '^(DIRTY|INHERITED)' "$OUT/sanitize.txt" | head -20 | while read -r _ n tool _; do
+        mkdir -p "$OUT/sanitize-logs" && head -c 20000 "$W/san/$n.$tool/log" >"$OUT/sanitize-logs/$n.$tool.log"
+        [ -f "$W/san/$n.$tool/orig.log" ] && head -c 20000 "$W/san/$n.$tool/orig.log" >"$OUT/sanitize-logs/$n.$tool.orig.log"
+    done
 fi
 
 # ---- solo -------------------------------------------------------------------

@@ -173,7 +173,8 @@ fi
 # processes' start (CUDA initialisation, input generation: tens to hundreds
 # of ms, varying run to run); the span is the pair's GPU work, from the
 # programs' HARNESS_SPAN lines (the wall-clock start of the first timed phase
-# and end of the last): together, from the earlier start to the later end;
+# and end of the last; run together, both first wait at a start line,
+# HARNESS_GATE): together, from the earlier start to the later end;
 # one after the other, the sum of the two. Each mode is timed $ROUNDS times,
 # the modes alternating, and the rows keep the median span.
 makespan() {
@@ -184,9 +185,12 @@ makespan() {
         (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
         (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1)
     else
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
+        # Both wait at the start line of their first timed phase (HARNESS_GATE).
+        local gate="$W/gate/$a+$b.$mode"
+        rm -rf "$gate"
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
         p1=$!
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
         p2=$!
         wait "$p1" "$p2"
     fi

@@ -32,7 +32,7 @@ if step diff; then
 fi
 if step sanitize; then
     echo "## compute-sanitizer" >>"$S"
-    OUT=$R PHASES="${SAN_BUILD:-build} sanitize" ./scripts/gpu-diff.sh 2>&1 | tee "$R/sanitize.log" | grep -E '^gpu-diff:|DIRTY' >>"$S"
+    OUT=$R PHASES="${SAN_BUILD:-build} sanitize" ./scripts/gpu-diff.sh 2>&1 | tee "$R/sanitize.log" | grep -E '^gpu-diff:|DIRTY|INHERITED' >>"$S"
 fi
 if step solo; then
     echo "## solo cost" >>"$S"

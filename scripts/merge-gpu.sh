@@ -299,12 +299,13 @@ if has ncu; then
     metrics=$metrics,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps
     metrics=$metrics,launch__occupancy_limit_blocks,sm__warps_active.avg.pct_of_peak_sustained_active
     metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+    ncu_modes=${NCU_MODES:-interleaved split}
     for name in ${NCU_CASES:-sgemm_hist bs_vecadd transpose_reduce_hist}; do
-        for m in ${NCU_MODES:-interleaved split}; do
+        for m in $ncu_modes; do
             [ -x "$W/$name.$m" ] || { echo "NCU-SKIP $name $m: no check binary" | tee -a "$S"; continue; }
             d="$W/ncu/$name"
             mkdir -p "$d"
-            if [ "$m" = "${NCU_MODES%% *}" ]; then
+            if [ "$m" = "${ncu_modes%% *}" ]; then
                 (cd "$d" && HARNESS_OUT="$d/sep.bin" timeout 600 "$NCU" --metrics "$metrics" --csv "$W/$name.$m" check sep) \
                     >"$OUT/ncu-$name-sep.csv" 2>"$d/sep.err" || echo "NCU-FAIL $name sep: $(tail -1 "$d/sep.err")" | tee -a "$S"
             fi

@@ -7,7 +7,8 @@
 // harness_pass/fail       print the verdict line the test driver looks for
 // harness_timed(label,fn) run fn() once, or time it when $HARNESS_REPS is set (GPU time per run)
 // harness_timed_reset     the same for a phase that is not idempotent
-//                         ($HARNESS_SPAN: harness_pass prints the timed phases' wall-clock span)
+//                         ($HARNESS_SPAN: harness_pass prints the timed phases' wall-clock span;
+//                         $HARNESS_GATE=DIR:N: the first timed phase waits until N programs are ready)
 // harness_scale()         problem-size divisor from $HARNESS_SCALE
 //
 // Dump record (little endian, appended; remove the file before a run):
@@ -30,6 +31,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 #define CUDA_CHECK(expr)                                                      \
@@ -227,6 +233,38 @@ static inline long long& harness_span_end() {
     return t;
 }
 
+// $HARNESS_GATE=DIR:N is a start line for N programs run at once: the first
+// timed phase of each announces itself in DIR (a file ready.<pid>) and waits
+// until N have, so that the span of the pair is their GPU work together, not
+// the difference of their processes' start-up (CUDA initialisation and input
+// generation differ by tens of ms run to run). The wait polls every 20 us
+// and gives up after 30 s (a partner that failed), saying so on stderr.
+static inline void harness_gate() {
+    const char* g = std::getenv("HARNESS_GATE");
+    if (!g || !*g)
+        return;
+    const std::string spec(g);
+    const size_t colon = spec.rfind(':');
+    const std::string dir = spec.substr(0, colon);
+    const long want = colon == std::string::npos ? 1 : std::atol(spec.c_str() + colon + 1);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::ofstream(dir + "/ready." + std::to_string((long long)getpid())).put('\n');
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+        long n = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            n += e.path().filename().string().rfind("ready.", 0) == 0;
+        if (n >= want)
+            return;
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::fprintf(stderr, "harness: gate %s: %ld of %ld ready after 30 s; going on\n", dir.c_str(), n, want);
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+}
+
 template <class F>
 static inline void harness_timed(const char* label, F fn) {
     int reps = harness_reps();
@@ -237,8 +275,10 @@ static inline void harness_timed(const char* label, F fn) {
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
-    if (harness_span_start() == 0)
+    if (harness_span_start() == 0) {
+        harness_gate();
         harness_span_start() = harness_now_us();
+    }
     fn();  // warm-up: module loading, first-touch, caches
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
