@@ -200,7 +200,10 @@ func writePlanText(w io.Writer, p *plan.Plan) error {
 				note = ph.Note
 			}
 			sms := "-"
-			if k.SMs > 0 {
+			switch {
+			case ph.Overlap:
+				sms = "all" // as written, sharing every SM
+			case k.SMs > 0:
 				sms = fmt.Sprint(k.SMs)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4f\t%s\n", phase, start, lat, k.Name, sms, k.EndMs, note)

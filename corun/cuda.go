@@ -85,7 +85,8 @@ func kernelHandles(k *Kernels) map[string]*runtime.Kernel {
 // Info implements Device.
 func (d *CUDADevice) Info() plan.Device {
 	i := d.dev.Info()
-	return plan.Device{Name: i.Name, SMs: i.SMs, PeakBWGBs: round4(d.peakBW), MemBytes: i.TotalMem, MaxThreadsPerSM: i.MaxThreadsPerSM}
+	return plan.Device{Name: i.Name, SMs: i.SMs, PeakBWGBs: round4(d.peakBW), MemBytes: i.TotalMem, MaxThreadsPerSM: i.MaxThreadsPerSM,
+		MaxBlocksPerSM: i.MaxBlocksPerSM, RegistersPerSM: i.MaxRegistersPerSM, SharedBytesPerSM: i.MaxSharedPerSM}
 }
 
 // Timing implements Timed: how this device's spans are measured.

@@ -51,6 +51,10 @@ type schedExecutor struct {
 	// drop-in program does when nothing asks it to share, since the
 	// policy never puts another task beside them.
 	native map[string]bool
+	// overlap names the tasks of the plan's overlap phases: started as
+	// written on all SMs whatever range the scheduler gives them (their
+	// phase's kernels share every SM), and never resized.
+	overlap map[string]bool
 
 	mu      sync.Mutex
 	jobs    map[string]Job
@@ -78,7 +82,16 @@ func (x *schedExecutor) start(t *runtime.Task, r runtime.SMRange, prev *schedRun
 		after = prev.job
 	}
 	nd, nativeOK := x.dev.(NativeChainDevice)
-	if nativeOK && x.native[t.Name] && r.Low == 0 && r.High == x.dev.Info().SMs-1 && nd.NativeUnavailable() == "" {
+	all := runtime.SMRange{Low: 0, High: x.dev.Info().SMs - 1}
+	if x.overlap[t.Name] {
+		// An overlap phase needs the kernels as written: without native
+		// launches it cannot run (the plan's prediction would not hold).
+		if !nativeOK || nd.NativeUnavailable() != "" {
+			return nil, fmt.Errorf("overlap phase of %s: no native launches on this device", t.Name)
+		}
+		j, err = nd.StartNativeAfter(k, after)
+		r = all
+	} else if nativeOK && x.native[t.Name] && r == all && nd.NativeUnavailable() == "" {
 		j, err = nd.StartNativeAfter(k, after)
 	} else if cd, ok := x.dev.(ChainDevice); ok && prev != nil {
 		j, err = cd.StartAfter(k, r, prev.job)
@@ -131,6 +144,9 @@ type schedRunning struct {
 }
 
 func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
+	if r.x.overlap[r.name] {
+		return nil // as written on all SMs already
+	}
 	lat, err := r.job.Resize(ctx, to)
 	if err != nil {
 		return err
@@ -182,24 +198,34 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	if ps == nil {
 		return Outcome{}, unavailable("%s", why)
 	}
-	p, err := plan.PlanSlateWith(ps, SchedulerPlanOptions)
+	opts := SchedulerPlanOptions
+	if nd, ok := b.Dev.(NativeChainDevice); !ok || nd.NativeUnavailable() != "" {
+		opts.Overlap = false // its phases run the kernels as written
+	}
+	p, err := plan.PlanSlateWith(ps, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("planning: %w", err)
 	}
 	weight := map[string]float64{}
 	pol := phasePolicy{}
 	native := map[string]bool{}
+	overlap := map[string]bool{}
+	var order []string // the plan's order: phases, and launch order within one
 	for i, ph := range p.Phases {
 		for _, pk := range ph.Kernels {
 			pol[pk.Name] = i
-			if len(ph.Kernels) > 1 {
+			order = append(order, pk.Name)
+			switch {
+			case ph.Overlap:
+				overlap[pk.Name] = true
+			case len(ph.Kernels) > 1:
 				weight[pk.Name] = float64(pk.SMs)
-			} else {
+			default:
 				native[pk.Name] = true
 			}
 		}
 	}
-	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, pol, weight, native) })
+	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, order, pol, weight, native, overlap) })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -210,12 +236,14 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 }
 
 // SchedulerPlanOptions is how the scheduler mode plans (and predicts).
-var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true}
+var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true}
 
-func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weight map[string]float64, native map[string]bool) (runResult, error) {
+// schedOnce submits the workload's kernels in the plan's order (order: its
+// phases, and within an overlap phase the kernel to launch first first).
+func (b *Bench) schedOnce(ctx context.Context, w Workload, order []string, pol phasePolicy, weight map[string]float64, native, overlap map[string]bool) (runResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
-	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, task: b.taskTime, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
+	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, overlap: overlap, task: b.taskTime, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
 	for _, k := range w.Kernels {
 		x.byName[k.Name] = k
 	}
@@ -230,8 +258,8 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, pol phasePolicy, weig
 	// The workload's kernels arrive together: one decision for all.
 	t0 := b.Dev.Now()
 	var ts []*runtime.Task
-	for _, k := range w.Kernels {
-		ts = append(ts, &runtime.Task{Name: k.Name, Weight: weight[k.Name]})
+	for _, name := range order {
+		ts = append(ts, &runtime.Task{Name: name, Weight: weight[name]})
 	}
 	hs, err := s.SubmitAll(ts...)
 	if err != nil {

@@ -335,6 +335,10 @@ type Phase struct {
 	StartMs   float64       `json:"start_ms"`
 	LatencyMs float64       `json:"latency_ms"`
 	Kernels   []PhaseKernel `json:"kernels"`
+	// Overlap: the phase's kernels run as written, each on all SMs, launched
+	// in the order listed (Slate with SlateOptions.Overlap); their SMs are
+	// the device's, not a split.
+	Overlap bool `json:"overlap,omitempty"`
 	// Order is the launch order within the phase (li, cumas).
 	Order []string `json:"order,omitempty"`
 	// Bucket summarises the leaky-bucket maps of a merged phase.

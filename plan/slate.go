@@ -197,6 +197,13 @@ type SlateOptions struct {
 	// slower; a triad beside a pointer chase, predicted 4% faster, was
 	// 4% faster).
 	ModelCorun bool
+	// Overlap also considers, for each pair, launching both kernels as
+	// written on all SMs, the one of a small grid (no more blocks than
+	// SMs) first (see overlap.go): chosen when the model predicts it 3%
+	// faster than the pair's best spatial split and than one after
+	// another. A pair that neither the table nor the spatial model
+	// co-runs co-runs so when the overlap alone wins.
+	Overlap bool
 }
 
 // With ModelCorun a pair co-runs when its predicted latency is below
@@ -227,11 +234,20 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 		if PolicyFor(classes[a], classes[c]) == Corun || opts.EitherOrder && PolicyFor(classes[c], classes[a]) == Corun {
 			return true
 		}
-		if !opts.ModelCorun || classes[a].Memory() && classes[c].Memory() {
+		if classes[a].Memory() && classes[c].Memory() {
 			return false
 		}
-		_, lat, _, _ := mdl.slatePair(a, c)
-		return lat < modelCorunGain*(mdl.r[a][mdl.M]+mdl.r[c][mdl.M])
+		seq := mdl.r[a][mdl.M] + mdl.r[c][mdl.M]
+		if opts.ModelCorun {
+			if _, lat, _, _ := mdl.slatePair(a, c); lat < modelCorunGain*seq {
+				return true
+			}
+		}
+		if opts.Overlap {
+			olat, _, _, _, _, ok := mdl.overlapBest(a, c)
+			return ok && olat < tableCorunGain*seq
+		}
+		return false
 	}
 	if opts.GroupStep <= 0 {
 		opts.GroupStep = 4
@@ -267,6 +283,11 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 				ms, lat, fin := mdl.slateGroup(g, max(1, opts.GroupStep))
 				// Better than the pair, then the third alone.
 				_, pairLat, _, _ := mdl.slatePair(a, c)
+				if opts.Overlap {
+					if olat, _, _, _, _, ok := mdl.overlapBest(a, c); ok && olat < overlapMargin*pairLat {
+						pairLat = olat
+					}
+				}
 				if lat < pairLat+b.solo1(g[2]) {
 					var rest []int
 					for qi, k := range queue[1:] {
@@ -287,6 +308,22 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 		m, lat, fa, fc := mdl.slatePair(a, c)
 		queue = append(queue[1:partner:partner], queue[partner+1:]...)
 		seq := b.solo1(a) + b.solo1(c)
+		if opts.Overlap {
+			olat, first, second, f1, f2, ok := mdl.overlapBest(a, c)
+			if ok && olat < overlapMargin*lat && olat < tableCorunGain*seq {
+				b.phase(Phase{
+					Overlap: true,
+					Kernels: []PhaseKernel{
+						{Name: ps.Kernels[first].Name, SMs: mdl.M, FinishMs: f1},
+						{Name: ps.Kernels[second].Name, SMs: mdl.M, FinishMs: f2},
+					},
+					LatencyMs: olat,
+					Note: fmt.Sprintf("%s overlap %s: both as written on all SMs, %s first (best split predicted %.4f ms)",
+						classes[first], classes[second], ps.Kernels[first].Name, lat),
+				})
+				continue
+			}
+		}
 		if lat > seq || opts.ModelCorun && lat >= tableCorunGain*seq {
 			// The table says corun but the profiles say the pair loses
 			// (or, refined by the model, gains too little to pay for the

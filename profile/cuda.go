@@ -50,11 +50,14 @@ func NoDriver(err error) bool {
 func (d *cudaDevice) Info() plan.Device {
 	i := d.dev.Info()
 	return plan.Device{
-		Name:            i.Name,
-		SMs:             i.SMs,
-		PeakBWGBs:       round(i.PeakBandwidth()/1e9, 3),
-		MemBytes:        i.TotalMem,
-		MaxThreadsPerSM: i.MaxThreadsPerSM,
+		Name:             i.Name,
+		SMs:              i.SMs,
+		PeakBWGBs:        round(i.PeakBandwidth()/1e9, 3),
+		MemBytes:         i.TotalMem,
+		MaxThreadsPerSM:  i.MaxThreadsPerSM,
+		MaxBlocksPerSM:   i.MaxBlocksPerSM,
+		RegistersPerSM:   i.MaxRegistersPerSM,
+		SharedBytesPerSM: i.MaxSharedPerSM,
 	}
 }
 

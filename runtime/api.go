@@ -76,6 +76,9 @@ type DeviceInfo struct {
 	MaxThreadsPerBlock int
 	MaxThreadsPerSM    int
 	MaxSharedOptin     int // bytes of shared memory per block with opt-in
+	MaxSharedPerSM     int // bytes of shared memory per SM; 0 if not reported
+	MaxRegistersPerSM  int // 32-bit registers per SM; 0 if not reported
+	MaxBlocksPerSM     int // resident blocks per SM; 0 if not reported
 	L2Bytes            int
 	DriverVersion      int // e.g. 13000
 }

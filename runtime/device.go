@@ -29,6 +29,9 @@ const (
 	attrComputeCapabilityMajor = 75
 	attrComputeCapabilityMinor = 76
 	attrMaxSharedPerBlockOptin = 97
+	attrMaxSharedPerSM         = 81
+	attrMaxRegistersPerSM      = 82
+	attrMaxBlocksPerSM         = 106
 )
 
 // Stream and event flags (cuda.h).
@@ -186,6 +189,10 @@ func (d *Device) readInfo(ordinal int) error {
 		{&i.MaxThreadsPerBlock, attrMaxThreadsPerBlock, false},
 		{&i.MaxThreadsPerSM, attrMaxThreadsPerSM, false},
 		{&i.MaxSharedOptin, attrMaxSharedPerBlockOptin, false},
+		// Per-SM limits, for the planner's model of kernels sharing SMs.
+		{&i.MaxSharedPerSM, attrMaxSharedPerSM, true},
+		{&i.MaxRegistersPerSM, attrMaxRegistersPerSM, true},
+		{&i.MaxBlocksPerSM, attrMaxBlocksPerSM, true},
 		// Clock attributes are informational; newer drivers may drop them.
 		{&i.MemClockKHz, attrMemoryClockRate, true},
 		{&i.BusWidthBits, attrGlobalMemoryBusWidth, true},
