@@ -18,12 +18,31 @@ package plan
 // co-run to a 3% gain over one after another).
 const overlapMargin = 0.97
 
-// overlapShareSlowdown slows the first kernel's blocks while the second's
-// run beside them on their SMs: they share the SM's issue slots, which the
-// model does not otherwise see. A dependent FMA chain of 96 one-warp-pair
-// blocks beside the tiled GEMM ran 4.5% slower than alone (H200, 3.387 vs
-// 3.239 ms; DRAM's loaded latency accounts for 0.7% of it).
-const overlapShareSlowdown = 1.05
+// overlapShareK sets how much the first kernel's blocks slow while the
+// second's run beside them on their SMs, sharing the SMs' issue slots,
+// load units and L1, which the bandwidth and latency terms do not see:
+// by 1 + overlapShareK / (s - 1), s the partner's DRAM sensitivity. A
+// partner that waits on DRAM much (s large) leaves its SMs idle much of
+// the time; one that never waits (s near 1) keeps them busy and starves
+// the blocks beside it. Fitted to a pointer chase's 64 blocks on the H200
+// (bench/results/raw/corun-overlap-bf7b2a7.json): 2.43x slower than alone
+// beside a tiled GEMM (s 1.765; the formula gives 2.40), 1.78x beside a
+// histogram (s 2.336, DRAM's loaded latency included; 1.80), and 13x while
+// an FMA chain ran (s 1.001), which overlapMinPartnerSensitivity rules
+// out. It is a model of one kernel's blocks beside others, not a
+// measurement of each: `slatec profile` does not yet measure how a
+// kernel's blocks fare beside another's (a dependent FMA chain's were
+// slowed only 1.045x by the tiled GEMM's, where the formula says 2.40).
+const overlapShareK = 1.07
+
+// overlapMinPartnerSensitivity: the partner must be measured to wait on
+// DRAM (its DRAM sensitivity at least this), so that it leaves its SMs'
+// issue slots idle while it waits. A partner that never waits keeps them
+// busy and starves a latency-bound block beside it: the chase beside an
+// FMA chain (sensitivity 1.001) ran 3.6x slower than alone over the whole
+// overlap, 13x while the FMA chain ran, and the pair took 3.08 ms where
+// the spatial split had taken 2.60 (H200, bf7b2a7).
+const overlapMinPartnerSensitivity = 1.1
 
 // sharedReservedPerBlock is the shared memory the runtime reserves per
 // block (1 KiB on sm_80 and later), counted when shared memory per SM is
@@ -53,8 +72,8 @@ func (ps *ProfileSet) besideOne(c, a *Kernel) int {
 
 // overlapPair models kernels a and c launched as written on all M SMs, a
 // first; ok is false when a's grid has more blocks than SMs (then its
-// blocks share SMs with each other and the model does not hold) or the
-// profile lacks the block shapes.
+// blocks share SMs with each other and the model does not hold), the
+// profile lacks the block shapes, or c is not measured to wait on DRAM.
 //
 // a's blocks run one per SM on a.Blocks SMs, all of them at once. c gets,
 // on those SMs, the blocks that fit beside one of a's (besideOne), and its
@@ -62,13 +81,15 @@ func (ps *ProfileSet) besideOne(c, a *Kernel) int {
 // of its slots it keeps (1 when its grid fits in what is left). Both are
 // slowed by the bandwidth penalty of their summed bandwidth and each by
 // DRAM's loaded latency under the other's traffic (loaded), as in
-// simulateSlate, and a by sharing its SMs' issue slots
-// (overlapShareSlowdown). When c ends first, a's blocks (all in flight) finish at
+// simulateSlate, and a at least by sharing its SMs with c's blocks
+// (overlapShareK). c must be measured to wait on DRAM
+// (overlapMinPartnerSensitivity). When c ends first, a's blocks (all in flight) finish at
 // their unloaded pace; when a ends first, c finishes at full width.
 func (mdl *Model) overlapPair(a, c int) (lat, finA, finC float64, ok bool) {
 	M := mdl.M
 	ka, kc := &mdl.PS.Kernels[a], &mdl.PS.Kernels[c]
-	if ka.Blocks < 1 || ka.Blocks > int64(M) || ka.ThreadsPerBlock <= 0 || kc.ThreadsPerBlock <= 0 || kc.Blocks < 1 {
+	if ka.Blocks < 1 || ka.Blocks > int64(M) || ka.ThreadsPerBlock <= 0 || kc.ThreadsPerBlock <= 0 || kc.Blocks < 1 ||
+		kc.DRAMSensitivity < overlapMinPartnerSensitivity {
 		return 0, 0, 0, false
 	}
 	occ := int64(max(1, mdl.PS.Occupancy(kc)))
@@ -81,7 +102,8 @@ func (mdl *Model) overlapPair(a, c int) (lat, finA, finC float64, ok bool) {
 	ra, rc := mdl.r[a][M], mdl.r[c][M]
 	ba, bc := mdl.b[a][M], mdl.b[c][M]*frac
 	pen := mdl.penaltyOf(ba + bc)
-	ta := ra * max(pen, mdl.loaded(a, bc)) * overlapShareSlowdown // a's time if c ran throughout
+	share := 1 + overlapShareK/(kc.DRAMSensitivity-1)
+	ta := ra * max(pen, mdl.loaded(a, bc), share) // a's time if c ran throughout
 	tc := rc * max(pen, mdl.loaded(c, ba)) / frac
 	if ta <= tc {
 		finA = ta
