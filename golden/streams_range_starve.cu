@@ -261,7 +261,10 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 // client"): the launcher returns after the work is done, so a relaunch after
 // a retreat can go on the program's own stream.
 //
-// Failure: no daemon, a refused or slow handshake (100 ms), a frame that does
+// Registration does not hold up a launch: hello is sent and the first
+// launches run natively (as an alone process's) until the welcome arrives on
+// the listener thread. Failure: no daemon, a refused handshake or no welcome
+// within 500 ms, a frame that does
 // not decode, EOF, `shutdown` or an `error` all mean "lost": the grant
 // becomes the whole GPU, alone: later launches run natively, running ones
 // are grown to all SMs. No launch waits for a message. A child process after
@@ -749,9 +752,13 @@ struct grant {
 // client is the process's one connection to the daemon.
 class client {
 public:
-    // connect dials the daemon and registers (hello, at most timeout_ms for
-    // welcome, which carries the first grant). Null: no daemon, a refusal
-    // or a slow one; run natively.
+    // connect dials the daemon and sends hello; it does not wait for the
+    // welcome, which carries the first grant: the listener thread takes it
+    // (at most timeout_ms later, else the daemon is lost). Until it comes
+    // the grant is the whole GPU, alone, so the first launches run natively
+    // at once instead of waiting a round trip to the daemon (250-850 us on
+    // an H200 host, which a program timing one short launch would see).
+    // Null: no daemon, or a refusal; run natively.
     static client* connect(const std::string& path, int device, int sms, int timeout_ms)
     {
         if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0 || sms > 4096)
@@ -782,15 +789,21 @@ public:
         }
 #endif
         client* c = new client(fd, sms);
-        if (!c->handshake(device, sms, timeout_ms) || fcntl(fd, F_SETFL, fl) != 0) {
+        if (!c->hello(device, sms) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
             delete c;
             return 0;
         }
+        grant joining; // until the welcome: alone, native
+        joining.lo = 0;
+        joining.hi = (unsigned int)sms - 1u;
+        joining.alone = true;
+        joining.epoch = 0;
+        c->grant_.store(joining.pack(), std::memory_order_release);
         timeval tv = {1, 0}; // a daemon that takes no frame for 1 s is lost
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         pthread_atfork(0, 0, &client::forked);
-        std::thread(&client::listen, c).detach();
+        std::thread(&client::listen, c, timeout_ms).detach();
         return c;
     }
 
@@ -1140,7 +1153,9 @@ private:
         return true;
     }
 
-    bool handshake(int device, int sms, int timeout_ms)
+    // hello sends the registration (the socket still non-blocking: a hello
+    // that does not fit the socket buffer at once is a failure).
+    bool hello(int device, int sms)
     {
         char name[64] = "slate";
         if (FILE* f = std::fopen("/proc/self/comm", "r")) {
@@ -1160,25 +1175,34 @@ private:
         for (int i = 0; i < 4; ++i)
             f[i] = (char)((body.size() >> (8 * i)) & 0xffu);
         f += body;
-        // The socket is still non-blocking: a hello that does not fit the
-        // socket buffer at once is a failure.
         if (::send(fd_, f.data(), f.size(), MSG_NOSIGNAL) != (ssize_t)f.size())
             return false;
         frames_.fetch_add(1);
+        return true;
+    }
+
+    // welcome waits (on the listener thread) at most timeout_ms for the
+    // reply to hello and takes its grant. The launches made natively until
+    // then ran as an alone process's do; when the first grant is a range,
+    // later launches run on it and those in flight end where they run (as
+    // when an alone grant ends, the daemon is not held back by them: a
+    // welcome has no ack).
+    bool welcome(std::string* buf, int timeout_ms)
+    {
         const clock_type::time_point deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
-        std::string buf;
         for (;;) {
             msg m;
-            if (!read_msg(&buf, &m, &deadline))
+            if (!read_msg(buf, &m, &deadline))
                 return false;
             if (m.re == 0 && m.type != "error")
                 continue; // a push before welcome: not expected, harmless
-            if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms)
+            if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms_)
                 return false;
             std::lock_guard<std::mutex> l(mu_);
-            if (!take_grant_locked(m))
+            if (lost_ || !take_grant_locked(m))
                 return false; // a welcome must carry the first grant
             client_id_ = m.client;
+            cv_.notify_all();
             return true;
         }
     }
@@ -1221,11 +1245,14 @@ private:
     // launching threads move their launches, the ack follows), replies
     // ignored (bye's ok), and anything else loses the daemon. Between
     // frames it sends a load note every few ms while launches happen.
-    void listen()
+    void listen(int welcome_ms)
     {
         std::string buf;
         const char* why = "connection closed";
-        for (;;) {
+        const bool welcomed = welcome(&buf, welcome_ms);
+        if (!welcomed)
+            why = "no welcome";
+        while (welcomed) {
             pollfd pf = {fd_, POLLIN, 0};
             const int r = poll(&pf, 1, dirty_.load(std::memory_order_relaxed) ? 2 : 20);
             if (r < 0 && errno != EINTR)
@@ -1348,13 +1375,14 @@ inline void say_bye()
 inline client* process_client(int device, int sms)
 {
     static client* const c = [device, sms]() -> client* {
-        client* r = client::connect(socket_path(), device, sms, 100);
+        // The welcome may take 500 ms (launches run natively until it comes).
+        client* r = client::connect(socket_path(), device, sms, 500);
         if (r) {
             process_client_slot() = r;
             std::atexit(say_bye);
         }
         if (std::getenv("SLATE_LOG"))
-            std::fprintf(stderr, "slate: serve: %s %s\n", r ? "registered with" : "no daemon at", socket_path().c_str());
+            std::fprintf(stderr, "slate: serve: %s %s\n", r ? "registering with" : "no daemon at", socket_path().c_str());
         return r;
     }();
     return c;
