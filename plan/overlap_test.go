@@ -38,11 +38,7 @@ func TestBesideOne(t *testing.T) {
 // (alone 0.857 and 2.117). The best spatial split is predicted at 2.298:
 // the overlap, predicted 0.1% faster, is not chosen.
 func TestOverlapChaseBesideGEMM(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
-	require.NoError(t, err)
-	ps := subset(t, all, "chase", "gemm_tiled")
-	mdl, err := NewModel(ps)
-	require.NoError(t, err)
+	_, mdl := h200Pair(t, "chase", "gemm_tiled")
 	lat, first, _, finFirst, finSecond, ok := mdl.overlapBest(0, 1)
 	require.True(t, ok)
 	assert.Equal(t, 0, first, "the chase, whose 64 blocks fit one per SM, goes first")
@@ -55,9 +51,7 @@ func TestOverlapChaseBesideGEMM(t *testing.T) {
 // another took 1.341 and the scheduler's split 1.332 (H200, bf7b2a7 and
 // 604ef96).
 func TestOverlapChaseBesideHistogram(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
-	require.NoError(t, err)
-	ps := subset(t, all, "histogram", "chase")
+	ps, _ := h200Pair(t, "histogram", "chase")
 	opts := SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true}
 	spatial, err := PlanSlateWith(ps, opts)
 	require.NoError(t, err)
@@ -84,11 +78,7 @@ func TestOverlapChaseBesideHistogram(t *testing.T) {
 // split's 3.311; the model's bound, from the chase, says far more), so the
 // split stays.
 func TestOverlapNotChosenWhenTheSmallKernelIsLast(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
-	require.NoError(t, err)
-	ps := subset(t, all, "dep_chain", "gemm_tiled")
-	mdl, err := NewModel(ps)
-	require.NoError(t, err)
+	ps, mdl := h200Pair(t, "dep_chain", "gemm_tiled")
 	lat, first, _, finFirst, finSecond, ok := mdl.overlapBest(0, 1)
 	require.True(t, ok)
 	assert.Equal(t, 0, first)
@@ -104,11 +94,7 @@ func TestOverlapNotChosenWhenTheSmallKernelIsLast(t *testing.T) {
 // Beside an FMA chain, which never waits on DRAM, the chase starved: 3.08 ms
 // for the pair where the split took 2.60 (H200, bf7b2a7).
 func TestOverlapNeedsAPartnerThatWaits(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
-	require.NoError(t, err)
-	ps := subset(t, all, "fma_chain", "chase")
-	mdl, err := NewModel(ps)
-	require.NoError(t, err)
+	ps, mdl := h200Pair(t, "fma_chain", "chase")
 	_, _, _, _, _, ok := mdl.overlapBest(0, 1)
 	assert.False(t, ok)
 	p, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true})
@@ -119,14 +105,21 @@ func TestOverlapNeedsAPartnerThatWaits(t *testing.T) {
 }
 
 func TestOverlapNeedsOneBlockPerSM(t *testing.T) {
-	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
-	require.NoError(t, err)
-	ps := subset(t, all, "triad_f4", "gemm_tiled") // both grids many waves deep
-	mdl, err := NewModel(ps)
-	require.NoError(t, err)
+	ps, mdl := h200Pair(t, "triad_f4", "gemm_tiled") // both grids many waves deep
 	_, _, _, _, _, ok := mdl.overlapBest(0, 1)
 	assert.False(t, ok)
 	ps.Kernels[1].ThreadsPerBlock = 0 // unknown shape
 	_, _, _, ok = mdl.overlapPair(1, 0)
 	assert.False(t, ok)
+}
+
+// h200Pair is two kernels of the H200 profiles of 604ef96 and their model.
+func h200Pair(t *testing.T, a, b string) (*ProfileSet, *Model) {
+	t.Helper()
+	all, err := ReadProfileFile("testdata/corun-h200-604ef96.json")
+	require.NoError(t, err)
+	ps := subset(t, all, a, b)
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	return ps, mdl
 }
