@@ -128,3 +128,21 @@ func (mdl *Model) overlapBest(a, c int) (lat float64, first, second int, finFirs
 	}
 	return
 }
+
+// overlap is a pair's overlap phase as overlapBest models it.
+type overlap struct {
+	lat                 float64
+	first, second       int
+	finFirst, finSecond float64
+}
+
+// overlapWins returns the pair's overlap phase when it is chosen over the
+// pair's best spatial split (predicted at spatial): overlapMargin faster than
+// it and tableCorunGain faster than one after another.
+func (mdl *Model) overlapWins(a, c int, spatial float64) (overlap, bool) {
+	var ov overlap
+	var ok bool
+	ov.lat, ov.first, ov.second, ov.finFirst, ov.finSecond, ok = mdl.overlapBest(a, c)
+	seq := mdl.r[a][mdl.M] + mdl.r[c][mdl.M]
+	return ov, ok && ov.lat < overlapMargin*spatial && ov.lat < tableCorunGain*seq
+}

@@ -284,8 +284,8 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 				// Better than the pair, then the third alone.
 				_, pairLat, _, _ := mdl.slatePair(a, c)
 				if opts.Overlap {
-					if olat, _, _, _, _, ok := mdl.overlapBest(a, c); ok && olat < overlapMargin*pairLat {
-						pairLat = olat
+					if ov, ok := mdl.overlapWins(a, c, pairLat); ok {
+						pairLat = ov.lat
 					}
 				}
 				if lat < pairLat+b.solo1(g[2]) {
@@ -309,17 +309,16 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 		queue = append(queue[1:partner:partner], queue[partner+1:]...)
 		seq := b.solo1(a) + b.solo1(c)
 		if opts.Overlap {
-			olat, first, second, f1, f2, ok := mdl.overlapBest(a, c)
-			if ok && olat < overlapMargin*lat && olat < tableCorunGain*seq {
+			if ov, ok := mdl.overlapWins(a, c, lat); ok {
 				b.phase(Phase{
 					Overlap: true,
 					Kernels: []PhaseKernel{
-						{Name: ps.Kernels[first].Name, SMs: mdl.M, FinishMs: f1},
-						{Name: ps.Kernels[second].Name, SMs: mdl.M, FinishMs: f2},
+						{Name: ps.Kernels[ov.first].Name, SMs: mdl.M, FinishMs: ov.finFirst},
+						{Name: ps.Kernels[ov.second].Name, SMs: mdl.M, FinishMs: ov.finSecond},
 					},
-					LatencyMs: olat,
+					LatencyMs: ov.lat,
 					Note: fmt.Sprintf("%s overlap %s: both as written on all SMs, %s first (best split predicted %.4f ms)",
-						classes[first], classes[second], ps.Kernels[first].Name, lat),
+						classes[ov.first], classes[ov.second], ps.Kernels[ov.first].Name, lat),
 				})
 				continue
 			}
