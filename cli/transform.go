@@ -382,7 +382,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		}
 		opts := transform.Options{Kernels: selected, Iters: iters, NoLaunchRewrite: fl.noLaunchRewrite,
 			Version: version, Command: transformCommandLine(fl, name), OtherKernels: others, HiddenKernels: hidden, OtherLaunchers: decls, RegCaps: regCaps, RegCapInstances: regInstances,
-			ExportClones: exports[i]}
+			ExportClones: exports[i], FirstUse: len(runKs) > 0}
 		if (multi || fl.inPlace) && len(fl.kernels) > 0 && len(selected) == 0 {
 			opts.Kernels = []string{}
 			opts.NoKernels = true

@@ -1402,6 +1402,109 @@ inline client* process_client(int, int) { return 0; }
 
 } // namespace slate_serve
 #endif // SLATE_SERVE_CLIENT_H
+// ---- slatec first use: load the workers where the program first uses the GPU ----
+// With lazy module loading (CUDA's default) a kernel's module loads at its first
+// launch, usually inside the region a program times; a transformed module holds
+// the workers too, so it loads slower (docs/ABI.md, "First use"). The transform
+// wraps the host runtime calls that set a program up (cudaMalloc, cudaMemcpy,
+// cudaEventCreate, cudaSetDevice, ...) in slate_first_use(); the first of them
+// that succeeds on a device runs every transformed file's preloader for that
+// device, which loads the functions its launches will take. SLATE_PRELOAD=0
+// turns it off.
+#ifndef SLATE_FIRST_USE_H
+#define SLATE_FIRST_USE_H
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime_api.h>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+// One registry per process, shared by every transformed translation unit:
+// inline functions with external linkage, so the linker keeps one copy. The
+// version in the name keeps files of slatec versions with another layout apart.
+namespace slate_first_use_v1 {
+
+typedef void (*preloader)(int device);
+
+enum { kMaxPreloaders = 1024, kMaxDevices = 64 };
+
+struct registry {
+    std::mutex mu;
+    preloader fns[kMaxPreloaders];
+    int n;
+    std::atomic<unsigned long long> done; // bit d: device d was preloaded
+    registry() : n(0), done(0ull) {}
+};
+
+inline registry& reg()
+{
+    static registry r;
+    return r;
+}
+
+inline bool enabled()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("SLATE_PRELOAD");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return on;
+}
+
+// add registers a translation unit's preloader (its static initialisation).
+inline void add(preloader f)
+{
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.n < kMaxPreloaders)
+        r.fns[r.n++] = f;
+}
+
+// touched runs the preloaders for the current device, once per device. A
+// pending error the program has not read yet is left alone: nothing runs.
+inline void touched()
+{
+    registry& r = reg();
+    if (r.done.load(std::memory_order_acquire) == ~0ull || !enabled())
+        return;
+    int device = -1;
+    if (cudaPeekAtLastError() != cudaSuccess)
+        return;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+        cudaGetLastError(); // our call's, none was pending
+        return;
+    }
+    const unsigned long long bit = 1ull << device;
+    if (r.done.load(std::memory_order_acquire) & bit)
+        return;
+    preloader fns[kMaxPreloaders];
+    int n = 0;
+    {
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (r.done.load(std::memory_order_relaxed) & bit)
+            return;
+        r.done.fetch_or(bit, std::memory_order_acq_rel);
+        n = r.n;
+        for (int i = 0; i < n; ++i)
+            fns[i] = r.fns[i];
+    }
+    for (int i = 0; i < n; ++i)
+        fns[i](device);
+}
+
+} // namespace slate_first_use_v1
+
+// slate_first_use passes a setup call's result through and, when it
+// succeeded, loads the workers for the device it ran on.
+static inline cudaError_t slate_first_use(cudaError_t result)
+{
+    if (result == cudaSuccess)
+        slate_first_use_v1::touched();
+    return result;
+}
+#endif // __CUDACC_RTC__
+#endif // SLATE_FIRST_USE_H
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -1949,6 +2052,58 @@ static void prepare(K& k, int threads, size_t shmem)
     quiet(before);
 }
 
+// preload loads, for one device, the function each kernel of this file
+// will launch: its static worker, its queue worker where launches take the
+// queue (an SM range, a task size, or a slatec serve daemon that may resize
+// them), the native kernel in auto mode. slate_first_use() runs it at the
+// program's first setup call on the device (first_use.h), so that the
+// module loads there and not at a launch the program times.
+static void preload(int device)
+{
+    const env_config& e = env();
+    if (e.mode == kModeNative)
+        return;
+    const cudaError_t before = cudaPeekAtLastError();
+    if (before != cudaSuccess)
+        return;
+    const bool queue = e.iters != 0 || e.has_range;
+    const bool served = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    std::vector<kernel_state*> ks;
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        ks = st.kernels;
+        sms_locked(st.dev[device], device);
+    }
+    cudaFuncAttributes attr;
+    for (size_t i = 0; i < ks.size(); ++i) {
+        if (persistent())
+            cudaFuncGetAttributes(&attr, queue ? ks[i]->worker : ks[i]->worker_static);
+        else
+            cudaFuncGetAttributes(&attr, ks[i]->native);
+        if (served)
+            cudaFuncGetAttributes(&attr, ks[i]->worker);
+    }
+    quiet(before);
+}
+
+namespace {
+// Registers this file's preloader when the program starts (no CUDA call).
+struct preload_registration {
+    preload_registration() { slate_first_use_v1::add(&preload); }
+} preload_registration_v;
+
+// registered<...>::k registers a kernel when the program starts, before its
+// first launch, so that preload() knows it; a launcher names it, which
+// instantiates it for each template instance the file launches.
+template <class W, W w, class S, S s, class N, N n>
+struct registered {
+    static kernel_state* const k;
+};
+template <class W, W w, class S, S s, class N, N n>
+kernel_state* const registered<W, w, S, s, N, n>::k = kernel_for((const void*)w, (const void*)s, (const void*)n);
+} // namespace
+
 // ---- host calls on a kernel, rewritten to reach its worker too -------------
 // Setters apply to both; queries answer for the native kernel and prepare
 // the worker. The native call's result is what the program sees.
@@ -2369,6 +2524,10 @@ __global__ void single_block_scan__slate_static(slate_ctl* __restrict__ slate_ct
 }
 void single_block_scan__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
+    // Known from the program's start (slatec first use: the preloader).
+    (void)slate::registered<decltype(&single_block_scan__slate), &single_block_scan__slate,
+        decltype(&single_block_scan__slate_static), &single_block_scan__slate_static,
+        decltype(&single_block_scan), &single_block_scan>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&single_block_scan__slate,
         (const void*)&single_block_scan__slate_static, (const void*)&single_block_scan, "single_block_scan");
     slate::plan slate_p;
@@ -2417,6 +2576,10 @@ __global__ void serial_poly__slate_static(slate_ctl* __restrict__ slate_ctl_p, s
 }
 void serial_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* c, int degree, float x, float* out)
 {
+    // Known from the program's start (slatec first use: the preloader).
+    (void)slate::registered<decltype(&serial_poly__slate), &serial_poly__slate,
+        decltype(&serial_poly__slate_static), &serial_poly__slate_static,
+        decltype(&serial_poly), &serial_poly>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&serial_poly__slate,
         (const void*)&serial_poly__slate_static, (const void*)&serial_poly, "serial_poly");
     slate::plan slate_p;
@@ -2469,6 +2632,10 @@ __global__ void rotate96__slate_static(slate_ctl* __restrict__ slate_ctl_p, slat
 }
 void rotate96__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const int* in, int* out)
 {
+    // Known from the program's start (slatec first use: the preloader).
+    (void)slate::registered<decltype(&rotate96__slate), &rotate96__slate,
+        decltype(&rotate96__slate_static), &rotate96__slate_static,
+        decltype(&rotate96), &rotate96>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rotate96__slate,
         (const void*)&rotate96__slate_static, (const void*)&rotate96, "rotate96");
     slate::plan slate_p;
@@ -2527,6 +2694,10 @@ __global__ void cube_ids__slate_static(slate_ctl* __restrict__ slate_ctl_p, slat
 }
 void cube_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, int* out)
 {
+    // Known from the program's start (slatec first use: the preloader).
+    (void)slate::registered<decltype(&cube_ids__slate), &cube_ids__slate,
+        decltype(&cube_ids__slate_static), &cube_ids__slate_static,
+        decltype(&cube_ids), &cube_ids>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&cube_ids__slate,
         (const void*)&cube_ids__slate_static, (const void*)&cube_ids, "cube_ids");
     slate::plan slate_p;
@@ -2581,6 +2752,10 @@ __global__ void reverse_dyn__slate_static(slate_ctl* __restrict__ slate_ctl_p, s
 }
 void reverse_dyn__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, cudaStream_t slate_stream, const float* in, float* out, int per_block)
 {
+    // Known from the program's start (slatec first use: the preloader).
+    (void)slate::registered<decltype(&reverse_dyn__slate), &reverse_dyn__slate,
+        decltype(&reverse_dyn__slate_static), &reverse_dyn__slate_static,
+        decltype(&reverse_dyn), &reverse_dyn>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_dyn__slate,
         (const void*)&reverse_dyn__slate_static, (const void*)&reverse_dyn, "reverse_dyn");
     slate::plan slate_p;
@@ -2608,19 +2783,19 @@ int main() {
     harness_fill_float(rev_in.data(), rev_in.size(), -1.0f, 1.0f);
     int *d_in, *d_scan, *d_rin, *d_rout, *d_cube;
     float *d_coef, *d_poly, *d_rev_in, *d_rev_out;
-    CUDA_CHECK(cudaMalloc(&d_in, 1024 * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_scan, 1024 * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_rin, r_in.size() * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_rout, r_out.size() * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_cube, cube.size() * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_coef, 6 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_poly, sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_rev_in, rev_in.size() * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_rev_out, rev_out.size() * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(d_in, in.data(), 1024 * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_rin, r_in.data(), r_in.size() * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_coef, coef.data(), 6 * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_rev_in, rev_in.data(), rev_in.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_in, 1024 * sizeof(int))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_scan, 1024 * sizeof(int))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_rin, r_in.size() * sizeof(int))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_rout, r_out.size() * sizeof(int))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_cube, cube.size() * sizeof(int))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_coef, 6 * sizeof(float))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_poly, sizeof(float))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_rev_in, rev_in.size() * sizeof(float))));
+    CUDA_CHECK(slate_first_use(cudaMalloc(&d_rev_out, rev_out.size() * sizeof(float))));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(d_in, in.data(), 1024 * sizeof(int), cudaMemcpyHostToDevice)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(d_rin, r_in.data(), r_in.size() * sizeof(int), cudaMemcpyHostToDevice)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(d_coef, coef.data(), 6 * sizeof(float), cudaMemcpyHostToDevice)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(d_rev_in, rev_in.data(), rev_in.size() * sizeof(float), cudaMemcpyHostToDevice)));
 
     // The grids are tiny on purpose: HARNESS_SCALE does not apply.
     harness_timed("single_block_scan", [&] {
@@ -2643,13 +2818,13 @@ int main() {
         reverse_dyn__slate_launch(100, 64, 200 * sizeof(float), 0, d_rev_in, d_rev_out, 200);
         CUDA_CHECK(cudaGetLastError());
     });
-    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(slate_first_use(cudaDeviceSynchronize()));
     float poly = 0.0f;
-    CUDA_CHECK(cudaMemcpy(scan.data(), d_scan, 1024 * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&poly, d_poly, sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(r_out.data(), d_rout, r_out.size() * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(cube.data(), d_cube, cube.size() * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(rev_out.data(), d_rev_out, rev_out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(scan.data(), d_scan, 1024 * sizeof(int), cudaMemcpyDeviceToHost)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(&poly, d_poly, sizeof(float), cudaMemcpyDeviceToHost)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(r_out.data(), d_rout, r_out.size() * sizeof(int), cudaMemcpyDeviceToHost)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(cube.data(), d_cube, cube.size() * sizeof(int), cudaMemcpyDeviceToHost)));
+    CUDA_CHECK(slate_first_use(cudaMemcpy(rev_out.data(), d_rev_out, rev_out.size() * sizeof(float), cudaMemcpyDeviceToHost)));
 
     std::vector<int> want_scan(1024), want_r(r_in.size()), want_cube(cube.size());
     std::vector<float> want_rev(rev_in.size());

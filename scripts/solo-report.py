@@ -4,10 +4,12 @@
 Input lines (from scripts/gpu-diff.sh):
   NAME VARIANT ROUND HARNESS_TIME LABEL MEDIAN_US [MIN_US]   (GPU timeline per run, $HARNESS_REPS)
   NAME VARIANT ROUND PROGRAM_TIME LABEL MS                   (the program's own timing, no warm-up)
+  NAME VARIANT ROUND PROCESS_TIME process MS                 (that run's whole-process wall time)
 VARIANT is "orig" (the original), "env" (the transformed build, the golden,
 SLATE_MODE=persistent) or "cap" (transformed with --match-regs); "origE" and
-"envE" are runs under CUDA_MODULE_LOADING=EAGER. Each is compared with its
-base: env and cap with orig, envE with origE.
+"envE" are runs under CUDA_MODULE_LOADING=EAGER; "envL" the transformed build
+with SLATE_PRELOAD=0 (workers loaded lazily at their first launch). Each is
+compared with its base: env, cap and envL with orig, envE with origE.
 For each (NAME, LABEL) the ratio is median(transformed) / median(original)
 over the rounds, which alternate original and transformed runs.
 With --json DIR, writes DIR/solo-timeline.json and DIR/solo-programs.json
@@ -23,10 +25,11 @@ from collections import defaultdict
 KINDS = {
     "HARNESS_TIME": ("solo-timeline.json", "GPU time per run in us (harness_timed: median of 3 rounds of $HARNESS_REPS back-to-back runs), median over alternating process runs"),
     "PROGRAM_TIME": ("solo-programs.json", "program-reported time in ms (its own events, single launch or loop, no warm-up), median over alternating process runs"),
+    "PROCESS_TIME": ("solo-process.json", "whole-process wall time in ms of the program-time runs (CUDA initialisation included), median over alternating process runs"),
 }
 
 
-PAIRS = [("env", "orig", ""), ("cap", "orig", "-capped"), ("envE", "origE", "-eager")]
+PAIRS = [("env", "orig", ""), ("cap", "orig", "-capped"), ("envE", "origE", "-eager"), ("envL", "orig", "-nopreload")]
 
 
 def table(kind, times, variant, base):

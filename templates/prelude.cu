@@ -243,6 +243,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <mutex>
 #include <vector>
 // @@SLATE_SERVE_CLIENT_H@@
+// @@SLATE_FIRST_USE_H@@
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -789,6 +790,58 @@ static void prepare(K& k, int threads, size_t shmem)
     }
     quiet(before);
 }
+
+// preload loads, for one device, the function each kernel of this file
+// will launch: its static worker, its queue worker where launches take the
+// queue (an SM range, a task size, or a slatec serve daemon that may resize
+// them), the native kernel in auto mode. slate_first_use() runs it at the
+// program's first setup call on the device (first_use.h), so that the
+// module loads there and not at a launch the program times.
+static void preload(int device)
+{
+    const env_config& e = env();
+    if (e.mode == kModeNative)
+        return;
+    const cudaError_t before = cudaPeekAtLastError();
+    if (before != cudaSuccess)
+        return;
+    const bool queue = e.iters != 0 || e.has_range;
+    const bool served = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    std::vector<kernel_state*> ks;
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        ks = st.kernels;
+        sms_locked(st.dev[device], device);
+    }
+    cudaFuncAttributes attr;
+    for (size_t i = 0; i < ks.size(); ++i) {
+        if (persistent())
+            cudaFuncGetAttributes(&attr, queue ? ks[i]->worker : ks[i]->worker_static);
+        else
+            cudaFuncGetAttributes(&attr, ks[i]->native);
+        if (served)
+            cudaFuncGetAttributes(&attr, ks[i]->worker);
+    }
+    quiet(before);
+}
+
+namespace {
+// Registers this file's preloader when the program starts (no CUDA call).
+struct preload_registration {
+    preload_registration() { slate_first_use_v1::add(&preload); }
+} preload_registration_v;
+
+// registered<...>::k registers a kernel when the program starts, before its
+// first launch, so that preload() knows it; a launcher names it, which
+// instantiates it for each template instance the file launches.
+template <class W, W w, class S, S s, class N, N n>
+struct registered {
+    static kernel_state* const k;
+};
+template <class W, W w, class S, S s, class N, N n>
+kernel_state* const registered<W, w, S, s, N, n>::k = kernel_for((const void*)w, (const void*)s, (const void*)n);
+} // namespace
 
 // ---- host calls on a kernel, rewritten to reach its worker too -------------
 // Setters apply to both; queries answer for the native kernel and prepare

@@ -9,20 +9,31 @@ import (
 	"text/template"
 )
 
-//go:embed *.cu *.tmpl serve_client.h
+//go:embed *.cu *.tmpl serve_client.h first_use.h
 var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
 // control-block types, the worker loop and the host launch machinery, with
-// the slatec serve client (serve_client.h) in place of its marker.
+// the slatec serve client (serve_client.h) and the first-use registry
+// (first_use.h) in place of their markers.
 func Prelude() string {
 	p := mustRead("prelude.cu")
 	const marker = "// @@SLATE_SERVE_CLIENT_H@@\n"
 	if !strings.Contains(p, marker) {
 		panic("templates: prelude.cu lost its serve client marker")
 	}
-	return strings.Replace(p, marker, ServeClientHeader(), 1)
+	p = strings.Replace(p, marker, ServeClientHeader(), 1)
+	const fuMarker = "// @@SLATE_FIRST_USE_H@@\n"
+	if !strings.Contains(p, fuMarker) {
+		panic("templates: prelude.cu lost its first-use marker")
+	}
+	return strings.Replace(p, fuMarker, FirstUseHeader(), 1)
 }
+
+// FirstUseHeader is the process-wide first-use registry and the
+// slate_first_use() hook (first_use.h): the prelude includes it, and a
+// transformed file with setup calls but no kernel of its own gets it alone.
+func FirstUseHeader() string { return mustRead("first_use.h") }
 
 // ServeClientHeader is the host C++ client of the slatec serve protocol
 // (serve_client.h, docs/SERVE.md); Prelude includes it.

@@ -163,3 +163,111 @@ func (t *transformer) rewriteKernelCalls(kernels []*KernelInfo) {
 		}
 	}
 }
+
+// setupAPIs are the runtime calls with which programs set up the GPU before
+// the work they time: allocation, copies, streams and events, the device
+// choice. The transform wraps them in slate_first_use() (templates/
+// first_use.h), so that the workers load at the first that succeeds on a
+// device, not at the first launch.
+var setupAPIs = map[string]bool{
+	"cudaSetDevice": true, "cudaInitDevice": true, "cudaFree": true /* of 0 only */, "cudaDeviceSynchronize": true,
+	"cudaMalloc": true, "cudaMallocManaged": true, "cudaMallocHost": true, "cudaHostAlloc": true,
+	"cudaMallocPitch": true, "cudaMalloc3D": true, "cudaMallocArray": true, "cudaMallocAsync": true,
+	"cudaHostRegister": true, "cudaMemGetInfo": true,
+	"cudaMemcpy": true, "cudaMemcpyAsync": true, "cudaMemcpy2D": true, "cudaMemcpyToSymbol": true,
+	"cudaMemset": true, "cudaMemsetAsync": true,
+	"cudaEventCreate": true, "cudaEventCreateWithFlags": true,
+	"cudaStreamCreate": true, "cudaStreamCreateWithFlags": true, "cudaStreamCreateWithPriority": true,
+}
+
+// setupCall is one call of setupAPIs in host code: the span from its name
+// (a leading "::" included) to its closing parenthesis.
+type setupCall struct {
+	API  string
+	Span parser.Span
+}
+
+// findSetupCalls scans host code for the calls of setupAPIs. Calls in
+// device functions (dynamic parallelism), in preprocessor directives, of
+// members or of other namespaces' functions of the same name are not theirs.
+func findSetupCalls(f *parser.File) []setupCall {
+	sig, text := significant(f)
+	funcs := append(append([]*parser.Func(nil), f.Funcs...), f.Members...)
+	var out []setupCall
+	for i := range sig {
+		name := text(i)
+		if !setupAPIs[name] || sig[i].Kind != parser.Ident || text(i+1) != "(" || text(i-1) == "." || text(i-1) == "->" {
+			continue
+		}
+		start := i
+		if text(i-1) == "::" {
+			if i >= 2 && sig[i-2].Kind == parser.Ident {
+				continue
+			}
+			start = i - 1
+		}
+		depth, j := 0, i+1
+		for ; j < len(sig); j++ {
+			switch text(j) {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if j >= len(sig) || text(j) != ")" {
+			continue
+		}
+		if name == "cudaFree" {
+			// Frees are cleanup, except cudaFree(0): the idiom that creates
+			// the context up front.
+			if arg := strings.TrimSpace(f.Text(parser.Span{Start: int(sig[i+1].End), End: int(sig[j].Off)})); arg != "0" && arg != "NULL" && arg != "nullptr" {
+				continue
+			}
+		}
+		sp := parser.Span{Start: int(sig[start].Off), End: int(sig[j].End)}
+		var in *parser.Func
+		for _, fn := range funcs {
+			if fn.BodySpan.Contains(sp) && (in == nil || fn.BodySpan.Start > in.BodySpan.Start) {
+				in = fn
+			}
+		}
+		if in != nil && (in.Global || in.Device) {
+			continue
+		}
+		out = append(out, setupCall{API: name, Span: sp})
+	}
+	return out
+}
+
+// setupCalls returns the setup calls to wrap: none where host code is left
+// alone (NoLaunchRewrite, or output for NVRTC), none inside a launch (whose
+// text the launch rewrite replaces).
+func (t *transformer) setupCalls() []setupCall {
+	if t.opts.NoLaunchRewrite || t.opts.DeviceOnly {
+		return nil
+	}
+	var out []setupCall
+next:
+	for _, c := range findSetupCalls(t.a.File) {
+		for _, ls := range t.a.Launches {
+			if ls.Span.Contains(c.Span) {
+				continue next
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// wrapSetupCalls wraps the file's setup calls in slate_first_use().
+func (t *transformer) wrapSetupCalls(calls []setupCall) {
+	for _, c := range calls {
+		t.edits = append(t.edits,
+			emit.Insert(c.Span.Start, "slate_first_use(", "first use"),
+			emit.Insert(c.Span.End, ")", "first use"))
+	}
+}

@@ -67,3 +67,69 @@ __device__ void d() { }
 	}
 	assert.Contains(t, strings.Join(notes, "\n"), "cudaFuncSetAttribute on k before its definition stays as written")
 }
+
+func TestSetupCallsWrapped(t *testing.T) {
+	const kernel = "__global__ void k(float* a) { a[blockIdx.x] = 1; }\n"
+	tests := []struct {
+		name, host string
+		want       []string // in the output
+		notWant    []string
+	}{
+		{"allocation and copy", "void h(float** p, float* q) { cudaMalloc(p, 4); cudaMemcpy(*p, q, 4, cudaMemcpyHostToDevice); }",
+			[]string{"slate_first_use(cudaMalloc(p, 4))", "slate_first_use(cudaMemcpy(*p, q, 4, cudaMemcpyHostToDevice))"}, nil},
+		{"inside a macro argument, global qualifier kept", "#define CHECK(x) (void)(x)\nvoid h() { CHECK(::cudaSetDevice(0)); }",
+			[]string{"CHECK(slate_first_use(::cudaSetDevice(0)))", "#define CHECK(x) (void)(x)"}, nil},
+		{"nested parentheses", "void h(float** p, int n) { cudaMalloc((void**)p, (n + 1) * sizeof(float)); }",
+			[]string{"slate_first_use(cudaMalloc((void**)p, (n + 1) * sizeof(float)))"}, nil},
+		{"the cudaFree(0) idiom, not other frees", "void h(float* p) { cudaFree(0); cudaFree(p); }",
+			[]string{"slate_first_use(cudaFree(0))", " cudaFree(p);"}, []string{"slate_first_use(cudaFree(p))"}},
+		{"class member bodies", "struct B { float* p; B() { cudaMalloc(&p, 4); } };",
+			[]string{"slate_first_use(cudaMalloc(&p, 4))"}, nil},
+		{"device code is not host setup", "__device__ void d(float** p) { cudaMalloc(p, 4); }",
+			[]string{"{ cudaMalloc(p, 4); }"}, []string{"slate_first_use(cudaMalloc(p, 4))"}},
+		{"a method or another namespace's function", "struct S { int cudaMalloc(int); }; namespace n { int cudaMemset(int); } void h(S s) { s.cudaMalloc(1); n::cudaMemset(2); }",
+			[]string{"s.cudaMalloc(1)", "n::cudaMemset(2)"}, []string{"slate_first_use(s.", "slate_first_use(n::"}},
+		{"in a directive", "#define ALLOC(p) cudaMalloc(p, 4)\nvoid h() {}",
+			[]string{"#define ALLOC(p) cudaMalloc(p, 4)"}, []string{"slate_first_use(cudaMalloc(p, 4))"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Persistent(load(t, "t.cu", kernel+tt.host+"\n"), Options{Version: "test"})
+			require.NoError(t, err)
+			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
+			out := string(res.Output)
+			for _, w := range tt.want {
+				assert.Contains(t, out, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, out, w)
+			}
+		})
+	}
+}
+
+// A file with setup calls and no kernel of its own gets the first-use header
+// when the run transforms kernels elsewhere (FirstUse), and is left alone
+// otherwise; NoLaunchRewrite and NVRTC output leave host calls as written.
+func TestSetupCallsInKernelFreeFile(t *testing.T) {
+	const src = "#include <cuda_runtime.h>\nint main() { float* p; cudaMalloc(&p, 4); return 0; }\n"
+	res, err := Persistent(load(t, "main.cu", src), Options{Version: "test", FirstUse: true})
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	out := string(res.Output)
+	assert.Contains(t, out, "slate_first_use(cudaMalloc(&p, 4))")
+	assert.Contains(t, out, "#define SLATE_FIRST_USE_H")
+	assert.NotContains(t, out, "SLATE_PRELUDE_H", "the header alone, not the prelude")
+	assert.Contains(t, out, "#line 1 \"main.cu\"\n#include <cuda_runtime.h>")
+
+	for _, opts := range []Options{{Version: "test"}, {Version: "test", FirstUse: true, NoLaunchRewrite: true}} {
+		res, err = Persistent(load(t, "main.cu", src), opts)
+		require.NoError(t, err)
+		assert.False(t, res.Changed)
+		assert.Equal(t, src, string(res.Output))
+	}
+	k := "__global__ void k(float* a) { a[blockIdx.x] = 1; }\n" + src
+	res, err = Persistent(load(t, "k.cu", k), Options{Version: "test", DeviceOnly: true, NoLaunchRewrite: true})
+	require.NoError(t, err)
+	assert.NotContains(t, string(res.Output), "slate_first_use(cudaMalloc")
+}

@@ -1403,6 +1403,109 @@ inline client* process_client(int, int) { return 0; }
 
 } // namespace slate_serve
 #endif // SLATE_SERVE_CLIENT_H
+// ---- slatec first use: load the workers where the program first uses the GPU ----
+// With lazy module loading (CUDA's default) a kernel's module loads at its first
+// launch, usually inside the region a program times; a transformed module holds
+// the workers too, so it loads slower (docs/ABI.md, "First use"). The transform
+// wraps the host runtime calls that set a program up (cudaMalloc, cudaMemcpy,
+// cudaEventCreate, cudaSetDevice, ...) in slate_first_use(); the first of them
+// that succeeds on a device runs every transformed file's preloader for that
+// device, which loads the functions its launches will take. SLATE_PRELOAD=0
+// turns it off.
+#ifndef SLATE_FIRST_USE_H
+#define SLATE_FIRST_USE_H
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime_api.h>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+// One registry per process, shared by every transformed translation unit:
+// inline functions with external linkage, so the linker keeps one copy. The
+// version in the name keeps files of slatec versions with another layout apart.
+namespace slate_first_use_v1 {
+
+typedef void (*preloader)(int device);
+
+enum { kMaxPreloaders = 1024, kMaxDevices = 64 };
+
+struct registry {
+    std::mutex mu;
+    preloader fns[kMaxPreloaders];
+    int n;
+    std::atomic<unsigned long long> done; // bit d: device d was preloaded
+    registry() : n(0), done(0ull) {}
+};
+
+inline registry& reg()
+{
+    static registry r;
+    return r;
+}
+
+inline bool enabled()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("SLATE_PRELOAD");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return on;
+}
+
+// add registers a translation unit's preloader (its static initialisation).
+inline void add(preloader f)
+{
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.n < kMaxPreloaders)
+        r.fns[r.n++] = f;
+}
+
+// touched runs the preloaders for the current device, once per device. A
+// pending error the program has not read yet is left alone: nothing runs.
+inline void touched()
+{
+    registry& r = reg();
+    if (r.done.load(std::memory_order_acquire) == ~0ull || !enabled())
+        return;
+    int device = -1;
+    if (cudaPeekAtLastError() != cudaSuccess)
+        return;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+        cudaGetLastError(); // our call's, none was pending
+        return;
+    }
+    const unsigned long long bit = 1ull << device;
+    if (r.done.load(std::memory_order_acquire) & bit)
+        return;
+    preloader fns[kMaxPreloaders];
+    int n = 0;
+    {
+        std::lock_guard<std::mutex> lock(r.mu);
+        if (r.done.load(std::memory_order_relaxed) & bit)
+            return;
+        r.done.fetch_or(bit, std::memory_order_acq_rel);
+        n = r.n;
+        for (int i = 0; i < n; ++i)
+            fns[i] = r.fns[i];
+    }
+    for (int i = 0; i < n; ++i)
+        fns[i](device);
+}
+
+} // namespace slate_first_use_v1
+
+// slate_first_use passes a setup call's result through and, when it
+// succeeded, loads the workers for the device it ran on.
+static inline cudaError_t slate_first_use(cudaError_t result)
+{
+    if (result == cudaSuccess)
+        slate_first_use_v1::touched();
+    return result;
+}
+#endif // __CUDACC_RTC__
+#endif // SLATE_FIRST_USE_H
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -1949,6 +2052,58 @@ static void prepare(K& k, int threads, size_t shmem)
     }
     quiet(before);
 }
+
+// preload loads, for one device, the function each kernel of this file
+// will launch: its static worker, its queue worker where launches take the
+// queue (an SM range, a task size, or a slatec serve daemon that may resize
+// them), the native kernel in auto mode. slate_first_use() runs it at the
+// program's first setup call on the device (first_use.h), so that the
+// module loads there and not at a launch the program times.
+static void preload(int device)
+{
+    const env_config& e = env();
+    if (e.mode == kModeNative)
+        return;
+    const cudaError_t before = cudaPeekAtLastError();
+    if (before != cudaSuccess)
+        return;
+    const bool queue = e.iters != 0 || e.has_range;
+    const bool served = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    std::vector<kernel_state*> ks;
+    {
+        state& st = global_state();
+        std::lock_guard<std::mutex> lock(st.mu);
+        ks = st.kernels;
+        sms_locked(st.dev[device], device);
+    }
+    cudaFuncAttributes attr;
+    for (size_t i = 0; i < ks.size(); ++i) {
+        if (persistent())
+            cudaFuncGetAttributes(&attr, queue ? ks[i]->worker : ks[i]->worker_static);
+        else
+            cudaFuncGetAttributes(&attr, ks[i]->native);
+        if (served)
+            cudaFuncGetAttributes(&attr, ks[i]->worker);
+    }
+    quiet(before);
+}
+
+namespace {
+// Registers this file's preloader when the program starts (no CUDA call).
+struct preload_registration {
+    preload_registration() { slate_first_use_v1::add(&preload); }
+} preload_registration_v;
+
+// registered<...>::k registers a kernel when the program starts, before its
+// first launch, so that preload() knows it; a launcher names it, which
+// instantiates it for each template instance the file launches.
+template <class W, W w, class S, S s, class N, N n>
+struct registered {
+    static kernel_state* const k;
+};
+template <class W, W w, class S, S s, class N, N n>
+kernel_state* const registered<W, w, S, s, N, n>::k = kernel_for((const void*)w, (const void*)s, (const void*)n);
+} // namespace
 
 // ---- host calls on a kernel, rewritten to reach its worker too -------------
 // Setters apply to both; queries answer for the native kernel and prepare
@@ -3541,7 +3696,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 3545 "golden/merge/sgemm_vecadd.split.cu"
+#line 3700 "golden/merge/sgemm_vecadd.split.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_vector_add (split mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu
