@@ -104,26 +104,30 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
 // memory, barriers or warp operations need (the next logical block reuses
 // the shared memory, and lanes of two logical blocks must never meet in one
 // warp operation).
-template <bool kSync, typename Body>
+// kPeel runs the first logical block outside the loop. Inside one, the
+// compiler does not unroll the kernel's own loops whose trip count depends
+// on blockIdx (grid-stride loops: the count is not invariant in the
+// enclosing loop and costs a division to compute), and such kernels, run
+// with grids of one wave, then lose their memory-level parallelism (a
+// two-pass reduction ran 3.2x slower on an H100); one-wave grids run only
+// the peeled copy. It costs a second copy of the body, whose instructions a
+// program's first launch fetches cold: the transform peels only kernels with
+// such loops (transform/peel.go).
+template <bool kSync, bool kPeel, typename Body>
 static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The first logical block runs outside any loop. Inside one, the
-    // compiler does not unroll the kernel's own loops whose trip count
-    // depends on blockIdx (grid-stride loops: the count is not invariant in
-    // the enclosing loop and costs a division to compute), and such kernels,
-    // run with grids of one wave, then lose their memory-level parallelism
-    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
-    // only this copy.
     unsigned int id = blockIdx.x;
-    if (id >= total)
-        return;
-    slate_run_block(cfg, id, body, ctl);
-    id += cfg.workers;
-    if (id >= total)
-        return;
-    if (kSync)
-        __syncthreads();
+    if (kPeel) {
+        if (id >= total)
+            return;
+        slate_run_block(cfg, id, body, ctl);
+        id += cfg.workers;
+        if (id >= total)
+            return;
+        if (kSync)
+            __syncthreads();
+    }
     for (; id < total; id += cfg.workers) {
         slate_run_block(cfg, id, body, ctl);
         if (kSync)
@@ -2529,7 +2533,7 @@ __global__ void __launch_bounds__(256) triad_f4__slate(slate_ctl* __restrict__ s
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) triad_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         triad_f4__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
@@ -2586,7 +2590,7 @@ __global__ void __launch_bounds__(256) scale_f4__slate(slate_ctl* __restrict__ s
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) scale_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         scale_f4__slate_body(slate_b, slate_g, a, b, s, n4);
     });
 }
@@ -2660,7 +2664,7 @@ __global__ void __launch_bounds__(256) fma_chain__slate(slate_ctl* __restrict__ 
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) fma_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         fma_chain__slate_body(slate_b, slate_g, out, iters, a, b);
     });
 }
@@ -2739,7 +2743,7 @@ __global__ void __launch_bounds__(128) gemm_tc__slate(slate_ctl* __restrict__ sl
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(128) gemm_tc__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tc__slate_body(slate_b, slate_g, A, B, C, n, kdim);
     });
 }
@@ -2805,7 +2809,7 @@ __global__ void __launch_bounds__(128) chase__slate(slate_ctl* __restrict__ slat
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(128) chase__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         chase__slate_body(slate_b, slate_g, data, out, steps, mask);
     });
 }
@@ -2862,7 +2866,7 @@ __global__ void __launch_bounds__(64) dep_chain__slate(slate_ctl* __restrict__ s
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(64) dep_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         dep_chain__slate_body(slate_b, slate_g, out, iters);
     });
 }
@@ -2943,7 +2947,7 @@ __global__ void __launch_bounds__(256) gemm_tiled__slate(slate_ctl* __restrict__
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) gemm_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tiled__slate_body(slate_b, slate_g, A, B, C, n);
     });
 }
@@ -3019,7 +3023,7 @@ __global__ void __launch_bounds__(256) histogram__slate(slate_ctl* __restrict__ 
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) histogram__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         histogram__slate_body(slate_b, slate_g, data, hist, per_block);
     });
 }

@@ -92,26 +92,30 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
 // memory, barriers or warp operations need (the next logical block reuses
 // the shared memory, and lanes of two logical blocks must never meet in one
 // warp operation).
-template <bool kSync, typename Body>
+// kPeel runs the first logical block outside the loop. Inside one, the
+// compiler does not unroll the kernel's own loops whose trip count depends
+// on blockIdx (grid-stride loops: the count is not invariant in the
+// enclosing loop and costs a division to compute), and such kernels, run
+// with grids of one wave, then lose their memory-level parallelism (a
+// two-pass reduction ran 3.2x slower on an H100); one-wave grids run only
+// the peeled copy. It costs a second copy of the body, whose instructions a
+// program's first launch fetches cold: the transform peels only kernels with
+// such loops (transform/peel.go).
+template <bool kSync, bool kPeel, typename Body>
 static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The first logical block runs outside any loop. Inside one, the
-    // compiler does not unroll the kernel's own loops whose trip count
-    // depends on blockIdx (grid-stride loops: the count is not invariant in
-    // the enclosing loop and costs a division to compute), and such kernels,
-    // run with grids of one wave, then lose their memory-level parallelism
-    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
-    // only this copy.
     unsigned int id = blockIdx.x;
-    if (id >= total)
-        return;
-    slate_run_block(cfg, id, body, ctl);
-    id += cfg.workers;
-    if (id >= total)
-        return;
-    if (kSync)
-        __syncthreads();
+    if (kPeel) {
+        if (id >= total)
+            return;
+        slate_run_block(cfg, id, body, ctl);
+        id += cfg.workers;
+        if (id >= total)
+            return;
+        if (kSync)
+            __syncthreads();
+    }
     for (; id < total; id += cfg.workers) {
         slate_run_block(cfg, id, body, ctl);
         if (kSync)
@@ -2512,7 +2516,7 @@ __global__ void neighbor_mix__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 #ifndef __CUDACC_RTC__
 __global__ void neighbor_mix__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         neighbor_mix__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -2580,7 +2584,7 @@ __global__ void reverse_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 #ifndef __CUDACC_RTC__
 __global__ void reverse_live__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, unsigned* skipped)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         reverse_live__slate_body(slate_b, slate_g, in, out, n, skipped);
     });
 }
@@ -2657,7 +2661,7 @@ __global__ void pair_then_quad__slate(slate_ctl* __restrict__ slate_ctl_p, slate
 #ifndef __CUDACC_RTC__
 __global__ void pair_then_quad__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         pair_then_quad__slate_body(slate_b, slate_g, in, out, n);
     });
 }

@@ -92,26 +92,30 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
 // memory, barriers or warp operations need (the next logical block reuses
 // the shared memory, and lanes of two logical blocks must never meet in one
 // warp operation).
-template <bool kSync, typename Body>
+// kPeel runs the first logical block outside the loop. Inside one, the
+// compiler does not unroll the kernel's own loops whose trip count depends
+// on blockIdx (grid-stride loops: the count is not invariant in the
+// enclosing loop and costs a division to compute), and such kernels, run
+// with grids of one wave, then lose their memory-level parallelism (a
+// two-pass reduction ran 3.2x slower on an H100); one-wave grids run only
+// the peeled copy. It costs a second copy of the body, whose instructions a
+// program's first launch fetches cold: the transform peels only kernels with
+// such loops (transform/peel.go).
+template <bool kSync, bool kPeel, typename Body>
 static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The first logical block runs outside any loop. Inside one, the
-    // compiler does not unroll the kernel's own loops whose trip count
-    // depends on blockIdx (grid-stride loops: the count is not invariant in
-    // the enclosing loop and costs a division to compute), and such kernels,
-    // run with grids of one wave, then lose their memory-level parallelism
-    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
-    // only this copy.
     unsigned int id = blockIdx.x;
-    if (id >= total)
-        return;
-    slate_run_block(cfg, id, body, ctl);
-    id += cfg.workers;
-    if (id >= total)
-        return;
-    if (kSync)
-        __syncthreads();
+    if (kPeel) {
+        if (id >= total)
+            return;
+        slate_run_block(cfg, id, body, ctl);
+        id += cfg.workers;
+        if (id >= total)
+            return;
+        if (kSync)
+            __syncthreads();
+    }
     for (; id < total; id += cfg.workers) {
         slate_run_block(cfg, id, body, ctl);
         if (kSync)
@@ -2543,7 +2547,7 @@ __global__ void sum_and_sumsq__slate(slate_ctl* __restrict__ slate_ctl_p, slate_
 #ifndef __CUDACC_RTC__
 __global__ void sum_and_sumsq__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int* sumsqs, int n)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         sum_and_sumsq__slate_body(slate_b, slate_g, in, sums, sumsqs, n);
     });
 }
@@ -2595,7 +2599,7 @@ __global__ void project__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
 #ifndef __CUDACC_RTC__
 __global__ void project__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float2* p, float2 dir, float* out, int n, int* marker)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         project__slate_body(slate_b, slate_g, p, dir, out, n, marker);
     });
 }

@@ -92,26 +92,30 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
 // memory, barriers or warp operations need (the next logical block reuses
 // the shared memory, and lanes of two logical blocks must never meet in one
 // warp operation).
-template <bool kSync, typename Body>
+// kPeel runs the first logical block outside the loop. Inside one, the
+// compiler does not unroll the kernel's own loops whose trip count depends
+// on blockIdx (grid-stride loops: the count is not invariant in the
+// enclosing loop and costs a division to compute), and such kernels, run
+// with grids of one wave, then lose their memory-level parallelism (a
+// two-pass reduction ran 3.2x slower on an H100); one-wave grids run only
+// the peeled copy. It costs a second copy of the body, whose instructions a
+// program's first launch fetches cold: the transform peels only kernels with
+// such loops (transform/peel.go).
+template <bool kSync, bool kPeel, typename Body>
 static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The first logical block runs outside any loop. Inside one, the
-    // compiler does not unroll the kernel's own loops whose trip count
-    // depends on blockIdx (grid-stride loops: the count is not invariant in
-    // the enclosing loop and costs a division to compute), and such kernels,
-    // run with grids of one wave, then lose their memory-level parallelism
-    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
-    // only this copy.
     unsigned int id = blockIdx.x;
-    if (id >= total)
-        return;
-    slate_run_block(cfg, id, body, ctl);
-    id += cfg.workers;
-    if (id >= total)
-        return;
-    if (kSync)
-        __syncthreads();
+    if (kPeel) {
+        if (id >= total)
+            return;
+        slate_run_block(cfg, id, body, ctl);
+        id += cfg.workers;
+        if (id >= total)
+            return;
+        if (kSync)
+            __syncthreads();
+    }
     for (; id < total; id += cfg.workers) {
         slate_run_block(cfg, id, body, ctl);
         if (kSync)
@@ -2506,7 +2510,7 @@ __global__ void describe__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
 template<typename T>
 __global__ void describe__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* out)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         describe__slate_body<T>(slate_b, slate_g, out);
     });
 }
@@ -2568,7 +2572,7 @@ __global__ void unwrap__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
 template<typename W, int N = sizeof(typename W::value_type)* 8>
 __global__ void unwrap__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const W* in, typename W::value_type* out, int n)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         unwrap__slate_body<W, N>(slate_b, slate_g, in, out, n);
     });
 }
@@ -2623,7 +2627,7 @@ __global__ void add_all__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
 template<typename...Ts>
 __global__ void add_all__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, int n, Ts...xs)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         add_all__slate_body<Ts...>(slate_b, slate_g, out, n, xs...);
     });
 }
@@ -2692,7 +2696,7 @@ __global__ void maybe_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 template<bool USE_SHARED, int BLOCK>
 __global__ void maybe_shared__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         maybe_shared__slate_body<USE_SHARED, BLOCK>(slate_b, slate_g, in, out);
     });
 }
@@ -2752,7 +2756,7 @@ __global__ void halve__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 template<typename T>
 __global__ void halve__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* p, int n)
 {
-    slate_static_loop<false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         halve__slate_body<T>(slate_b, slate_g, p, n);
     });
 }

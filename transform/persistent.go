@@ -829,6 +829,7 @@ type kernelView struct {
 	StaticSpecs                              string // "static " for a static kernel: its static worker's
 	Body                                     string
 	Sync                                     string
+	Peel                                     string // the static worker runs its first logical block outside its loop (peel.go)
 	Iters                                    int
 	Launcher                                 bool
 }
@@ -887,6 +888,7 @@ func (t *transformer) kernel(k *KernelInfo, launches []*LaunchSite) error {
 	// slatec cannot see.
 	sync := k.UsesShared || k.HasBlockSync || len(k.AllSyncs) > 0 || k.WarpIntrinsicsAll || len(k.Unresolved) > 0
 	v.Sync = fmt.Sprint(sync)
+	v.Peel = fmt.Sprint(peelFirst(a, k))
 	// The body: the original braces with the lowering and call rewrites.
 	edits := append([]emit.Edit(nil), t.lowered[k]...)
 	edits = append(edits, t.callEdits(k.FuncInfo)...)

@@ -93,26 +93,30 @@ static __device__ __forceinline__ void slate_run_block(const slate_cfg& cfg, uns
 // memory, barriers or warp operations need (the next logical block reuses
 // the shared memory, and lanes of two logical blocks must never meet in one
 // warp operation).
-template <bool kSync, typename Body>
+// kPeel runs the first logical block outside the loop. Inside one, the
+// compiler does not unroll the kernel's own loops whose trip count depends
+// on blockIdx (grid-stride loops: the count is not invariant in the
+// enclosing loop and costs a division to compute), and such kernels, run
+// with grids of one wave, then lose their memory-level parallelism (a
+// two-pass reduction ran 3.2x slower on an H100); one-wave grids run only
+// the peeled copy. It costs a second copy of the body, whose instructions a
+// program's first launch fetches cold: the transform peels only kernels with
+// such loops (transform/peel.go).
+template <bool kSync, bool kPeel, typename Body>
 static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body)
 {
     const unsigned int total = (unsigned int)cfg.total;
-    // The first logical block runs outside any loop. Inside one, the
-    // compiler does not unroll the kernel's own loops whose trip count
-    // depends on blockIdx (grid-stride loops: the count is not invariant in
-    // the enclosing loop and costs a division to compute), and such kernels,
-    // run with grids of one wave, then lose their memory-level parallelism
-    // (a two-pass reduction ran 3.2x slower on an H100). One-wave grids run
-    // only this copy.
     unsigned int id = blockIdx.x;
-    if (id >= total)
-        return;
-    slate_run_block(cfg, id, body, ctl);
-    id += cfg.workers;
-    if (id >= total)
-        return;
-    if (kSync)
-        __syncthreads();
+    if (kPeel) {
+        if (id >= total)
+            return;
+        slate_run_block(cfg, id, body, ctl);
+        id += cfg.workers;
+        if (id >= total)
+            return;
+        if (kSync)
+            __syncthreads();
+    }
     for (; id < total; id += cfg.workers) {
         slate_run_block(cfg, id, body, ctl);
         if (kSync)
@@ -3883,7 +3887,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 3887 "golden/merge/transpose_reduce_hist.smrange.cu"
+#line 3891 "golden/merge/transpose_reduce_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (smrange mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
