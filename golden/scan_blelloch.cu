@@ -2236,8 +2236,12 @@ static unsigned int* count_begin(const plan& p)
     unsigned int* counts = 0;
     cudaStreamSynchronize(p.stream);
     cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
-    cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
-    cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
+    // On the launch's stream: a legacy-stream memset or pageable copy does
+    // not order with a launch on a non-blocking stream (the worker could
+    // run before its counts are zeroed and attached).
+    cudaMemsetAsync(counts, 0, sizeof(unsigned int) * p.cfg.total, p.stream);
+    cudaMemcpyAsync(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice, p.stream);
+    cudaStreamSynchronize(p.stream);
     return counts;
 }
 
@@ -2262,7 +2266,8 @@ static void count_end(const plan& p, unsigned int* counts, bool log)
     if (log)
         std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
     unsigned int* none = 0;
-    cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
+    cudaMemcpyAsync(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice, p.stream);
+    cudaStreamSynchronize(p.stream);
     cudaFree(counts);
 }
 

@@ -2237,8 +2237,12 @@ static unsigned int* count_begin(const plan& p)
     unsigned int* counts = 0;
     cudaStreamSynchronize(p.stream);
     cudaMalloc((void**)&counts, sizeof(unsigned int) * p.cfg.total);
-    cudaMemset(counts, 0, sizeof(unsigned int) * p.cfg.total);
-    cudaMemcpy(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice);
+    // On the launch's stream: a legacy-stream memset or pageable copy does
+    // not order with a launch on a non-blocking stream (the worker could
+    // run before its counts are zeroed and attached).
+    cudaMemsetAsync(counts, 0, sizeof(unsigned int) * p.cfg.total, p.stream);
+    cudaMemcpyAsync(&p.ctl->counts, &counts, sizeof(counts), cudaMemcpyHostToDevice, p.stream);
+    cudaStreamSynchronize(p.stream);
     return counts;
 }
 
@@ -2263,7 +2267,8 @@ static void count_end(const plan& p, unsigned int* counts, bool log)
     if (log)
         std::fprintf(stderr, "slate: all %llu logical blocks ran exactly once\n", p.cfg.total);
     unsigned int* none = 0;
-    cudaMemcpy(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice);
+    cudaMemcpyAsync(&p.ctl->counts, &none, sizeof(none), cudaMemcpyHostToDevice, p.stream);
+    cudaStreamSynchronize(p.stream);
     cudaFree(counts);
 }
 
@@ -3795,7 +3800,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3799 "golden/merge/early_transpose.persistent.cu"
+#line 3804 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
