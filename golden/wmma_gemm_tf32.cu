@@ -1759,8 +1759,13 @@ static bool pool_locked(device_state& ds)
 {
     if (ds.pool)
         return true;
+    // The zeroing must be done before a launch on any stream reads a slot:
+    // cudaMemset runs on the default stream, which does not order with a
+    // non-blocking stream's launch (a worker could read a slot not yet
+    // zeroed), so wait for it here, once per device.
     if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
-        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
+        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess)
         return false;
     for (int i = 0; i < kPoolSlots; ++i)
         if (cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming) != cudaSuccess)
@@ -2307,7 +2312,7 @@ static void run_hooked(plan p, Launch launch)
         unsigned long long next = 0;
         cudaMemcpy(&next, &p.ctl->next, sizeof(next), cudaMemcpyDeviceToHost);
         const unsigned int zero = 0u;
-        cudaMemcpy(&p.ctl->retreat, &zero, sizeof(zero), cudaMemcpyHostToDevice);
+        cudaMemcpyAsync(&p.ctl->retreat, &zero, sizeof(zero), cudaMemcpyHostToDevice, p.stream); // before the relaunch
         if (log)
             std::fprintf(stderr, "slate: retreat after %llu of %llu logical blocks; relaunch on sms=[%u,%u]\n",
                          next < p.cfg.total ? next : p.cfg.total, p.cfg.total, rlo, rhi);

@@ -430,8 +430,11 @@ static cudaError_t get_maps(state& st, int device, const unsigned long long* tot
         cudaFree(e.map_kernel);
         return r;
     }
+    // A pageable copy returns before its DMA lands and the default stream
+    // does not order with a launch on a non-blocking stream: wait for it.
     if ((r = cudaMemcpy(e.map_kernel, out.map_kernel.data(), n * sizeof(int), cudaMemcpyHostToDevice)) != cudaSuccess ||
         (r = cudaMemcpy(e.map_blk, out.map_blk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice)) != cudaSuccess ||
+        (r = cudaStreamSynchronize(0)) != cudaSuccess ||
         (r = cudaEventCreateWithFlags(&e.used, cudaEventDisableTiming)) != cudaSuccess) {
         cudaFree(e.map_kernel);
         cudaFree(e.map_blk);
@@ -511,7 +514,8 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
     if (!ds.ready) {
         if ((r = cudaDeviceGetAttribute(&ds.sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
             (r = cudaMalloc((void**)&ds.ctls, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess ||
-            (r = cudaMemset(ds.ctls, 0, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess)
+            (r = cudaMemset(ds.ctls, 0, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess ||
+            (r = cudaStreamSynchronize(0)) != cudaSuccess) // zeroed before any stream's launch reads it
             return r;
         for (int i = 0; i < kPoolSlots; ++i)
             if ((r = cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming)) != cudaSuccess)

@@ -1760,8 +1760,13 @@ static bool pool_locked(device_state& ds)
 {
     if (ds.pool)
         return true;
+    // The zeroing must be done before a launch on any stream reads a slot:
+    // cudaMemset runs on the default stream, which does not order with a
+    // non-blocking stream's launch (a worker could read a slot not yet
+    // zeroed), so wait for it here, once per device.
     if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
-        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
+        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess)
         return false;
     for (int i = 0; i < kPoolSlots; ++i)
         if (cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming) != cudaSuccess)
@@ -2308,7 +2313,7 @@ static void run_hooked(plan p, Launch launch)
         unsigned long long next = 0;
         cudaMemcpy(&next, &p.ctl->next, sizeof(next), cudaMemcpyDeviceToHost);
         const unsigned int zero = 0u;
-        cudaMemcpy(&p.ctl->retreat, &zero, sizeof(zero), cudaMemcpyHostToDevice);
+        cudaMemcpyAsync(&p.ctl->retreat, &zero, sizeof(zero), cudaMemcpyHostToDevice, p.stream); // before the relaunch
         if (log)
             std::fprintf(stderr, "slate: retreat after %llu of %llu logical blocks; relaunch on sms=[%u,%u]\n",
                          next < p.cfg.total ? next : p.cfg.total, p.cfg.total, rlo, rhi);
@@ -3149,8 +3154,11 @@ static cudaError_t get_maps(state& st, int device, const unsigned long long* tot
         cudaFree(e.map_kernel);
         return r;
     }
+    // A pageable copy returns before its DMA lands and the default stream
+    // does not order with a launch on a non-blocking stream: wait for it.
     if ((r = cudaMemcpy(e.map_kernel, out.map_kernel.data(), n * sizeof(int), cudaMemcpyHostToDevice)) != cudaSuccess ||
         (r = cudaMemcpy(e.map_blk, out.map_blk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice)) != cudaSuccess ||
+        (r = cudaStreamSynchronize(0)) != cudaSuccess ||
         (r = cudaEventCreateWithFlags(&e.used, cudaEventDisableTiming)) != cudaSuccess) {
         cudaFree(e.map_kernel);
         cudaFree(e.map_blk);
@@ -3230,7 +3238,8 @@ static cudaError_t prepare(plan<N>* p, const void* func, int mode, const dim3* g
     if (!ds.ready) {
         if ((r = cudaDeviceGetAttribute(&ds.sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
             (r = cudaMalloc((void**)&ds.ctls, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess ||
-            (r = cudaMemset(ds.ctls, 0, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess)
+            (r = cudaMemset(ds.ctls, 0, sizeof(slate_mctl) * kPoolSlots)) != cudaSuccess ||
+            (r = cudaStreamSynchronize(0)) != cudaSuccess) // zeroed before any stream's launch reads it
             return r;
         for (int i = 0; i < kPoolSlots; ++i)
             if ((r = cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming)) != cudaSuccess)
@@ -3800,7 +3809,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3804 "golden/merge/early_transpose.persistent.cu"
+#line 3813 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
