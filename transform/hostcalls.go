@@ -54,40 +54,11 @@ func findKernelCalls(f *parser.File, lines *diag.Lines) []*KernelCall {
 	var out []*KernelCall
 	for i := range sig {
 		api, ok := kernelAPIs[text(i)]
-		if !ok || sig[i].Kind != parser.Ident || text(i+1) != "(" || text(i-1) == "." || text(i-1) == "->" {
+		if !ok {
 			continue
 		}
-		start := i
-		if text(i-1) == "::" {
-			if i >= 2 && sig[i-2].Kind == parser.Ident {
-				continue // some other namespace's function of that name
-			}
-			start = i - 1
-		}
-		// The arguments at depth 1.
-		var args [][2]int // token index ranges [from, to)
-		depth, from, j := 0, i+2, i+1
-		for ; j < len(sig); j++ {
-			switch text(j) {
-			case "(", "[", "{":
-				depth++
-			case ")", "]", "}":
-				depth--
-			case ",":
-				if depth == 1 {
-					args = append(args, [2]int{from, j})
-					from = j + 1
-				}
-			}
-			if depth == 0 {
-				break
-			}
-		}
-		if j >= len(sig) {
-			continue
-		}
-		args = append(args, [2]int{from, j})
-		if api.arg >= len(args) || args[api.arg][0] >= args[api.arg][1] {
+		start, _, args, ok := runtimeCall(sig, text, i)
+		if !ok || api.arg >= len(args) || args[api.arg][0] >= args[api.arg][1] {
 			continue
 		}
 		a := args[api.arg]
@@ -196,29 +167,11 @@ func findSetupCalls(f *parser.File) []setupCall {
 	var out []setupCall
 	for i := range sig {
 		name := text(i)
-		if !setupAPIs[name] || sig[i].Kind != parser.Ident || text(i+1) != "(" || text(i-1) == "." || text(i-1) == "->" {
+		if !setupAPIs[name] {
 			continue
 		}
-		start := i
-		if text(i-1) == "::" {
-			if i >= 2 && sig[i-2].Kind == parser.Ident {
-				continue
-			}
-			start = i - 1
-		}
-		depth, j := 0, i+1
-		for ; j < len(sig); j++ {
-			switch text(j) {
-			case "(", "[", "{":
-				depth++
-			case ")", "]", "}":
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-		}
-		if j >= len(sig) || text(j) != ")" {
+		start, j, _, ok := runtimeCall(sig, text, i)
+		if !ok {
 			continue
 		}
 		if name == "cudaFree" {
@@ -270,4 +223,42 @@ func (t *transformer) wrapSetupCalls(calls []setupCall) {
 			emit.Insert(c.Span.Start, "slate_first_use(", "first use"),
 			emit.Insert(c.Span.End, ")", "first use"))
 	}
+}
+
+// runtimeCall matches a call of a runtime function by its unqualified or
+// ::-qualified name at token i: not a member (`.f(`, `->f(`), not another
+// namespace's function. It returns the first token (the "::" if any), the
+// closing parenthesis and the arguments at depth 1 as token ranges [from, to).
+func runtimeCall(sig []parser.Token, text func(int) string, i int) (start, end int, args [][2]int, ok bool) {
+	if sig[i].Kind != parser.Ident || text(i+1) != "(" || text(i-1) == "." || text(i-1) == "->" {
+		return 0, 0, nil, false
+	}
+	start = i
+	if text(i-1) == "::" {
+		if i >= 2 && sig[i-2].Kind == parser.Ident {
+			return 0, 0, nil, false // some other namespace's function of that name
+		}
+		start = i - 1
+	}
+	depth, from, j := 0, i+2, i+1
+	for ; j < len(sig); j++ {
+		switch text(j) {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ",":
+			if depth == 1 {
+				args = append(args, [2]int{from, j})
+				from = j + 1
+			}
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if j >= len(sig) || text(j) != ")" {
+		return 0, 0, nil, false
+	}
+	return start, j, append(args, [2]int{from, j}), true
 }

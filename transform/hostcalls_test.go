@@ -40,13 +40,7 @@ namespace ns { __global__ void nk(float* a) { a[blockIdx.x] = 2; } }
 			res, err := Persistent(a, Options{Version: "test"})
 			require.NoError(t, err)
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-			out := string(res.Output)
-			for _, w := range tt.want {
-				assert.Contains(t, out, w)
-			}
-			for _, w := range tt.notWant {
-				assert.NotContains(t, out, w)
-			}
+			assertHas(t, string(res.Output), tt.want, tt.notWant)
 		})
 	}
 }
@@ -97,13 +91,7 @@ func TestSetupCallsWrapped(t *testing.T) {
 			res, err := Persistent(load(t, "t.cu", kernel+tt.host+"\n"), Options{Version: "test"})
 			require.NoError(t, err)
 			require.False(t, res.Diags.HasErrors(), "%v", res.Diags)
-			out := string(res.Output)
-			for _, w := range tt.want {
-				assert.Contains(t, out, w)
-			}
-			for _, w := range tt.notWant {
-				assert.NotContains(t, out, w)
-			}
+			assertHas(t, string(res.Output), tt.want, tt.notWant)
 		})
 	}
 }
@@ -132,4 +120,15 @@ func TestSetupCallsInKernelFreeFile(t *testing.T) {
 	res, err = Persistent(load(t, "k.cu", k), Options{Version: "test", DeviceOnly: true, NoLaunchRewrite: true})
 	require.NoError(t, err)
 	assert.NotContains(t, string(res.Output), "slate_first_use(cudaMalloc")
+}
+
+// assertHas checks that out contains every string of want and none of notWant.
+func assertHas(t *testing.T, out string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		assert.Contains(t, out, w)
+	}
+	for _, w := range notWant {
+		assert.NotContains(t, out, w)
+	}
 }

@@ -1,6 +1,5 @@
 package transform
 
-
 // peelFirst reports whether a kernel's static worker runs its first logical
 // block outside its loop (slate_static_loop's kPeel), at the price of a
 // second copy of the body in the worker's code.
