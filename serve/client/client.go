@@ -34,8 +34,8 @@ type Options struct {
 	Device int
 	UUID   string
 	SMs    int // the device's SMs (required when the daemon does not know them)
-	// HandshakeTimeout bounds hello/welcome (default 100 ms); with no
-	// daemon listening, Connect fails at the dial, in microseconds.
+	// HandshakeTimeout bounds the dial and hello/welcome (default 100 ms);
+	// with no daemon listening, Connect fails at the dial, in microseconds.
 	HandshakeTimeout time.Duration
 }
 
@@ -65,12 +65,18 @@ type Client struct {
 
 // Dial connects without registering (for status queries, `slatec top`).
 func Dial(socket string) (*Client, error) {
+	return dial(socket, 100*time.Millisecond)
+}
+
+// dial connects within timeout. A Unix socket dial fails at once (ENOENT,
+// ECONNREFUSED) when no daemon listens; the timeout only bounds a daemon
+// whose backlog is full (and a loaded machine's scheduling: 10 ms was cut
+// short under a busy test run).
+func dial(socket string, timeout time.Duration) (*Client, error) {
 	if socket == "" {
 		socket = serve.DefaultSocket()
 	}
-	// A Unix socket dial fails at once (ENOENT, ECONNREFUSED) when no
-	// daemon listens; the timeout only bounds a daemon whose backlog is full.
-	nc, err := net.DialTimeout("unix", socket, 10*time.Millisecond)
+	nc, err := net.DialTimeout("unix", socket, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +97,7 @@ func Connect(opt Options) (*Client, error) {
 	if opt.HandshakeTimeout <= 0 {
 		opt.HandshakeTimeout = 100 * time.Millisecond
 	}
-	c, err := Dial(opt.Socket)
+	c, err := dial(opt.Socket, opt.HandshakeTimeout)
 	if err != nil {
 		return nil, err
 	}
