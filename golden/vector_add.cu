@@ -1409,7 +1409,8 @@ inline client* process_client(int, int) { return 0; }
 // ---- slatec first use: load the workers where the program first uses the GPU ----
 // With lazy module loading (CUDA's default) a kernel's module loads at its first
 // launch, usually inside the region a program times; a transformed module holds
-// the workers too, so it loads slower (docs/ABI.md, "First use"). The transform
+// the workers too, so it loads slower (docs/ABI.md, "Host cost of a drop-in
+// launch"). The transform
 // wraps the host runtime calls that set a program up (cudaMalloc, cudaMemcpy,
 // cudaEventCreate, cudaSetDevice, ...) in slate_first_use(); the first of them
 // that succeeds on a device runs every transformed file's preloader for that
