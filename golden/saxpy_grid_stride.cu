@@ -1410,12 +1410,11 @@ inline client* process_client(int, int) { return 0; }
 // With lazy module loading (CUDA's default) a kernel's module loads at its first
 // launch, usually inside the region a program times; a transformed module holds
 // the workers too, so it loads slower (docs/ABI.md, "Host cost of a drop-in
-// launch"). The transform
-// wraps the host runtime calls that set a program up (cudaMalloc, cudaMemcpy,
-// cudaEventCreate, cudaSetDevice, ...) in slate_first_use(); the first of them
-// that succeeds on a device runs every transformed file's preloader for that
-// device, which loads the functions its launches will take. SLATE_PRELOAD=0
-// turns it off.
+// launch"). The transform wraps the host runtime calls that set a program up
+// (cudaMalloc, cudaMemcpy, cudaEventCreate, cudaSetDevice, ...) in
+// slate_first_use(); the first of them that succeeds on a device runs every
+// transformed file's preloader for that device, which loads the functions its
+// launches will take. SLATE_PRELOAD=0 turns it off.
 #ifndef SLATE_FIRST_USE_H
 #define SLATE_FIRST_USE_H
 #ifndef __CUDACC_RTC__

@@ -1411,12 +1411,11 @@ inline client* process_client(int, int) { return 0; }
 // With lazy module loading (CUDA's default) a kernel's module loads at its first
 // launch, usually inside the region a program times; a transformed module holds
 // the workers too, so it loads slower (docs/ABI.md, "Host cost of a drop-in
-// launch"). The transform
-// wraps the host runtime calls that set a program up (cudaMalloc, cudaMemcpy,
-// cudaEventCreate, cudaSetDevice, ...) in slate_first_use(); the first of them
-// that succeeds on a device runs every transformed file's preloader for that
-// device, which loads the functions its launches will take. SLATE_PRELOAD=0
-// turns it off.
+// launch"). The transform wraps the host runtime calls that set a program up
+// (cudaMalloc, cudaMemcpy, cudaEventCreate, cudaSetDevice, ...) in
+// slate_first_use(); the first of them that succeeds on a device runs every
+// transformed file's preloader for that device, which loads the functions its
+// launches will take. SLATE_PRELOAD=0 turns it off.
 #ifndef SLATE_FIRST_USE_H
 #define SLATE_FIRST_USE_H
 #ifndef __CUDACC_RTC__
@@ -3810,7 +3809,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3814 "golden/merge/early_transpose.interleaved.cu"
+#line 3813 "golden/merge/early_transpose.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (interleaved mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
