@@ -1577,6 +1577,16 @@ static bool persistent()
     return e.mode == kModePersistent || (e.mode == kModeAuto && e.has_range);
 }
 
+// static_launches reports whether the environment leaves persistent
+// launches on a device of sms SMs static (no task size, no range short of
+// every SM): they take k__slate_static, else the queue worker. make_plan
+// decides so for unserved launches; prepare and preload load that worker.
+static bool static_launches(int sms)
+{
+    const env_config& e = env();
+    return e.iters == 0 && (!e.has_range || (e.lo == 0u && e.hi >= (unsigned int)(sms - 1)));
+}
+
 // The launch policy, decided once per translation unit at its first
 // drop-in launch: native, persistent (the environment), or served by
 // `slatec serve` (SLATE_MODE=auto, no SLATE_SM_RANGE, and a daemon answered
@@ -1937,6 +1947,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
     if (!full_range)
         queue = true;
+    // (For unserved launches this is static_launches(sms), which prepare
+    // and preload follow.)
     const int per_sm = occupancy_locked(k, device, threads, shmem, !queue);
     if (per_sm <= 0)
         return false;
@@ -2047,14 +2059,14 @@ static void prepare(K& k, int threads, size_t shmem)
     if (!persistent()) {
         // The worker is never launched.
     } else {
-        // The worker the program's launches will take: the static one unless
-        // the environment asks for the queue.
-        const bool stat = env().iters == 0 && !env().has_range;
+        // The worker the program's launches will take.
+        state& st = global_state();
+        std::unique_lock<std::mutex> lock(st.mu);
+        const bool stat = static_launches(sms_locked(st.dev[device], device));
         if (threads > 0) {
-            state& st = global_state();
-            std::lock_guard<std::mutex> lock(st.mu);
             occupancy_locked(k, device, threads, shmem, stat);
         } else {
+            lock.unlock();
             cudaFuncAttributes attr;
             cudaFuncGetAttributes(&attr, stat ? k.worker_static : k.worker);
         }
@@ -2076,15 +2088,16 @@ static void preload(int device)
     const cudaError_t before = cudaPeekAtLastError();
     if (before != cudaSuccess)
         return;
-    const bool queue = e.iters != 0 || e.has_range;
     const bool served = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
     std::vector<kernel_state*> ks;
+    int sms = 0;
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
         ks = st.kernels;
-        sms_locked(st.dev[device], device);
+        sms = sms_locked(st.dev[device], device);
     }
+    const bool queue = !static_launches(sms);
     cudaFuncAttributes attr;
     for (size_t i = 0; i < ks.size(); ++i) {
         if (persistent())
@@ -3583,7 +3596,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 3587 "golden/merge/triad_fma.interleaved.cu"
+#line 3600 "golden/merge/triad_fma.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (interleaved mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
