@@ -8,8 +8,13 @@ import (
 // The worker ABI (docs/ABI.md). These constants and encoders are the Go side
 // of templates/'s slate_ctl and slate_cfg; change them only together.
 const (
-	// CtlSize is sizeof(slate_ctl).
-	CtlSize = 32
+	// CtlSize is sizeof(slate_ctl): a 32-byte head (ctlHeadSize: the
+	// fields below, which the runtime reads back) and RankSMs per-SM worker
+	// counts (partial-range launches; zero when no launch is running).
+	CtlSize = ctlHeadSize + 4*RankSMs
+	// RankSMs is SLATE_RANK_SMS.
+	RankSMs     = 256
+	ctlHeadSize = 32
 	// CfgSize is sizeof(slate_cfg); it is passed by value, 8-byte aligned.
 	CfgSize = 56
 

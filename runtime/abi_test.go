@@ -42,3 +42,18 @@ func TestFlagsAgreeWithTheTransformsWorkers(t *testing.T) {
 	assert.Equal(t, uint32(2), c.Iters)
 	assert.Equal(t, uint32(3), c.Workers)
 }
+
+// The control block the runtime allocates and zeroes must be the workers'
+// slate_ctl: a partial-range worker counts itself in sm_rank[], past the
+// 32-byte head the runtime reads back.
+func TestCtlSizeAgreesWithTheTransformsWorkers(t *testing.T) {
+	src, err := os.ReadFile("../templates/prelude.cu")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^#define SLATE_RANK_SMS (\d+)`).FindStringSubmatch(string(src))
+	require.NotNil(t, m, "SLATE_RANK_SMS in templates/prelude.cu")
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	assert.Equal(t, RankSMs, n)
+	assert.Equal(t, 32+4*n, CtlSize, "sizeof(slate_ctl): 8+8+4+4+8 bytes, then the ranks")
+	assert.Contains(t, string(src), "unsigned int sm_rank[SLATE_RANK_SMS];")
+}

@@ -78,7 +78,7 @@ type Device struct {
 
 	pinned *pinnedPool
 	// consts is page-locked host memory holding the values the runtime
-	// writes into control blocks: constZero (32 zero bytes) and constOne
+	// writes into control blocks: constZero (CtlSize zero bytes) and constOne
 	// (uint32 1). Control-block writes are host-to-device copies from
 	// here, which the copy engine performs: a memset is a kernel, and a
 	// kernel can wait forever for an SM slot while persistent workers fill
@@ -211,9 +211,9 @@ func (d *Device) readInfo(ordinal int) error {
 
 // Layout of Device.consts.
 const (
-	constZero  = 0  // CtlSize zero bytes
-	constOne   = 32 // uint32 1
-	constBytes = 64
+	constZero  = 0       // CtlSize zero bytes
+	constOne   = CtlSize // uint32 1
+	constBytes = CtlSize + 32
 )
 
 // putCtl queues a copy of n bytes of consts at off into the control block
@@ -611,12 +611,12 @@ func (p *pinnedPool) get() (unsafe.Pointer, error) {
 	defer p.mu.Unlock()
 	if len(p.free_) == 0 {
 		var b unsafe.Pointer
-		if err := p.dev.check("cuMemAllocHost_v2", C.slate_cuMemAllocHost(p.dev.ctx, &b, C.size_t(pinnedSlots*CtlSize))); err != nil {
+		if err := p.dev.check("cuMemAllocHost_v2", C.slate_cuMemAllocHost(p.dev.ctx, &b, C.size_t(pinnedSlots*ctlHeadSize))); err != nil {
 			return nil, fmt.Errorf("runtime: allocating pinned memory: %w", err)
 		}
 		p.bufs = append(p.bufs, b)
 		for i := pinnedSlots - 1; i >= 0; i-- {
-			p.free_ = append(p.free_, unsafe.Add(b, i*CtlSize))
+			p.free_ = append(p.free_, unsafe.Add(b, i*ctlHeadSize))
 		}
 	}
 	s := p.free_[len(p.free_)-1]
@@ -662,7 +662,7 @@ func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream, after
 		err = d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, s, after))
 	}
 	if err == nil {
-		err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), CtlSize, s))
+		err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, slot, C.CUdeviceptr(ctl), ctlHeadSize, s))
 	}
 	if err == nil {
 		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
@@ -680,8 +680,8 @@ func (d *Device) readCtl(ctx context.Context, ctl DevicePtr, s C.CUstream, after
 		return Ctl{}, err
 	}
 	d.destroyEvent(ev)
-	b := make([]byte, CtlSize)
-	copy(b, unsafe.Slice((*byte)(slot), CtlSize))
+	b := make([]byte, ctlHeadSize)
+	copy(b, unsafe.Slice((*byte)(slot), ctlHeadSize))
 	d.pinned.put(slot)
 	return decodeCtl(b), nil
 }

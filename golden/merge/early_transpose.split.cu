@@ -7,6 +7,9 @@
 #ifndef SLATE_PRELUDE_H
 #define SLATE_PRELUDE_H
 
+// SMs (by %smid) whose workers a partial-range launch ranks (docs/ABI.md).
+#define SLATE_RANK_SMS 256
+
 // One per job, in device memory, zeroed before a job's first launch.
 struct __align__(8) slate_ctl {
     unsigned long long next;    // queue counter: first logical block not yet handed out
@@ -14,6 +17,7 @@ struct __align__(8) slate_ctl {
     unsigned int retreat;       // nonzero: take no new task, exit
     unsigned int exited;        // workers that have exited in this launch
     unsigned int* counts;       // test hooks: executions per logical block, or null
+    unsigned int sm_rank[SLATE_RANK_SMS]; // partial range: the launch's workers now on each SM
 };
 
 // Passed by value to every worker launch (docs/ABI.md). Logical block ids
@@ -156,6 +160,50 @@ static __device__ __forceinline__ unsigned int slate_claim(slate_ctl* __restrict
     return n < total ? (unsigned int)n : SLATE_STOP32;
 }
 
+// slate_ranked_sm is the SM a worker of a partial-range launch counts itself
+// on, or SLATE_STOP32 when it is outside the range or not counted.
+static __device__ __forceinline__ unsigned int slate_ranked_sm(const slate_cfg& cfg)
+{
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    return smid < cfg.sm_low || smid > cfg.sm_high || smid >= SLATE_RANK_SMS ? SLATE_STOP32 : smid;
+}
+
+// slate_enter_range is a partial-range worker's start (its leader's): 0 to
+// work, or SLATE_STOP32 to exit at once. Such a launch is the whole wave
+// (blocks land where the hardware puts them), so with fewer tasks than the
+// range has SMs several workers on one SM would take tasks while other SMs
+// of the range idle: a 96-block GEMM on 131 SMs ran 2.5x slower than
+// natively. Each worker takes a rank on its SM, and one whose rank times the
+// range's SMs reaches the tasks left stays out: the tasks spread one per SM
+// first, as the hardware spreads a native grid. Outside the range, or on an
+// SM past SLATE_RANK_SMS (not counted), the old rule: out, or in.
+static __device__ __forceinline__ unsigned int slate_enter_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
+                                                                 unsigned int total)
+{
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (smid < cfg.sm_low || smid > cfg.sm_high)
+        return SLATE_STOP32;
+    if (smid >= SLATE_RANK_SMS)
+        return 0u;
+    const unsigned int rank = atomicAdd(&ctl->sm_rank[smid], 1u);
+    const unsigned long long next = *(volatile unsigned long long*)&ctl->next;
+    const unsigned long long left = next >= total ? 0ull : total - next; // logical blocks
+    // rank * SMs * iters >= left: no division (it would cost registers).
+    return (unsigned long long)rank * (cfg.sm_high - cfg.sm_low + 1u) * cfg.iters >= left ? SLATE_STOP32 : 0u;
+}
+
+// slate_leave_range takes back the rank slate_enter_range took (every
+// counted worker of a launch leaves once, at its very end, so the counts are
+// zero again when the launch has ended).
+static __device__ __forceinline__ void slate_leave_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg)
+{
+    const unsigned int smid = slate_ranked_sm(cfg);
+    if (smid != SLATE_STOP32)
+        atomicSub(&ctl->sm_rank[smid], 1u);
+}
+
 // slate_worker_loop is the queue worker (k__slate: resizable jobs, partial
 // SM ranges): it runs body(blockIdx, gridDim) for each logical block of each
 // task it takes. Everything it keeps across a body is a 32-bit id and the
@@ -180,11 +228,8 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     unsigned int slot = 0u;
     if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
-        if (leader) {
-            unsigned int smid;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            slate_task[1] = (smid < cfg.sm_low || smid > cfg.sm_high) ? SLATE_STOP32 : 0u;
-        }
+        if (leader)
+            slate_task[1] = slate_enter_range(ctl, cfg, total);
         __syncthreads();
         if (*(volatile unsigned int*)&slate_task[1] == SLATE_STOP32) {
             slot = 1u; // the slot just read: the exit's answer goes to the other
@@ -234,6 +279,8 @@ exit:
         if (*(volatile unsigned int*)&slate_task[slot ^ 1u] != SLATE_STOP32)
             goto work; // the claim there writes the slot read before the barrier
     }
+    if (leader && !(cfg.flags & SLATE_FLAG_ALL_SMS))
+        slate_leave_range(ctl, cfg);
 }
 
 // The type `auto x = e;` gives x, for declarations the return lowering splits.
@@ -3835,7 +3882,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3839 "golden/merge/early_transpose.split.cu"
+#line 3886 "golden/merge/early_transpose.split.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (split mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
