@@ -112,7 +112,7 @@ Example (STREAM triad, 3 x 4 bytes per thread):
 	f.IntVar(&fl.iters, "iters", 0, "logical blocks per task of the workers (0: the runtime's choice)")
 	f.IntVar(&fl.device, "device", 0, "CUDA device ordinal")
 	f.DurationVar(&fl.timeout, "timeout", time.Minute, "longest a single run may take (0: no limit)")
-	f.BoolVar(&fl.dramSensitivity, "dram-sensitivity", true, "also time the kernel on half the SMs beside a DRAM-saturating stream on the other half (dram_sensitivity: how much a loaded DRAM slows it)")
+	f.BoolVar(&fl.dramSensitivity, "dram-sensitivity", true, "also time the kernel on half the SMs beside a DRAM stream on the other half (dram_sensitivity: how much a loaded DRAM slows it) and on an eighth and a quarter of it (dram_loaded: the slowdown at lighter loads, with the stream's bandwidth)")
 	return cmd
 }
 

@@ -55,6 +55,14 @@ type Device struct {
 	SharedBytesPerSM int     `json:"shared_bytes_per_sm,omitempty"`
 }
 
+// LoadedPoint is one loaded run of dram_loaded: the stream's own bandwidth
+// (GB/s, alone on its SMs) and the kernel's time beside it over its time
+// alone.
+type LoadedPoint struct {
+	StreamGBs float64 `json:"stream_gbs"`
+	Slowdown  float64 `json:"slowdown"`
+}
+
 // Kernel is the profile of one kernel launch. RMs and BWGBs are R[m] and B[m]
 // for the SM counts m that were measured; unmeasured m are interpolated
 // (see Kernel.R). Class, when set, overrides the Slate classification derived
@@ -75,9 +83,17 @@ type Kernel struct {
 	// there alone (slatec profile measures it): the slowdown of a kernel
 	// that waits on DRAM's loaded latency, which the bandwidth penalty does
 	// not see (a pointer chase moving 5% of the bandwidth). 0: not measured.
-	DRAMSensitivity float64   `json:"dram_sensitivity,omitempty"`
-	Class           Class     `json:"class,omitempty"`
-	Transfer        *Transfer `json:"transfer,omitempty"`
+	DRAMSensitivity float64 `json:"dram_sensitivity,omitempty"`
+	// DRAMLoaded is the kernel's slowdown on half the SMs beside the
+	// stream on fewer or more SMs, each with the stream's own bandwidth
+	// there: the loaded-latency factor at several loads, which the
+	// planner interpolates (a kernel's latency grows far less than
+	// linearly with the load below saturation: a tiled GEMM of
+	// dram_sensitivity 2.30 ran 1.04x slower beside a triad moving half
+	// the bandwidth). Empty: not measured.
+	DRAMLoaded []LoadedPoint `json:"dram_loaded,omitempty"`
+	Class      Class         `json:"class,omitempty"`
+	Transfer   *Transfer     `json:"transfer,omitempty"`
 }
 
 // Transfer holds host-device copy times, used by the Li and CuMAS planners
@@ -298,7 +314,7 @@ func (e *ValidationError) Error() string {
 var (
 	topKeys      = keySet("format", "device", "kernels")
 	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
-	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "class", "transfer")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
 )
 
@@ -559,6 +575,15 @@ func (ps *ProfileSet) Validate() error {
 		}
 		if k.DRAMSensitivity != 0 && !positive(k.DRAMSensitivity) {
 			add(p+".dram_sensitivity", "must be a positive number when given, got %v", k.DRAMSensitivity)
+		}
+		for j, pt := range k.DRAMLoaded {
+			q := fmt.Sprintf("%s.dram_loaded[%d]", p, j)
+			if !positive(pt.StreamGBs) {
+				add(q+".stream_gbs", "must be a positive number, got %v", pt.StreamGBs)
+			}
+			if !positive(pt.Slowdown) {
+				add(q+".slowdown", "must be a positive number, got %v", pt.Slowdown)
+			}
 		}
 		if k.BlocksPerSM < 0 {
 			add(p+".blocks_per_sm", "must be positive when given, got %d", k.BlocksPerSM)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -329,4 +330,36 @@ func TestPlanSlateTableCorunNeedsAGain(t *testing.T) {
 	plain, err := PlanSlateWith(ps, SlateOptions{EitherOrder: true})
 	require.NoError(t, err)
 	assert.Len(t, plain.Phases, 1, "the table's co-run")
+}
+
+// With dram_loaded the factor follows the measured points, linearly in the
+// partner's GB/s from (0, 1), flat past the most loaded point, whatever
+// their order; dram_sensitivity is then not used.
+func TestLoadedInterpolatesMeasuredPoints(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100-loaded.json")
+	require.NoError(t, err)
+	ps := subset(t, all, "triad_f4", "chase")
+	ps.Kernels[1].DRAMSensitivity = 9.4
+	ps.Kernels[1].DRAMLoaded = []LoadedPoint{{StreamGBs: 3000, Slowdown: 9.4}, {StreamGBs: 1000, Slowdown: 1.2}, {StreamGBs: 2000, Slowdown: 3.0}}
+	require.NoError(t, ps.Validate())
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	for _, c := range []struct{ gbs, want float64 }{
+		{0, 1}, {500, 1.1}, {1000, 1.2}, {1500, 2.1}, {2000, 3.0}, {2500, 6.2}, {3000, 9.4}, {9000, 9.4},
+	} {
+		assert.InDelta(t, c.want, mdl.loaded(1, c.gbs), 1e-9, "at %v GB/s", c.gbs)
+	}
+	// A point measured below 1 (noise) never speeds a kernel up.
+	ps.Kernels[1].DRAMLoaded = []LoadedPoint{{StreamGBs: 1000, Slowdown: 0.97}}
+	assert.InDelta(t, 1.0, mdl.loaded(1, 800), 1e-12)
+	// The points survive a profile file's round trip; a point without a
+	// positive stream bandwidth is rejected.
+	ps.Kernels[1].DRAMLoaded = []LoadedPoint{{StreamGBs: 1500.5, Slowdown: 1.25}}
+	data, err := json.Marshal(ps)
+	require.NoError(t, err)
+	back, err := ParseProfile(data)
+	require.NoError(t, err)
+	assert.Equal(t, ps.Kernels[1].DRAMLoaded, back.Kernels[1].DRAMLoaded)
+	ps.Kernels[1].DRAMLoaded = []LoadedPoint{{StreamGBs: 0, Slowdown: 2}}
+	assert.ErrorContains(t, ps.Validate(), "dram_loaded[0].stream_gbs")
 }

@@ -292,28 +292,74 @@ func (d *cudaDevice) loadStream(ctx context.Context) (*cudaTarget, error) {
 	return d.stream, nil
 }
 
-// RunLoaded implements LoadedRunner: Run on SMs [0, m-1] while the DRAM
-// stream runs on [m, M-1], started first so that DRAM is saturated when
-// the kernel starts, and canceled after it.
-func (t *cudaTarget) RunLoaded(ctx context.Context, m int) (time.Duration, error) {
-	M := t.dev.Info().SMs
-	if m < 1 || m >= M {
-		return 0, fmt.Errorf("a loaded run needs SMs left for the DRAM stream: %d of %d asked for", m, M)
-	}
+// streamBlockBytes is the DRAM traffic of one block of the stream: 256
+// threads, each reading and writing one float4.
+const streamBlockBytes = 256 * 2 * 16
+
+// startStream launches the DRAM stream on the last stream SMs of the
+// device; stop cancels it and waits for its workers to leave.
+func (t *cudaTarget) startStream(ctx context.Context, stream int) (j *runtime.Job, stop func(), err error) {
 	s, err := t.owner.loadStream(ctx)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	j, err := t.dev.Launch(s.k, s.launch.Grid, s.launch.Block, 0, s.args, runtime.SMRange{Low: m, High: M - 1}, runtime.WithName("DRAM stream"))
+	M := t.dev.Info().SMs
+	j, err = t.dev.Launch(s.k, s.launch.Grid, s.launch.Block, 0, s.args, runtime.SMRange{Low: M - stream, High: M - 1}, runtime.WithName("DRAM stream"))
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	defer func() {
+	stop = func() {
 		j.Cancel()
 		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = j.Wait(wctx)
-	}()
+	}
 	time.Sleep(200 * time.Microsecond) // the stream's workers are running
+	return j, stop, nil
+}
+
+// RunLoaded implements LoadedRunner: Run on SMs [0, m-1] while the DRAM
+// stream runs on [M-stream, M-1], started first so that DRAM is loaded when
+// the kernel starts, and canceled after it.
+func (t *cudaTarget) RunLoaded(ctx context.Context, m, stream int) (time.Duration, error) {
+	M := t.dev.Info().SMs
+	if m < 1 || stream < 1 || m+stream > M {
+		return 0, fmt.Errorf("a loaded run needs SMs left for the DRAM stream: %d and %d of %d asked for", m, stream, M)
+	}
+	_, stop, err := t.startStream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
 	return t.Run(ctx, m)
+}
+
+// StreamGBs implements LoadedRunner: the stream alone on its last stream
+// SMs, its logical blocks counted over a few milliseconds (the job's
+// progress, read before and after).
+func (t *cudaTarget) StreamGBs(ctx context.Context, stream int) (float64, error) {
+	M := t.dev.Info().SMs
+	if stream < 1 || stream > M {
+		return 0, fmt.Errorf("the DRAM stream on %d of %d SMs", stream, M)
+	}
+	j, stop, err := t.startStream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	d0, _, err := j.Progress(ctx)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	d1, _, err := j.Progress(ctx)
+	if err != nil {
+		return 0, err
+	}
+	dt := time.Since(t0).Seconds()
+	if d1 <= d0 || dt <= 0 {
+		return 0, fmt.Errorf("the DRAM stream on %d SMs made no progress in %.1f ms", stream, 1e3*dt)
+	}
+	return float64(d1-d0) * streamBlockBytes / dt / 1e9, nil
 }

@@ -109,12 +109,22 @@ func (l listRunner) Run(_ context.Context, m int) (time.Duration, error) {
 // is the model's times factor.
 type loadedTarget struct {
 	fakeTarget
-	factor float64
-	loaded []int // m of each loaded run
+	factor  float64
+	loaded  []int // m of each loaded run
+	streams []int // the stream's SMs in each loaded run
 }
 
-func (t *loadedTarget) RunLoaded(ctx context.Context, m int) (time.Duration, error) {
+// RunLoaded slows the kernel by factor with the stream on half the SMs, and
+// in proportion to the square of the stream's share of that below it.
+func (t *loadedTarget) RunLoaded(ctx context.Context, m, stream int) (time.Duration, error) {
 	d, err := t.Run(ctx, m)
 	t.loaded = append(t.loaded, m)
-	return time.Duration(float64(d) * t.factor), err
+	t.streams = append(t.streams, stream)
+	share := float64(stream) / 66 // half of the fake device's 132 SMs
+	return time.Duration(float64(d) * (1 + (t.factor-1)*share*share)), err
+}
+
+// StreamGBs: 100 GB/s per SM.
+func (t *loadedTarget) StreamGBs(ctx context.Context, stream int) (float64, error) {
+	return 100 * float64(stream), nil
 }

@@ -80,15 +80,21 @@ type Request struct {
 	// DRAMSensitivity also measures the kernel on half the SMs with a
 	// streaming kernel saturating DRAM from the other half (LoadedRunner);
 	// the ratio to its time there alone is the profile's dram_sensitivity.
+	// The stream also runs on fewer SMs (loadedStreams), each run with the
+	// stream's own bandwidth there: the profile's dram_loaded.
 	DRAMSensitivity bool
 	RunTimeout      time.Duration
 	Progress        func(Event)
 }
 
 // LoadedRunner is a Target that can also run the kernel on SMs [0, m-1]
-// while a streaming kernel keeps DRAM saturated from the SMs [m, M-1].
+// while a streaming kernel loads DRAM from the last stream SMs
+// [M-stream, M-1] (stream <= M-m), and measure that stream's own bandwidth.
 type LoadedRunner interface {
-	RunLoaded(ctx context.Context, m int) (time.Duration, error)
+	RunLoaded(ctx context.Context, m, stream int) (time.Duration, error)
+	// StreamGBs is the stream's DRAM bandwidth alone on its last stream
+	// SMs, in GB/s.
+	StreamGBs(ctx context.Context, stream int) (float64, error)
 }
 
 // Result is a finished profile.
@@ -160,8 +166,9 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	}
 	points, err := Measure(ctx, tgt, sms, MeasureOptions{Reps: reps, Warmup: warmup, RunTimeout: req.RunTimeout, Progress: req.Progress})
 	sens := 0.0
+	var loadedPts []plan.LoadedPoint
 	if lr, ok := tgt.(LoadedRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs >= 2 {
-		sens, err = dramSensitivity(ctx, tgt, lr, dinfo.SMs/2, reps, warmup, req.RunTimeout)
+		sens, loadedPts, err = dramSensitivity(ctx, tgt, lr, dinfo.SMs/2, loadedStreams(dinfo.SMs), reps, warmup, req.RunTimeout)
 	}
 	attrs := tgt.Attrs()
 	if cerr := tgt.Close(); err == nil && cerr != nil {
@@ -173,40 +180,82 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	res, err := build(dinfo, req, args, points, attrs)
 	if err == nil && sens > 0 {
 		res.Set.Kernels[0].DRAMSensitivity = round(sens, 3)
+		res.Set.Kernels[0].DRAMLoaded = loadedPts
 	}
 	return res, err
 }
 
-// loadedRuns is a LoadedRunner's loaded runs as a Runner.
-type loadedRuns struct{ LoadedRunner }
-
-func (l loadedRuns) Run(ctx context.Context, m int) (time.Duration, error) {
-	return l.RunLoaded(ctx, m)
+// loadedStreams is how many SMs the DRAM stream of each loaded run takes on
+// a device of sms SMs, lightest first: an eighth and a quarter of the half
+// that the kernel leaves (loads below saturation), then that whole half
+// (dram_sensitivity's run).
+func loadedStreams(sms int) []int {
+	half := sms - sms/2
+	var out []int
+	for _, k := range []int{half / 8, half / 4, half} {
+		if k >= 1 && (len(out) == 0 || k > out[len(out)-1]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
-// dramSensitivity times the kernel on m SMs alone and with DRAM loaded,
-// alternating so that clock drift falls on both, and returns the ratio of
-// the medians.
-func dramSensitivity(ctx context.Context, r Runner, lr LoadedRunner, m, reps, warmup int, timeout time.Duration) (float64, error) {
-	var idle, loaded []time.Duration
+// loadedRuns is a LoadedRunner's loaded runs, the stream on its last
+// stream SMs, as a Runner.
+type loadedRuns struct {
+	LoadedRunner
+	stream int
+}
+
+func (l loadedRuns) Run(ctx context.Context, m int) (time.Duration, error) {
+	return l.RunLoaded(ctx, m, l.stream)
+}
+
+// dramSensitivity times the kernel on m SMs alone and beside the DRAM
+// stream on each of streams' SM counts, alternating so that clock drift
+// falls on all, and returns the ratio of the medians with the stream on the
+// last (most) SMs, and each ratio with the stream's own bandwidth there.
+func dramSensitivity(ctx context.Context, r Runner, lr LoadedRunner, m int, streams []int, reps, warmup int, timeout time.Duration) (float64, []plan.LoadedPoint, error) {
+	var idle []time.Duration
+	loaded := make([][]time.Duration, len(streams))
 	for i := range warmup + reps {
 		a, err := runOnce(ctx, r, m, timeout)
 		if err != nil {
-			return 0, fmt.Errorf("DRAM sensitivity on %d SMs: %w", m, err)
-		}
-		b, err := runOnce(ctx, loadedRuns{lr}, m, timeout)
-		if err != nil {
-			return 0, fmt.Errorf("DRAM sensitivity on %d SMs, DRAM loaded: %w", m, err)
+			return 0, nil, fmt.Errorf("DRAM sensitivity on %d SMs: %w", m, err)
 		}
 		if i >= warmup {
-			idle, loaded = append(idle, a), append(loaded, b)
+			idle = append(idle, a)
+		}
+		for j, k := range streams {
+			b, err := runOnce(ctx, loadedRuns{lr, k}, m, timeout)
+			if err != nil {
+				return 0, nil, fmt.Errorf("DRAM sensitivity on %d SMs, the stream on %d: %w", m, k, err)
+			}
+			if i >= warmup {
+				loaded[j] = append(loaded[j], b)
+			}
 		}
 	}
-	mi, ml := Median(idle), Median(loaded)
-	if mi <= 0 || ml <= 0 {
-		return 0, fmt.Errorf("DRAM sensitivity on %d SMs: no time measured", m)
+	mi := Median(idle)
+	if mi <= 0 {
+		return 0, nil, fmt.Errorf("DRAM sensitivity on %d SMs: no time measured", m)
 	}
-	return float64(ml) / float64(mi), nil
+	pts := make([]plan.LoadedPoint, 0, len(streams))
+	for j, k := range streams {
+		ml := Median(loaded[j])
+		if ml <= 0 {
+			return 0, nil, fmt.Errorf("DRAM sensitivity on %d SMs, the stream on %d: no time measured", m, k)
+		}
+		gbs, err := lr.StreamGBs(ctx, k)
+		if err != nil {
+			return 0, nil, fmt.Errorf("the DRAM stream's bandwidth on %d SMs: %w", k, err)
+		}
+		if gbs <= 0 {
+			return 0, nil, fmt.Errorf("the DRAM stream's bandwidth on %d SMs: none measured", k)
+		}
+		pts = append(pts, plan.LoadedPoint{StreamGBs: round(gbs, 1), Slowdown: round(float64(ml)/float64(mi), 3)})
+	}
+	return float64(Median(loaded[len(loaded)-1])) / float64(mi), pts, nil
 }
 
 // checkLaunch rejects launch shapes no GPU runs, before any device work.

@@ -449,8 +449,24 @@ func TestProfileDRAMSensitivity(t *testing.T) {
 			assert.InDelta(t, c.want, res.Kernel().DRAMSensitivity, 1e-9)
 			require.NoError(t, res.Set.Validate())
 			if c.enable && c.loaded {
-				assert.Equal(t, []int{66, 66, 66, 66, 66, 66}, ld.tgt.loaded, "warm-up and 5 reps on half of 132 SMs")
-				assert.Equal(t, 12, fake.runs[66], "6 idle runs on 66 SMs and the 6 loaded ones (the fake runs the kernel inside RunLoaded)")
+				assert.Len(t, ld.tgt.loaded, 18, "warm-up and 5 reps on half of 132 SMs, beside the stream on 3 SM counts")
+				for _, m := range ld.tgt.loaded {
+					assert.Equal(t, 66, m)
+				}
+				assert.Equal(t, []int{8, 16, 66}, ld.tgt.streams[:3], "the stream on an eighth and a quarter of the other half, then all of it")
+				assert.Equal(t, 24, fake.runs[66], "6 idle runs on 66 SMs and the 18 loaded ones (the fake runs the kernel inside RunLoaded)")
+				// dram_loaded: each stream's bandwidth with the slowdown
+				// beside it (the fake's factor grows with the square of the
+				// stream's share of the half).
+				want := []plan.LoadedPoint{{StreamGBs: 800, Slowdown: 1 + 0.75*(8.0/66)*(8.0/66)}, {StreamGBs: 1600, Slowdown: 1 + 0.75*(16.0/66)*(16.0/66)}, {StreamGBs: 6600, Slowdown: 1.75}}
+				got := res.Kernel().DRAMLoaded
+				require.Len(t, got, len(want))
+				for i := range want {
+					assert.InDelta(t, want[i].StreamGBs, got[i].StreamGBs, 1e-9)
+					assert.InDelta(t, want[i].Slowdown, got[i].Slowdown, 1e-3)
+				}
+			} else {
+				assert.Empty(t, res.Kernel().DRAMLoaded)
 			}
 		})
 	}
