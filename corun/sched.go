@@ -200,7 +200,9 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	}
 	opts := SchedulerPlanOptions
 	if nd, ok := b.Dev.(NativeChainDevice); !ok || nd.NativeUnavailable() != "" {
-		opts.Overlap = false // its phases run the kernels as written
+		// Its overlap phases run the kernels as written, and so do its
+		// solo phases (NativeSolo): without native launches, neither.
+		opts.Overlap, opts.NativeSolo = false, false
 	}
 	p, err := plan.PlanSlateWith(ps, opts)
 	if err != nil {
@@ -236,7 +238,7 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 }
 
 // SchedulerPlanOptions is how the scheduler mode plans (and predicts).
-var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true}
+var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true, NativeSolo: true}
 
 // schedOnce submits the workload's kernels in the plan's order (order: its
 // phases, and within an overlap phase the kernel to launch first first).

@@ -419,6 +419,9 @@ type planBuilder struct {
 	now  float64
 	solo []float64 // per kernel index: solo turnaround, for metrics
 	done map[string]float64
+	// native: a kernel alone runs as written, in native_ms where the
+	// profile has it (SlateOptions.NativeSolo).
+	native bool
 }
 
 func newPlanBuilder(mdl *Model, algo string) *planBuilder {
@@ -428,7 +431,12 @@ func newPlanBuilder(mdl *Model, algo string) *planBuilder {
 	return b
 }
 
-func (b *planBuilder) solo1(i int) float64 { return b.mdl.r[i][b.mdl.M] }
+func (b *planBuilder) solo1(i int) float64 {
+	if k := &b.mdl.PS.Kernels[i]; b.native && k.NativeMs > 0 {
+		return k.NativeMs
+	}
+	return b.mdl.r[i][b.mdl.M]
+}
 
 // solo adds a phase running kernel i alone on all SMs.
 func (b *planBuilder) soloPhase(i int) {

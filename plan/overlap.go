@@ -138,11 +138,11 @@ type overlap struct {
 
 // overlapWins returns the pair's overlap phase when it is chosen over the
 // pair's best spatial split (predicted at spatial): overlapMargin faster than
-// it and tableCorunGain faster than one after another.
-func (mdl *Model) overlapWins(a, c int, spatial float64) (overlap, bool) {
+// it and tableCorunGain faster than one after another (seq: the planner's
+// solo times, native ones with SlateOptions.NativeSolo).
+func (mdl *Model) overlapWins(a, c int, spatial, seq float64) (overlap, bool) {
 	var ov overlap
 	var ok bool
 	ov.lat, ov.first, ov.second, ov.finFirst, ov.finSecond, ok = mdl.overlapBest(a, c)
-	seq := mdl.r[a][mdl.M] + mdl.r[c][mdl.M]
 	return ov, ok && ov.lat < overlapMargin*spatial && ov.lat < tableCorunGain*seq
 }

@@ -92,8 +92,14 @@ type Kernel struct {
 	// dram_sensitivity 2.30 ran 1.04x slower beside a triad moving half
 	// the bandwidth). Empty: not measured.
 	DRAMLoaded []LoadedPoint `json:"dram_loaded,omitempty"`
-	Class      Class         `json:"class,omitempty"`
-	Transfer   *Transfer     `json:"transfer,omitempty"`
+	// NativeMs is the kernel's time as written (its own grid, no
+	// persistent worker) on all SMs: what running it alone costs a
+	// program without slatec. The slate planner holds a co-run to beat the
+	// kernels' native times one after another, not their workers' (R[M]).
+	// 0: not measured.
+	NativeMs float64   `json:"native_ms,omitempty"`
+	Class    Class     `json:"class,omitempty"`
+	Transfer *Transfer `json:"transfer,omitempty"`
 }
 
 // Transfer holds host-device copy times, used by the Li and CuMAS planners
@@ -314,7 +320,7 @@ func (e *ValidationError) Error() string {
 var (
 	topKeys      = keySet("format", "device", "kernels")
 	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
-	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "class", "transfer")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "native_ms", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
 )
 
@@ -575,6 +581,9 @@ func (ps *ProfileSet) Validate() error {
 		}
 		if k.DRAMSensitivity != 0 && !positive(k.DRAMSensitivity) {
 			add(p+".dram_sensitivity", "must be a positive number when given, got %v", k.DRAMSensitivity)
+		}
+		if k.NativeMs != 0 && !positive(k.NativeMs) {
+			add(p+".native_ms", "must be a positive number when given, got %v", k.NativeMs)
 		}
 		for j, pt := range k.DRAMLoaded {
 			q := fmt.Sprintf("%s.dram_loaded[%d]", p, j)

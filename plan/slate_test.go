@@ -363,3 +363,39 @@ func TestLoadedInterpolatesMeasuredPoints(t *testing.T) {
 	ps.Kernels[1].DRAMLoaded = []LoadedPoint{{StreamGBs: 0, Slowdown: 2}}
 	assert.ErrorContains(t, ps.Validate(), "dram_loaded[0].stream_gbs")
 }
+
+// With NativeSolo a kernel alone runs as written: its phase takes the
+// profile's native_ms, and a co-run must beat the native times one after
+// another. A pair that co-runs against its workers' times (R[M]) runs
+// solo once the kernels as written are fast enough; without native_ms, or
+// without the option, nothing changes.
+func TestPlanSlateNativeSolo(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100-loaded.json")
+	require.NoError(t, err)
+	opts := SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, NativeSolo: true}
+	ps := subset(t, all, "triad_f4", "fma_chain")
+	workers, err := PlanSlateWith(ps, opts)
+	require.NoError(t, err)
+	require.Len(t, workers.Phases, 1, "no native_ms: the pair co-runs as before")
+	co := workers.PredictedMs
+
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	r0, r1 := mdl.r[0][mdl.M], mdl.r[1][mdl.M]
+	// As written, each kernel takes a share of its worker's time that puts
+	// the two one after another just below the co-run.
+	f := 0.99 * co / (r0 + r1)
+	ps.Kernels[0].NativeMs, ps.Kernels[1].NativeMs = f*r0, f*r1
+	p, err := PlanSlateWith(ps, opts)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 2, "one after another, as written")
+	assert.InDelta(t, ps.Kernels[0].NativeMs, p.Phases[0].LatencyMs, 1e-9)
+	assert.InDelta(t, ps.Kernels[1].NativeMs, p.Phases[1].LatencyMs, 1e-9)
+	assert.InDelta(t, f*(r0+r1), p.PredictedMs, 1e-9)
+
+	opts.NativeSolo = false
+	p, err = PlanSlateWith(ps, opts)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 1, "without the option native_ms is not used")
+	assert.InDelta(t, co, p.PredictedMs, 1e-9)
+}

@@ -76,7 +76,11 @@ func (d *cudaDevice) Close() error {
 // memory: inputs filled by Filler, outputs zeroed.
 func (d *cudaDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bound) (Target, error) {
 	info := d.dev.Info()
-	comp, err := d.comp.Compile(runtime.CompileRequest{Name: k.File, Source: k.Source, Arch: info.Arch(), NameExpressions: []string{k.Worker}})
+	names := []string{k.Worker}
+	if k.Native != "" {
+		names = append(names, k.Native)
+	}
+	comp, err := d.comp.Compile(runtime.CompileRequest{Name: k.File, Source: k.Source, Arch: info.Arch(), NameExpressions: names})
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s for %s: %w", k.File, info.Arch(), err)
 	}
@@ -104,6 +108,17 @@ func (d *cudaDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bou
 		return nil, &FlagError{Flag: "--block", Err: fmt.Errorf("%s cannot run with %d threads and %d bytes of dynamic shared memory per block (occupancy 0)", k.QualifiedName, threads, l.Shared)}
 	}
 	t.occ = occ
+	// The kernel as written, for its native time (RunNative); a driver
+	// without libraries, or parameters of unknown size, leave it out.
+	if k.Native != "" {
+		if lib, err := d.dev.LoadLibrary(comp); err == nil {
+			if nk, err := lib.Kernel(k.Native, k.Layout); err == nil {
+				t.lib, t.nk = lib, nk
+			} else {
+				lib.Unload()
+			}
+		}
+	}
 	t.args = make([]any, len(args))
 	for i, b := range args {
 		if !b.Arg.IsBuffer() {
@@ -178,6 +193,8 @@ type cudaTarget struct {
 	dev    *runtime.Device
 	mod    *runtime.Module
 	k      *runtime.Kernel
+	lib    *runtime.Library
+	nk     *runtime.NativeKernel // nil: no native runs
 	name   string
 	launch Launch
 	occ    int
@@ -243,7 +260,32 @@ func (t *cudaTarget) Close() error {
 		}
 		t.mod = nil
 	}
+	if t.lib != nil {
+		if err := t.lib.Unload(); err != nil {
+			errs = append(errs, err)
+		}
+		t.lib, t.nk = nil, nil
+	}
 	return errors.Join(errs...)
+}
+
+// RunNative implements NativeRunner: the kernel as written over its grid
+// on all SMs (a stream of its own), after an L2 flush as Run; its GPU time.
+func (t *cudaTarget) RunNative(ctx context.Context) (time.Duration, error) {
+	if t.nk == nil {
+		return 0, ErrNoNative
+	}
+	if err := t.dev.FlushL2(); err != nil {
+		return 0, err
+	}
+	l, err := t.dev.LaunchNative(t.nk, t.launch.Grid, t.launch.Block, t.launch.Shared, t.args)
+	if err != nil {
+		return 0, err
+	}
+	if err := l.Wait(ctx); err != nil {
+		return 0, err
+	}
+	return l.GPUTime(), nil
 }
 
 // streamSource is the DRAM load of RunLoaded: a copy-scale over buffers far

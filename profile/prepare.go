@@ -24,8 +24,9 @@ type Prepared struct {
 	// (transform.Options.DeviceOnly).
 	Source string
 	// Worker is the worker's name expression for NVRTC, e.g. triad__slate
-	// or ns::triad__slate.
-	Worker string
+	// or ns::triad__slate; Native the kernel's own (triad, ns::triad),
+	// which the source keeps.
+	Worker, Native string
 	// Layout is the kernel's original parameter list, as the runtime binds
 	// it (Module.Kernel).
 	Layout runtime.ParamLayout
@@ -129,6 +130,7 @@ func Prepare(file string, src []byte, kernel string, includeDirs []string) (*Pre
 		Name: kl.Name, QualifiedName: kl.QualifiedName, File: filepath.Base(file),
 		Source: string(res.Output), Worker: kl.WorkerExpr(), Diags: res.Diags,
 	}
+	p.Native = strings.TrimSuffix(p.Worker, strings.TrimPrefix(kl.Worker, kl.Name))
 	var subst map[string]string
 	if instArgs != nil {
 		subst = map[string]string{}
@@ -136,7 +138,7 @@ func Prepare(file string, src []byte, kernel string, includeDirs []string) (*Pre
 			subst[tp] = instArgs[i]
 		}
 		inst := "<" + strings.Join(instArgs, ", ") + ">"
-		p.Name, p.QualifiedName, p.Worker = kl.Name+inst, kl.QualifiedName+inst, p.Worker+inst
+		p.Name, p.QualifiedName, p.Worker, p.Native = kl.Name+inst, kl.QualifiedName+inst, p.Worker+inst, p.Native+inst
 	}
 	for _, pl := range kl.Params {
 		prm := runtime.Param{Name: pl.Name, CType: pl.Type, Size: pl.Size, Align: pl.Align}

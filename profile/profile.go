@@ -97,6 +97,18 @@ type LoadedRunner interface {
 	StreamGBs(ctx context.Context, stream int) (float64, error)
 }
 
+// NativeRunner is a Target that can also run the kernel as written (its
+// own grid, no worker) on all SMs: the time a program pays without slatec,
+// which a co-run must beat (the profile's native_ms).
+type NativeRunner interface {
+	RunNative(ctx context.Context) (time.Duration, error)
+}
+
+// ErrNoNative is RunNative's error when the target cannot launch the
+// kernel as written (no library support in the driver, parameters of
+// unknown size): the profile then has no native_ms.
+var ErrNoNative = errors.New("the kernel cannot be launched as written here")
+
 // Result is a finished profile.
 type Result struct {
 	// Set holds the device and the one profiled kernel; it is valid.
@@ -165,6 +177,10 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 		return nil, err
 	}
 	points, err := Measure(ctx, tgt, sms, MeasureOptions{Reps: reps, Warmup: warmup, RunTimeout: req.RunTimeout, Progress: req.Progress})
+	var native time.Duration
+	if nr, ok := tgt.(NativeRunner); err == nil && ok {
+		native, err = nativeTime(ctx, nr, reps, warmup)
+	}
 	sens := 0.0
 	var loadedPts []plan.LoadedPoint
 	if lr, ok := tgt.(LoadedRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs >= 2 {
@@ -178,11 +194,33 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 		return nil, err
 	}
 	res, err := build(dinfo, req, args, points, attrs)
+	if err == nil && native > 0 {
+		res.Set.Kernels[0].NativeMs = round(native.Seconds()*1e3, 4)
+	}
 	if err == nil && sens > 0 {
 		res.Set.Kernels[0].DRAMSensitivity = round(sens, 3)
 		res.Set.Kernels[0].DRAMLoaded = loadedPts
 	}
 	return res, err
+}
+
+// nativeTime is the median GPU time of the kernel as written, or 0 when
+// the target cannot run it so (ErrNoNative).
+func nativeTime(ctx context.Context, nr NativeRunner, reps, warmup int) (time.Duration, error) {
+	var ts []time.Duration
+	for i := range warmup + reps {
+		d, err := nr.RunNative(ctx)
+		if errors.Is(err, ErrNoNative) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("the kernel as written: %w", err)
+		}
+		if i >= warmup {
+			ts = append(ts, d)
+		}
+	}
+	return Median(ts), nil
 }
 
 // loadedStreams is how many SMs the DRAM stream of each loaded run takes on

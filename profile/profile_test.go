@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
@@ -40,6 +41,7 @@ func TestPrepare(t *testing.T) {
 		p := prepare(t, tc.kernel)
 		assert.Equal(t, tc.qualified, p.QualifiedName)
 		assert.Equal(t, tc.worker, p.Worker)
+		assert.Equal(t, tc.qualified, p.Native, "the kernel's own name expression")
 		assert.Equal(t, "triad.cu", p.File)
 		var got []string
 		for _, pr := range p.Layout.Params {
@@ -80,6 +82,7 @@ func TestPrepareErrors(t *testing.T) {
 	p, _, err := Prepare("triad.cu", src, "fill<double>", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "fill__slate<double>", p.Worker)
+	assert.Equal(t, "fill<double>", p.Native)
 	assert.Equal(t, "fill<double>", p.Name)
 	require.NotEmpty(t, p.Layout.Params)
 	assert.Equal(t, "double*", p.Layout.Params[0].CType)
@@ -91,6 +94,7 @@ func TestPrepareErrors(t *testing.T) {
 	p, _, err = Prepare("amb.cu", amb, "b::k", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "b::k__slate", p.Worker)
+	assert.Equal(t, "b::k", p.Native)
 
 	refused := []byte(`#include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -470,4 +474,52 @@ func TestProfileDRAMSensitivity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nativeTarget is a fakeTarget that also runs the kernel as written.
+type nativeTarget struct {
+	fakeTarget
+	native time.Duration // 0: ErrNoNative
+	runs   int
+}
+
+func (t *nativeTarget) RunNative(ctx context.Context) (time.Duration, error) {
+	t.runs++
+	if t.native == 0 {
+		return 0, ErrNoNative
+	}
+	return t.native + time.Duration(t.runs)*time.Microsecond, nil
+}
+
+type nativeDevice struct {
+	*fakeDevice
+	native time.Duration
+	tgt    *nativeTarget
+}
+
+func (d *nativeDevice) Load(ctx context.Context, k *Prepared, l Launch, args []Bound) (Target, error) {
+	t, err := d.fakeDevice.Load(ctx, k, l, args)
+	if err != nil {
+		return nil, err
+	}
+	d.tgt = &nativeTarget{fakeTarget: *t.(*fakeTarget), native: d.native}
+	return d.tgt, nil
+}
+
+// A target that runs the kernel as written gives the profile native_ms,
+// the median of its timed runs after the warm-up; one that cannot (no
+// library support, unknown parameter sizes) gives none, and no error.
+func TestProfileNativeTime(t *testing.T) {
+	fake := newFake(memBound(65536*3072, 110, 4400))
+	dev := &nativeDevice{fakeDevice: fake, native: 900 * time.Microsecond}
+	res, err := Profile(context.Background(), dev, triadRequest(t, triadSpec))
+	require.NoError(t, err)
+	require.NoError(t, res.Set.Validate())
+	assert.Equal(t, 6, dev.tgt.runs, "a warm-up and 5 timed runs")
+	assert.InDelta(t, 0.904, res.Kernel().NativeMs, 1e-9, "the median of 902..906 us")
+
+	none := &nativeDevice{fakeDevice: newFake(memBound(65536*3072, 110, 4400))}
+	res, err = Profile(context.Background(), none, triadRequest(t, triadSpec))
+	require.NoError(t, err)
+	assert.Zero(t, res.Kernel().NativeMs)
 }
