@@ -178,17 +178,24 @@ func TestBenchList(t *testing.T) {
 }
 
 // corun/kernels_slate.go is what slatec gen makes of kernels/corun.cu now
-// (run go generate ./corun after changing either).
+// (run go generate ./corun after changing either). Its workers' register
+// caps come from nvcc (--match-regs), which make test installs.
 func TestBenchKernelsGenerated(t *testing.T) {
+	if nvcc, why := findNVCC(); nvcc == "" {
+		t.Skipf("gen --match-regs needs nvcc: %s", why)
+	}
 	want, err := os.ReadFile("../corun/kernels_slate.go")
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "k.go")
 	t.Chdir("../corun")
-	code, _, errs := slatec(t, "", "gen", "--package", "corun", "--type", "Kernels", "-o", out, "kernels/corun.cu")
+	code, _, errs := slatec(t, "", "gen", "--package", "corun", "--type", "Kernels", "--match-regs", "sm_90", "-o", out, "kernels/corun.cu")
 	require.Equal(t, 0, code, errs)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.True(t, string(got) == string(want), "corun/kernels_slate.go is stale: go generate ./corun")
+	// gemm_tc's worker would take 44 registers uncapped (10 blocks of 128 an
+	// SM against the kernel's 16 at 32).
+	assert.Contains(t, string(got), "#define SLATE_REGCAP_gemm_tc __launch_bounds__(128, SLATE_MIN_BLOCKS(128, 32))")
 }
 
 func TestBenchMPSChildUnknownKernel(t *testing.T) {

@@ -19,7 +19,7 @@ func init() { register(newGenCmd) }
 
 func newGenCmd() *cobra.Command {
 	var out, pkg, typ string
-	var includes, kernels, instantiate []string
+	var includes, kernels, instantiate, matchRegs []string
 	cmd := &cobra.Command{
 		Use:   "gen [flags] FILE.cu",
 		Short: "Write a Go file with typed launchers for a CUDA file's kernels (for //go:generate)",
@@ -80,9 +80,17 @@ kernels.cu: Kernels, loaded by LoadKernels).`,
 				}
 				return err
 			}
+			var regCaps map[string]map[string]int
+			var regInstances map[string]map[string]map[string]int
+			if len(matchRegs) > 0 {
+				if regCaps, regInstances, err = registerCaps([]string{path}, matchRegs, includes, nil); err != nil {
+					return err
+				}
+			}
 			version, _ := BuildInfo()
 			res, err := transform.Persistent(a, transform.Options{Kernels: kernels, NoLaunchRewrite: true, DeviceOnly: true,
-				Version: version, Command: genCommandLine(kernels, name), LineFile: filepath.Base(name)})
+				RegCaps: regCaps, RegCapInstances: regInstances,
+				Version: version, Command: genCommandLine(kernels, matchRegs, name), LineFile: filepath.Base(name)})
 			if err != nil {
 				return usageError{err}
 			}
@@ -111,14 +119,18 @@ kernels.cu: Kernels, loaded by LoadKernels).`,
 	cmd.Flags().StringArrayVar(&instantiate, "instantiate", nil, "give a template kernel a launcher: 'scale<float>' (repeatable)")
 	cmd.Flags().StringSliceVar(&kernels, "kernels", nil, "write launchers only for these kernels (comma-separated names)")
 	cmd.Flags().StringSliceVarP(&includes, "include", "I", nil, "directories to search for #include \"...\" files")
+	cmd.Flags().StringSliceVar(&matchRegs, "match-regs", nil, "cap each worker's registers at its kernel's on these architectures (e.g. sm_90), so it keeps the kernel's blocks per SM when NVRTC compiles it for one of them (runs nvcc -Xptxas -v on FILE at generate time)")
 	return cmd
 }
 
 // genCommandLine renders the options that shape gen's output, for the header.
-func genCommandLine(kernels []string, file string) string {
+func genCommandLine(kernels, matchRegs []string, file string) string {
 	parts := []string{"gen"}
 	if len(kernels) > 0 {
 		parts = append(parts, "--kernels", strings.Join(kernels, ","))
+	}
+	if len(matchRegs) > 0 {
+		parts = append(parts, "--match-regs", strings.Join(matchRegs, ","))
 	}
 	return strings.Join(append(parts, filepath.ToSlash(file)), " ")
 }

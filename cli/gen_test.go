@@ -95,3 +95,15 @@ func TestGenOutputIsInput(t *testing.T) {
 	b, _ := os.ReadFile(in)
 	assert.Equal(t, goodKernel, string(b))
 }
+
+// gen --match-regs runs nvcc; without one it fails before writing anything.
+func TestGenMatchRegsWithoutNVCC(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "k.cu", goodKernel)
+	out := filepath.Join(dir, "k_slate.go")
+	t.Setenv("SLATEC_NVCC", filepath.Join(dir, "no-nvcc"))
+	code, _, errs := slatec(t, "", "gen", "--package", "p", "--match-regs", "sm_90", "-o", out, in)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errs, "--match-regs needs nvcc")
+	assert.NoFileExists(t, out)
+}

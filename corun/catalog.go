@@ -9,7 +9,7 @@ import (
 	"github.com/slatec/slatec/runtime"
 )
 
-//go:generate go run github.com/slatec/slatec gen --package corun --type Kernels -o kernels_slate.go kernels/corun.cu
+//go:generate go run github.com/slatec/slatec gen --package corun --type Kernels --match-regs sm_90 -o kernels_slate.go kernels/corun.cu
 
 // KernelSource is kernels/corun.cu as written, for `slatec profile` (which
 // transforms it itself) and for writing next to results.

@@ -333,3 +333,28 @@ func argIndex(k *Kernel, i int) int {
 	}
 	return i
 }
+
+// SeedBlockTimes tells the runtime how long each profiled benchmark
+// kernel's logical blocks take (from R[M], its workers on all SMs), so that
+// a kernel's first job in the bench sizes its tasks (runtime.TaskIters) as
+// the measured ones after it do, and every mode and repetition runs the
+// same task size.
+func (d *CUDADevice) SeedBlockTimes(ps *plan.ProfileSet) {
+	if ps == nil {
+		return
+	}
+	for _, k := range Catalogue() {
+		h := d.handles[k.Name]
+		i := ps.KernelIndex(k.Name)
+		if h == nil || i < 0 {
+			continue
+		}
+		occ, err := h.Occupancy(int(k.Block.Count()), 0)
+		if err != nil || occ < 1 {
+			continue
+		}
+		sms := d.dev.Info().SMs
+		total := k.Grid.Count()
+		h.SetBlockTime(total, k.Block.Count(), 0, runtime.ProfileBlockTime(ps.Kernels[i].R(sms), total, occ*sms))
+	}
+}

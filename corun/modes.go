@@ -182,8 +182,15 @@ type Bench struct {
 // other modes need. A green failure is recorded as the mode being
 // unavailable ("failed: ..."), for this and the remaining workloads, and
 // the run ends with the other modes' results.
+// blockTimeSeeder is a Device whose runtime sizes worker tasks by the
+// kernels' block times, which the profiles give before any job has run.
+type blockTimeSeeder interface{ SeedBlockTimes(*plan.ProfileSet) }
+
 func (b *Bench) Run(ctx context.Context, ws []Workload, modes []Mode) ([]Outcome, error) {
 	b.Opts.defaults()
+	if s, ok := b.Dev.(blockTimeSeeder); ok {
+		s.SeedBlockTimes(b.Profiles)
+	}
 	var early, late []Mode
 	for _, m := range modes {
 		if m == Green {

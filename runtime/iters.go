@@ -1,5 +1,7 @@
 package runtime
 
+import "math"
+
 // AutoIters returns the number of logical blocks per task for a worker
 // launch of totalBlocks logical blocks on workers worker blocks (occupancy x
 // SM count). The drop-in launch helpers emitted by the transform use the
@@ -45,4 +47,74 @@ func AutoIters(totalBlocks int64, workers int) int {
 		it = floor
 	}
 	return int(max(1, min(it, 32)))
+}
+
+// Task sizing from a measured block time. AutoIters guesses from the grid
+// alone; once a kernel has run, its time per logical block says which of
+// its costs a task size must answer (Kernel.BlockTime):
+//
+//   - the queue's claim rate: every task is one atomic on one address, which
+//     the GPU serves about one per 2 ns (vector_add, H200: ~2 ns a task with
+//     1 block per task). Tasks short enough that workers x claims outrun
+//     that serialise the launch: a float4 triad (4.3 µs blocks, 1056
+//     workers) ran 1.79x native at 1 block per task, 1.01x at 4. So a task
+//     lasts at least workers x claimGapNs (one claim per 16 ns across the
+//     GPU, 8x under the measured rate), and never less than workers x
+//     claimGapHardNs (4 ns);
+//   - the tail: the last task of each worker ends the job, about half a task
+//     after the average, so a task holds at most 1/tailTasks of a worker's
+//     blocks (2% at 50), and at most maxTaskNs for resize latency (a retreat
+//     waits for the running task). Heavy blocks get 1 per task: a 16x16
+//     SGEMM's 135 µs blocks ran in tasks of 3 by AutoIters (15 blocks per
+//     worker), 400 µs tails beside a 2.4 ms job;
+//   - light grids: where even the hard rate bound leaves a worker two tasks
+//     or fewer, each worker takes one task of its whole share (the static
+//     schedule; a second round of short tasks only adds a claim).
+const (
+	claimGapNs     = 16
+	claimGapHardNs = 4
+	tailTasks      = 50
+	maxTaskNs      = 200_000
+)
+
+// TaskIters returns the logical blocks per task for totalBlocks blocks on
+// workers worker blocks whose logical blocks each take blockNs nanoseconds
+// (the residence time of one block on a full SM); blockNs <= 0 falls back
+// to AutoIters.
+func TaskIters(totalBlocks int64, workers int, blockNs float64) int {
+	if blockNs <= 0 || math.IsNaN(blockNs) || math.IsInf(blockNs, 0) {
+		return AutoIters(totalBlocks, workers)
+	}
+	if totalBlocks <= int64(workers) || workers <= 0 {
+		return 1
+	}
+	w := float64(workers)
+	per := float64(totalBlocks) / w
+	soft := math.Ceil(w * claimGapNs / blockNs)
+	hard := math.Ceil(w * claimGapHardNs / blockNs)
+	hi := math.Min(math.Floor(per/tailTasks), math.Floor(maxTaskNs/blockNs))
+	it := math.Max(math.Max(math.Min(soft, hi), hard), 1)
+	if it > 1 && it >= per/2 {
+		it = math.Ceil(per)
+	}
+	return int(math.Min(it, 32))
+}
+
+// blockTimeNs is the time one logical block of a finished launch took:
+// gpuNs of the launch, total logical blocks run by busy workers (those of
+// the range, or fewer when the grid gives fewer tasks) in tasks of iters.
+func blockTimeNs(gpuNs float64, total uint64, iters uint32, rangeWorkers int) float64 {
+	if total == 0 || iters == 0 || rangeWorkers <= 0 || gpuNs <= 0 {
+		return 0
+	}
+	busy := min(uint64(rangeWorkers), (total+uint64(iters)-1)/uint64(iters))
+	return gpuNs * float64(busy) / float64(total)
+}
+
+// ProfileBlockTime is the time of one logical block (ns) of a kernel of
+// total logical blocks that ran ms milliseconds on workers worker blocks
+// (occupancy x SMs) in tasks of one block: what SetBlockTime takes from a
+// profile's R[M].
+func ProfileBlockTime(ms float64, total uint64, workers int) float64 {
+	return blockTimeNs(ms*1e6, total, 1, workers)
 }

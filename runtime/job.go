@@ -141,7 +141,7 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	all := occ * d.info.SMs
 	iters := o.iters
 	if iters == 0 {
-		iters = AutoIters(int64(min(total, 1<<62)), all)
+		iters = TaskIters(int64(min(total, 1<<62)), all, k.BlockTime(total, threads, shared))
 	}
 	if iters < 1 || iters > 1<<20 {
 		return nil, fmt.Errorf("runtime: job %q: iters %d out of range", o.name, iters)
@@ -745,6 +745,13 @@ func (j *Job) monitor() {
 		j.ending = true // Resize and Cancel now see the job as finished
 		if gpu, err := d.elapsed(j.startEv, j.doneEv); err == nil {
 			j.stats.GPUTime = gpu
+			// A job that ran on one range from start to end says how long
+			// its blocks take (what sizes the kernel's next tasks).
+			if rerr == nil && !j.cancel && len(j.stats.Resizes) == 0 && j.respawns == 0 && c.Done == j.cfg.Total {
+				n := j.rng.High - j.rng.Low + 1
+				j.k.recordBlockTime(blockShape{j.cfg.Total, j.block.Count(), j.shared},
+					blockTimeNs(float64(gpu.Nanoseconds()), j.cfg.Total, j.cfg.Iters, j.occ*n))
+			}
 		}
 		if j.stamps != 0 && rerr == nil {
 			// A stamp that cannot be read leaves Start/End zero: callers

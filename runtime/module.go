@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 )
@@ -81,6 +82,70 @@ type Kernel struct {
 	mu        sync.Mutex
 	occ       map[[2]int]int // (block threads, dynamic shared) -> blocks per SM
 	maxDynSet int            // dynamic shared size the attribute allows
+	// blockNs is the measured time of one logical block (ns, smoothed) of
+	// the kernel's finished jobs, per grid and block shape: what TaskIters
+	// sizes the next job's tasks by. The grid is part of the key because a
+	// kernel's work per block often follows its arguments, which a grid of
+	// another size usually means.
+	blockNs map[blockShape]float64
+}
+
+// blockShape keys a kernel's measured block times.
+type blockShape struct {
+	total   uint64
+	threads uint64
+	shared  uint32
+}
+
+// maxBlockShapes bounds the block times a kernel keeps (a program that
+// launches a kernel with ever new grids keeps the latest ones).
+const maxBlockShapes = 64
+
+// BlockTime returns the measured time in nanoseconds of one logical block
+// of the kernel's jobs with this many logical blocks, block threads and
+// dynamic shared memory (0 before one has finished).
+func (k *Kernel) BlockTime(total, threads uint64, shared uint32) float64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.blockNs[blockShape{total, threads, shared}]
+}
+
+// SetBlockTime tells the kernel how long one logical block takes (ns) in
+// jobs of this shape, as a profile measured it, so that its first job sizes
+// tasks as the measured ones after it will (TaskIters). A job that runs on
+// one range from start to end refines it.
+func (k *Kernel) SetBlockTime(total, threads uint64, shared uint32, ns float64) {
+	if ns <= 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return
+	}
+	k.mu.Lock()
+	delete(k.blockNs, blockShape{total, threads, shared})
+	k.mu.Unlock()
+	k.recordBlockTime(blockShape{total, threads, shared}, ns)
+}
+
+// recordBlockTime folds one finished job's block time into the kernel's
+// (the mean of the last and the new, so one disturbed run moves it half way).
+func (k *Kernel) recordBlockTime(s blockShape, ns float64) {
+	if ns <= 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.blockNs == nil {
+		k.blockNs = map[blockShape]float64{}
+	}
+	old, ok := k.blockNs[s]
+	if !ok && len(k.blockNs) >= maxBlockShapes {
+		for key := range k.blockNs {
+			delete(k.blockNs, key)
+			break
+		}
+	}
+	if ok {
+		ns = (old + ns) / 2
+	}
+	k.blockNs[s] = ns
 }
 
 // Kernel looks up a worker by name — a name expression given at compile

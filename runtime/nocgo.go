@@ -152,3 +152,9 @@ func nvrtcCompile(name, src, arch string, opts, exprs []string) (cubin []byte, l
 
 // EnableClock returns ErrNoCgo.
 func (d *Device) EnableClock() error { return ErrNoCgo }
+
+// SetBlockTime does nothing without cgo.
+func (k *Kernel) SetBlockTime(total, threads uint64, shared uint32, ns float64) {}
+
+// BlockTime is 0 without cgo.
+func (k *Kernel) BlockTime(total, threads uint64, shared uint32) float64 { return 0 }

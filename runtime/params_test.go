@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestCTypeInfo(t *testing.T) {
@@ -320,5 +322,67 @@ func TestGrowPieces(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("growPieces(%v, %v) = %v, want %v", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+func TestTaskIters(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		total   int64
+		workers int
+		blockNs float64
+		want    int
+	}{
+		{"no measurement: AutoIters", 16384, 1056, 0, 3},
+		{"NaN: AutoIters", 16384, 1056, math.NaN(), 3},
+		{"fewer blocks than workers", 64, 1056, 1e6, 1},
+		// The H100 suite's kernels (blocks per worker, block time on a full SM):
+		{"gemm_tiled 15/worker, 135 µs blocks: 1, not AutoIters' 3", 16384, 1056, 135e3, 1},
+		{"fma_chain 7/worker, 300 µs blocks", 8192, 1056, 300e3, 1},
+		{"triad_f4 248/worker, 4.3 µs blocks: the claim rate wants 4", 262144, 1056, 4.3e3, 4},
+		{"scale_f4 248/worker, 2.8 µs blocks: the tail caps it at 4", 262144, 1056, 2.8e3, 4},
+		{"huge grid of light blocks: the rate bound, 32 at most", 1 << 26, 1056, 300, 32},
+		{"vector_add 3.9/worker, 1.5 µs blocks: one task of 4 each", 4096, 1056, 1.5e3, 4},
+		{"medium: 20/worker, 2 µs blocks: the hard rate bound over the tail", 21120, 1056, 2e3, 3},
+		{"1.5 heavy blocks per worker: 1 a task", 1584, 1056, 100e3, 1},
+		{"long blocks of a long job: resize latency caps nothing below 1", 1 << 20, 1000, 500e3, 1},
+	} {
+		if got := TaskIters(c.total, c.workers, c.blockNs); got != c.want {
+			t.Errorf("%s: TaskIters(%d, %d, %g) = %d, want %d", c.name, c.total, c.workers, c.blockNs, got, c.want)
+		}
+	}
+	// Always in [1, 32]; with more blocks than workers, a worker's task
+	// never exceeds its share rounded up.
+	for total := int64(1); total < 300000; total = total*3 + 1 {
+		for _, w := range []int{1, 7, 132, 1056, 2112} {
+			for _, ns := range []float64{50, 500, 5e3, 50e3, 5e6} {
+				it := TaskIters(total, w, ns)
+				if it < 1 || it > 32 {
+					t.Fatalf("TaskIters(%d,%d,%g)=%d out of range", total, w, ns, it)
+				}
+				if total > int64(w) && float64(it) > math.Ceil(float64(total)/float64(w)) {
+					t.Fatalf("TaskIters(%d,%d,%g)=%d exceeds a worker's share", total, w, ns, it)
+				}
+			}
+		}
+	}
+}
+
+func TestBlockTimeNs(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		gpuNs        float64
+		total        uint64
+		iters        uint32
+		rangeWorkers int
+		want         float64
+	}{
+		{"every worker busy", 2.1e6, 16384, 1, 1056, 2.1e6 * 1056 / 16384},
+		{"fewer tasks than workers: only those ran", 1e6, 64, 1, 1056, 1e6},
+		{"tasks of 4 on a light grid: 1024 workers ran", 6e3, 4096, 4, 1056, 6e3 * 1024 / 4096},
+		{"nothing measured", 0, 100, 1, 10, 0},
+		{"no workers", 1e6, 100, 1, 0, 0},
+	} {
+		assert.InDelta(t, c.want, blockTimeNs(c.gpuNs, c.total, c.iters, c.rangeWorkers), 1e-6, c.name)
 	}
 }
