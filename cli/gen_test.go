@@ -107,3 +107,20 @@ func TestGenMatchRegsWithoutNVCC(t *testing.T) {
 	assert.Contains(t, errs, "--match-regs needs nvcc")
 	assert.NoFileExists(t, out)
 }
+
+// findNVCC finds a project's .cuda from a package directory below it, where
+// go generate runs.
+func TestFindNVCCInADirectoryAbove(t *testing.T) {
+	root := t.TempDir()
+	nvcc := filepath.Join(root, ".cuda", "nvidia", "cu13", "bin", "nvcc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(nvcc), 0o755))
+	require.NoError(t, os.WriteFile(nvcc, []byte("#!/bin/sh\n"), 0o755))
+	pkg := filepath.Join(root, "a", "b")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	t.Setenv("SLATEC_NVCC", "")
+	t.Setenv("SLATEC_CUDA_PREFIX", "")
+	t.Setenv("PATH", pkg)
+	t.Chdir(pkg)
+	got, why := findNVCC()
+	assert.Equal(t, nvcc, got, why)
+}

@@ -35,7 +35,18 @@ func findNVCC() (path, why string) {
 	if p := os.Getenv("SLATEC_CUDA_PREFIX"); p != "" {
 		prefixes = append(prefixes, p)
 	}
-	prefixes = append(prefixes, ".cuda")
+	// ./.cuda, or one in a directory above (go generate runs in the
+	// package's directory of a project that installed it at its root).
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			prefixes = append(prefixes, filepath.Join(dir, ".cuda"))
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	} else {
+		prefixes = append(prefixes, ".cuda")
+	}
 	if exe, err := os.Executable(); err == nil {
 		prefixes = append(prefixes, filepath.Join(filepath.Dir(exe), ".cuda"))
 	}
@@ -48,7 +59,7 @@ func findNVCC() (path, why string) {
 	if p, err := exec.LookPath("nvcc"); err == nil {
 		return p, ""
 	}
-	return "", "nvcc not found ($SLATEC_NVCC, $SLATEC_CUDA_PREFIX, ./.cuda from scripts/cuda-tools.sh, PATH)"
+	return "", "nvcc not found ($SLATEC_NVCC, $SLATEC_CUDA_PREFIX, .cuda from scripts/cuda-tools.sh here or in a directory above, PATH)"
 }
 
 // reportArch is the architecture --report compiles for and whose occupancy

@@ -169,6 +169,7 @@ func TestMergeReportWithoutNVCC(t *testing.T) {
 	t.Setenv("SLATEC_NVCC", "")
 	t.Setenv("SLATEC_CUDA_PREFIX", filepath.Join(dir, "nowhere"))
 	t.Setenv("PATH", dir)
+	t.Chdir(dir) // no .cuda here or above (the repository's own is above cli/)
 	code, out, errs := slatec(t, "", "merge", "-o", filepath.Join(dir, "m.cu"), "--report", a+":scale", b+":tile")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "merge report skipped: nvcc not found")

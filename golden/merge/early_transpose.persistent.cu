@@ -306,6 +306,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cmath>
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -1709,7 +1710,9 @@ struct device_state {
     bool pool;    // the control-block pool exists
     slate_ctl* ctls;
     cudaEvent_t events[kPoolSlots];
+    cudaEvent_t starts[kPoolSlots], ends[kPoolSlots]; // around a timed launch (block_time), made at first use
     bool recorded[kPoolSlots];
+    unsigned long long slot_uses[kPoolSlots]; // launches that took the slot
     unsigned int next_slot;
     // Served launches (slatec serve): a high-priority stream for the retreat
     // word's copies, and pinned host words: [0] one, [1..4] zeros, then one
@@ -1726,6 +1729,23 @@ struct occupancy_entry {
     int blocks_per_sm;
 };
 
+// block_time is the measured time of one logical block of a kernel's queue
+// launches with one grid, block and shared size (task_iters sizes its tasks
+// by it): events around a launch, read at a later launch of the kernel once
+// they completed (never waited for). A pending measurement names its slot
+// and the slot's use count, so a slot reused meanwhile drops it.
+struct block_time {
+    unsigned long long total;
+    int threads;
+    size_t shmem;
+    double ns; // 0: not measured
+    unsigned int samples;
+    unsigned int launches; // queue launches of this shape; every 32nd is timed once settled
+    int slot;              // a timed launch not yet read, or -1
+    unsigned long long use;
+    unsigned long long busy; // workers that ran it (the range's, or the tasks)
+};
+
 // kernel_state is what the launcher of one kernel (one instantiation of a
 // template kernel) keeps: its workers' occupancy per device, block size and
 // dynamic shared size, and the dynamic shared memory limits set on them.
@@ -1737,6 +1757,7 @@ struct kernel_state {
     std::vector<occupancy_entry> occupancy;
     int dyn_limit[2][kMaxDevices]; // [static] the workers' cudaFuncAttributeMaxDynamicSharedMemorySize, 0: not set
     std::atomic<unsigned int> generation; // bumped when the occupancy entries are dropped
+    block_time bt[kMaxDevices];
 };
 
 // last_static is a thread's last static launch: a launch of the same kernel,
@@ -1775,6 +1796,8 @@ static kernel_state* kernel_for(const void* worker, const void* worker_static, c
             return st.kernels[i];
         }
     kernel_state* k = new kernel_state(); // lives as long as the process
+    for (int d = 0; d < kMaxDevices; ++d)
+        k->bt[d].slot = -1;
     k->name = name;
     k->worker = worker;
     k->worker_static = worker_static;
@@ -1891,6 +1914,66 @@ static unsigned int auto_iters(unsigned long long total, unsigned long long work
     return (unsigned int)(it < 1 ? 1 : it);
 }
 
+// task_iters: the task size from a measured block time; the same rule as
+// the Go runtime's TaskIters (keep them in step; runtime/iters.go says why):
+// a task lasts at least workers x 16 ns (the queue's one address takes an
+// atomic about every 2 ns) and never less than workers x 4 ns, holds at most
+// 1/50 of a worker's blocks (the tail) and 200 µs (a retreat waits for it);
+// where even the hard bound leaves a worker two tasks or fewer, each takes
+// one task of its whole share. block_ns <= 0: auto_iters.
+static unsigned int task_iters(unsigned long long total, unsigned long long workers, double block_ns)
+{
+    if (!(block_ns > 0.0) || block_ns > 1e300)
+        return auto_iters(total, workers);
+    if (workers == 0 || total <= workers)
+        return 1u;
+    const double w = (double)workers, per = (double)total / w;
+    const double soft = std::ceil(w * 16.0 / block_ns), hard = std::ceil(w * 4.0 / block_ns);
+    const double hi = std::fmin(std::floor(per / 50.0), std::floor(200000.0 / block_ns));
+    double it = std::fmax(std::fmax(std::fmin(soft, hi), hard), 1.0);
+    if (it > 1.0 && it >= per / 2.0)
+        it = std::ceil(per);
+    return (unsigned int)std::fmin(it, 32.0);
+}
+
+// block_time_locked reads a kernel's pending measurement on a device if its
+// events completed (st.mu held) and returns its block time for this shape
+// (0: none yet); sample says whether this launch should be timed.
+static double block_time_locked(device_state& ds, block_time& b, unsigned long long total, int threads, size_t shmem,
+                                bool* sample)
+{
+    if (b.slot >= 0) {
+        const int s = b.slot;
+        if (ds.slot_uses[s] != b.use) {
+            b.slot = -1; // the slot went to another launch first
+        } else if (cudaEventQuery(ds.ends[s]) == cudaSuccess) {
+            float ms = 0.f;
+            if (cudaEventElapsedTime(&ms, ds.starts[s], ds.ends[s]) == cudaSuccess && ms > 0.f && b.total > 0) {
+                const double ns = (double)ms * 1e6 * (double)b.busy / (double)b.total;
+                b.ns = b.samples ? (b.ns + ns) / 2.0 : ns; // one disturbed run moves it half way
+                ++b.samples;
+            }
+            cudaGetLastError();
+            b.slot = -1;
+        } else {
+            cudaGetLastError(); // not ready: read it at a later launch
+        }
+    }
+    if (b.total != total || b.threads != threads || b.shmem != shmem) {
+        // Another shape: start over (programs relaunch one shape; a grid of
+        // another size usually means another amount of work per block).
+        b.total = total;
+        b.threads = threads;
+        b.shmem = shmem;
+        b.ns = 0.0;
+        b.samples = 0u;
+        b.launches = 0u;
+        b.slot = -1;
+    }
+    *sample = b.slot < 0 && (b.samples < 4u || (++b.launches & 31u) == 0u);
+    return b.ns;
+}
+
 // magic sets m and s so that n / d == (umulhi(n, m) + n) >> s for every
 // 32-bit n (d >= 1): s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1.
 static void magic(unsigned int d, unsigned int* m, unsigned int* s)
@@ -1924,8 +2007,9 @@ struct plan {
     int device, slot;
     bool queue; // the launch takes tasks from the control block's queue
     bool served; // slatec serve gives the range (run_served)
+    bool timed; // the slot's start event goes before the launch (block_time)
     cudaStream_t stream;
-    const kernel_state* k; // served launches: the kernel's name, grid, block
+    kernel_state* k; // served launches: the kernel's name, grid, block
     dim3 grid, block;
     size_t shmem;
     int sms;
@@ -1945,6 +2029,7 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
     p->workers = (unsigned int)workers;
     p->queue = false;
     p->served = false;
+    p->timed = false;
 }
 #endif
 
@@ -2031,6 +2116,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #endif
     unsigned long long workers = all;
     p->cfg.flags = 0u;
+    bool sample = false;
     if (!queue) {
         // On all SMs, never resized: the workers stride over the logical
         // blocks and never touch the control block.
@@ -2041,8 +2127,9 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     } else {
         if (e.iters)
             iters = e.iters;
+        const double block_ns = block_time_locked(ds, k.bt[device], total, threads, shmem, &sample);
         if (iters == 0u)
-            iters = auto_iters(total, all);
+            iters = task_iters(total, all, block_ns);
         // Blocks land on SMs where the hardware puts them, and those outside
         // the range exit at once: on a partial range launch the whole wave,
         // or the few workers a small grid needs might all land outside it.
@@ -2067,8 +2154,28 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
             slot = (int)(ds.next_slot++ % kPoolSlots);
             if (ds.recorded[slot] && cudaEventQuery(ds.events[slot]) != cudaSuccess)
                 cudaEventSynchronize(ds.events[slot]);
+            ++ds.slot_uses[slot];
+            if (sample && !ds.starts[slot] &&
+                (cudaEventCreate(&ds.starts[slot]) != cudaSuccess || cudaEventCreate(&ds.ends[slot]) != cudaSuccess)) {
+                cudaGetLastError();
+                ds.starts[slot] = ds.ends[slot] = 0;
+                sample = false;
+            }
+            if (sample) {
+                // Time this launch: the workers of its range ran its tasks
+                // (a served launch corrects this to its granted range).
+                block_time& b = k.bt[device];
+                const unsigned long long range_sms =
+                    full_range ? (unsigned long long)sms : (unsigned long long)((sm_high < (unsigned int)sms ? sm_high : (unsigned int)sms - 1u) - sm_low + 1u);
+                const unsigned long long tasks = (total + iters - 1) / iters;
+                b.slot = slot;
+                b.use = ds.slot_uses[slot];
+                b.busy = (unsigned long long)per_sm * range_sms < tasks ? (unsigned long long)per_sm * range_sms : tasks;
+            }
         }
         p->ctl = ds.ctls + slot;
+    } else {
+        sample = false;
     }
     p->cfg.total = total;
     p->cfg.iters = iters;
@@ -2078,6 +2185,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     set_grid(&p->cfg, grid);
     p->queue = queue;
     p->served = served;
+    p->timed = sample && queue;
     p->workers = (unsigned int)workers;
     p->device = device;
     p->slot = slot;
@@ -2098,6 +2206,8 @@ static void finish(const plan& p)
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
     device_state& ds = st.dev[p.device];
+    if (p.timed)
+        cudaEventRecord(ds.ends[p.slot], p.stream);
     if (cudaEventRecord(ds.events[p.slot], p.stream) == cudaSuccess)
         ds.recorded[p.slot] = true;
 }
@@ -2418,9 +2528,11 @@ struct served_ops : slate_serve::launch_ops {
     // launch left none, so errors seen later are the client's own queries'
     // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
     bool clean, started;
+    unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     served_ops(const plan& p_, Launch& l)
-        : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false)
+        : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
+          first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -2432,6 +2544,10 @@ struct served_ops : slate_serve::launch_ops {
     }
     void start(unsigned int lo, unsigned int hi)
     {
+        if (!started) {
+            first_lo = lo;
+            first_hi = hi;
+        }
         slate_cfg c = p.cfg;
         c.flags &= ~(SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS);
         c.sm_low = lo;
@@ -2445,6 +2561,8 @@ struct served_ops : slate_serve::launch_ops {
         if (!started && cudaPeekAtLastError() != cudaSuccess)
             clean = false;
         started = true;
+        if (p.timed) // the last launch's end is the served launch's
+            cudaEventRecord(global_state().dev[p.device].ends[p.slot], p.stream);
         cudaEventRecord(event, p.stream);
     }
     bool query()
@@ -2526,9 +2644,25 @@ static void run_served(const plan& p, Launch& launch)
     // used at once, and a drain waits only for the tasks running.
     if (cudaStreamSynchronize(p.stream) != cudaSuccess)
         ops.clean = false;
+    if (p.timed)
+        cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
     if (slate_serve::process_client(0, 0)->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
+        if (p.timed && ops.started) {
+            // The workers of the granted range ran it (the first grant; a
+            // resize mid-launch makes this a mean of both, which the
+            // smoothing of later samples absorbs).
+            state& st = global_state();
+            std::lock_guard<std::mutex> lock(st.mu);
+            block_time& b = p.k->bt[p.device];
+            if (b.slot == p.slot && b.use == st.dev[p.device].slot_uses[p.slot] && ops.first_hi >= ops.first_lo) {
+                const unsigned long long per_sm = p.sms > 0 ? p.workers / (unsigned int)p.sms : 0u;
+                const unsigned long long range = (unsigned long long)(ops.first_hi - ops.first_lo + 1u) * per_sm;
+                const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
+                b.busy = range < tasks ? range : tasks;
+            }
+        }
         return;
     }
     slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs
@@ -2536,6 +2670,8 @@ static void run_served(const plan& p, Launch& launch)
     c.sm_low = 0u;
     c.sm_high = 0xffffffffu;
     launch(p.ctl, c, p.workers);
+    if (p.timed)
+        cudaEventRecord(global_state().dev[p.device].ends[p.slot], p.stream);
     cudaEventRecord(ops.event, p.stream);
 }
 
@@ -2547,6 +2683,8 @@ static void run(const plan& p, Launch launch)
         run_served(p, launch);
         return;
     }
+    if (p.timed)
+        cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
 #ifdef SLATE_TEST_HOOKS
     run_hooked(p, launch);
 #else
@@ -3882,7 +4020,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 3886 "golden/merge/early_transpose.persistent.cu"
+#line 4024 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
