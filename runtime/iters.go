@@ -60,7 +60,10 @@ func AutoIters(totalBlocks int64, workers int) int {
 //     workers) ran 1.79x native at 1 block per task, 1.01x at 4. So a task
 //     lasts at least workers x claimGapNs (one claim per 16 ns across the
 //     GPU, 8x under the measured rate), and never less than workers x
-//     claimGapHardNs (4 ns);
+//     claimGapHardNs (8 ns). The hard bound has a 4x margin because a
+//     measured block time includes the launch's fixed costs: vector_add's
+//     ~1 µs blocks measured 4.3 µs on the queue path (3.4x native, 1 block
+//     a task), which a 4 ns bound took for a task long enough;
 //   - the tail: the last task of each worker ends the job, about half a task
 //     after the average, so a task holds at most 1/tailTasks of a worker's
 //     blocks (2% at 50), and at most maxTaskNs for resize latency (a retreat
@@ -72,7 +75,7 @@ func AutoIters(totalBlocks int64, workers int) int {
 //     schedule; a second round of short tasks only adds a claim).
 const (
 	claimGapNs     = 16
-	claimGapHardNs = 4
+	claimGapHardNs = 8
 	tailTasks      = 50
 	maxTaskNs      = 200_000
 )
