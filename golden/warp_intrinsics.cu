@@ -6,7 +6,7 @@
 #ifndef SLATE_PRELUDE_H
 #define SLATE_PRELUDE_H
 
-// SMs (by %smid) on which queue workers take ranks (docs/ABI.md).
+// SMs (by %smid) whose workers a partial-range launch ranks (docs/ABI.md).
 #define SLATE_RANK_SMS 256
 
 // One per job, in device memory, zeroed before a job's first launch.
@@ -16,7 +16,7 @@ struct __align__(8) slate_ctl {
     unsigned int retreat;       // nonzero: take no new task, exit
     unsigned int exited;        // workers that have exited in this launch
     unsigned int* counts;       // test hooks: executions per logical block, or null
-    unsigned int sm_rank[SLATE_RANK_SMS]; // the launch's queue workers now on each SM (tail spread)
+    unsigned int sm_rank[SLATE_RANK_SMS]; // partial range: the launch's workers now on each SM
 };
 
 // Passed by value to every worker launch (docs/ABI.md). Logical block ids
@@ -27,7 +27,7 @@ struct __align__(8) slate_cfg {
     unsigned long long total;   // logical blocks: grid_x * grid_y * grid_z
     unsigned int grid_x, grid_y, grid_z;
     unsigned int iters;         // logical blocks per task (queue)
-    unsigned int sm_low, sm_high; // inclusive SM range (with SLATE_FLAG_ALL_SMS: 0 and the last SM)
+    unsigned int sm_low, sm_high; // inclusive SM range
     unsigned int flags;
     unsigned int workers;       // worker blocks launched
     unsigned int magic_x, shift_x; // n / grid_x == (umulhi(n, magic_x) + n) >> shift_x
@@ -40,8 +40,6 @@ struct __align__(8) slate_cfg {
 #define SLATE_FLAG_STATIC 8u    // a launch of k__slate_static: worker b runs logical blocks
                                 // b, b + workers, ... without the queue (all SMs, never resized)
 #define SLATE_FLAG_1D 16u       // grid_y == grid_z == 1: the id is blockIdx.x
-#define SLATE_FLAG_SPREAD 32u   // the launch is the whole wave (every slot of the range holds a
-                                // worker): spread the last tasks one per SM (slate_enter)
 #define SLATE_STOP 0xffffffffffffffffull
 #define SLATE_STOP32 0xffffffffu
 // The largest grid a worker runs: ids and id + workers stay below 2^32.
@@ -150,77 +148,59 @@ static __device__ __noinline__ unsigned int slate_last_out(slate_ctl* __restrict
     return SLATE_STOP32;
 }
 
-// slate_range_sms is the number of SMs of the launch's range (0 when the
-// host gave no upper bound, as a launcher before the tail spread did for
-// "every SM": then nothing is spread).
-static __device__ __forceinline__ unsigned int slate_range_sms(const slate_cfg& cfg)
-{
-    return cfg.sm_high - cfg.sm_low + 1u;
-}
-
-// A worker of rank r on its SM (slate_enter) stays out of the logical
-// blocks still queued once r x range SMs x iters (its spread threshold)
-// reaches them: the workers of lower rank on every SM can take them all, so
-// the last tasks go one per SM first, as the hardware spreads a native
-// grid's last blocks (first-come claims could stack up to a full SM's worth
-// on one SM while others ran few: a compute-bound FMA kernel of 7.8 waves ran
-// 4.5% slower than natively on all SMs, its SMs less evenly busy). Rank 0's
-// threshold is 0, so every task is taken. SLATE_NO_SPREAD: no threshold.
-#define SLATE_NO_SPREAD 0xffffffffu
-
-// slate_left is the number of logical blocks not yet claimed.
-static __device__ __forceinline__ unsigned int slate_left(slate_ctl* __restrict__ ctl, unsigned int total)
-{
-    const unsigned long long next = *(volatile unsigned long long*)&ctl->next;
-    return next >= total ? 0u : total - (unsigned int)next;
-}
-
 // slate_claim takes the next task for the block: its first logical block,
-// or SLATE_STOP32 when the job retreats, has none left, or leaves the last
-// ones to workers of lower rank. spread points at the leader's threshold in
-// shared memory, read at each claim. Not inlined: inlined at the loop's
-// claim sites its compare raised many workers' registers by 4-15 (a tiled
-// SGEMM past 32, a block an SM less); a call per task costs a few cycles.
-static __device__ __noinline__ unsigned int slate_claim(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
-                                                           unsigned int total, const unsigned int* spread)
+// or SLATE_STOP32 when the job retreats or has none left.
+static __device__ __forceinline__ unsigned int slate_claim(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
+                                                           unsigned int total)
 {
     if (*(volatile const unsigned int*)&ctl->retreat != 0u)
-        return SLATE_STOP32;
-    const unsigned int t = *(const volatile unsigned int*)spread;
-    if (t != SLATE_NO_SPREAD && t >= slate_left(ctl, total))
         return SLATE_STOP32;
     const unsigned long long n = atomicAdd(&ctl->next, (unsigned long long)cfg.iters);
     return n < total ? (unsigned int)n : SLATE_STOP32;
 }
 
-// slate_enter is a worker's start (its leader's): 0 to work, or
-// SLATE_STOP32 to exit at once. A worker outside a partial range exits. A
-// worker on an SM below SLATE_RANK_SMS takes a rank there (*sm: the SM,
-// whose count slate_worker_loop gives back at the very end; *spread: its
-// threshold) and stays out when the tasks already spread one per SM reach
-// the blocks left: a partial-range launch is the whole wave (blocks land
-// where the hardware puts them), and with fewer tasks than the range has
-// SMs several workers on one SM would take them while other SMs idled (a
-// 96-block GEMM on 131 SMs ran 2.5x slower than natively). Its claims
-// follow the same rule.
-static __device__ __forceinline__ unsigned int slate_enter(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
-                                                           unsigned int total, unsigned int* sm, unsigned int* spread)
+// slate_ranked_sm is the SM a worker of a partial-range launch counts itself
+// on, or SLATE_STOP32 when it is outside the range or not counted.
+static __device__ __forceinline__ unsigned int slate_ranked_sm(const slate_cfg& cfg)
 {
     unsigned int smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    if (!(cfg.flags & SLATE_FLAG_ALL_SMS) && (smid < cfg.sm_low || smid > cfg.sm_high))
+    return smid < cfg.sm_low || smid > cfg.sm_high || smid >= SLATE_RANK_SMS ? SLATE_STOP32 : smid;
+}
+
+// slate_enter_range is a partial-range worker's start (its leader's): 0 to
+// work, or SLATE_STOP32 to exit at once. Such a launch is the whole wave
+// (blocks land where the hardware puts them), so with fewer tasks than the
+// range has SMs several workers on one SM would take tasks while other SMs
+// of the range idle: a 96-block GEMM on 131 SMs ran 2.5x slower than
+// natively. Each worker takes a rank on its SM, and one whose rank times the
+// range's SMs reaches the tasks left stays out: the tasks spread one per SM
+// first, as the hardware spreads a native grid. Outside the range, or on an
+// SM past SLATE_RANK_SMS (not counted), the old rule: out, or in.
+static __device__ __forceinline__ unsigned int slate_enter_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
+                                                                 unsigned int total)
+{
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (smid < cfg.sm_low || smid > cfg.sm_high)
         return SLATE_STOP32;
-    // Spread only a whole wave: a launch of fewer workers (a small grid on
-    // all SMs) may have none on some SMs, whose share would then wait.
-    const unsigned int sms = cfg.sm_high - cfg.sm_low + 1u; // 0: no real last SM given
-    if (!(cfg.flags & SLATE_FLAG_SPREAD) || smid >= SLATE_RANK_SMS || sms == 0u)
-        return 0u; // not counted: no spreading
+    if (smid >= SLATE_RANK_SMS)
+        return 0u;
     const unsigned int rank = atomicAdd(&ctl->sm_rank[smid], 1u);
-    *sm = smid;
-    // The threshold in 32 bits: past the largest grid it never holds back.
-    const unsigned long long t = (unsigned long long)rank * sms * cfg.iters;
-    *spread = t < SLATE_MAX_TOTAL ? (unsigned int)t : SLATE_MAX_TOTAL;
-    return *spread >= slate_left(ctl, total) ? SLATE_STOP32 : 0u;
+    const unsigned long long next = *(volatile unsigned long long*)&ctl->next;
+    const unsigned long long left = next >= total ? 0ull : total - next; // logical blocks
+    // rank * SMs * iters >= left: no division (it would cost registers).
+    return (unsigned long long)rank * (cfg.sm_high - cfg.sm_low + 1u) * cfg.iters >= left ? SLATE_STOP32 : 0u;
+}
+
+// slate_leave_range takes back the rank slate_enter_range took (every
+// counted worker of a launch leaves once, at its very end, so the counts are
+// zero again when the launch has ended).
+static __device__ __forceinline__ void slate_leave_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg)
+{
+    const unsigned int smid = slate_ranked_sm(cfg);
+    if (smid != SLATE_STOP32)
+        atomicSub(&ctl->sm_rank[smid], 1u);
 }
 
 // slate_worker_loop is the queue worker (k__slate: resizable jobs, partial
@@ -250,34 +230,29 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
     // A slot is written by the leader only after a barrier that follows
     // every thread's last read of it; `slot` is the one the block reads now.
     __shared__ unsigned int slate_task[2];
-    // The SM where the leader took a rank (SLATE_STOP32: none) and its
-    // spread threshold (slate_enter). Only the leader reads them.
-    __shared__ unsigned int slate_rank_sm;
-    __shared__ unsigned int slate_spread;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     unsigned int slot = 0u;
-    if (leader) {
-        slate_rank_sm = SLATE_STOP32;
-        slate_spread = SLATE_NO_SPREAD;
-        slate_task[1] = slate_enter(ctl, cfg, total, &slate_rank_sm, &slate_spread);
-    }
-    __syncthreads();
-    if (*(volatile unsigned int*)&slate_task[1] == SLATE_STOP32) {
-        slot = 1u; // the slot just read: the exit's answer goes to the other
-        goto exit;
+    if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
+        if (leader)
+            slate_task[1] = slate_enter_range(ctl, cfg, total);
+        __syncthreads();
+        if (*(volatile unsigned int*)&slate_task[1] == SLATE_STOP32) {
+            slot = 1u; // the slot just read: the exit's answer goes to the other
+            goto exit;
+        }
     }
     if (kPeel && cfg.iters == 1u) {
         // Before the `work` label, which the last worker out jumps back to:
         // this copy runs once per worker, outside every loop.
         if (leader)
-            slate_task[slot] = slate_claim(ctl, cfg, total, &slate_spread);
+            slate_task[slot] = slate_claim(ctl, cfg, total);
         __syncthreads();
         const unsigned int first = *(volatile unsigned int*)&slate_task[slot];
         if (first == SLATE_STOP32)
             goto exit;
         slate_run_block(cfg, first, body, ctl);
         if (leader)
-            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total, &slate_spread);
+            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
         __syncthreads();
         if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
             atomicAdd(&ctl->done, 1ull);
@@ -286,7 +261,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
     }
 work:
     if (leader)
-        slate_task[slot] = slate_claim(ctl, cfg, total, &slate_spread);
+        slate_task[slot] = slate_claim(ctl, cfg, total);
     __syncthreads();
 tasks:
     for (;;) {
@@ -304,7 +279,7 @@ tasks:
                 __syncthreads();
         }
         if (leader)
-            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total, &slate_spread);
+            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
         __syncthreads();
         // Counted after the barrier: every thread is done with the task.
         if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
@@ -322,19 +297,14 @@ exit:
         // SMs: no host waits for such a launch to relaunch it, so the last
         // worker out runs what is left, wherever it is (correct, if slow).
         // Its answer goes to the slot the block did not just read.
-        if (leader) {
-            const unsigned int again = slate_last_out(ctl, total, cfg.workers);
-            slate_task[slot ^ 1u] = again;
-            if (again != SLATE_STOP32)
-                slate_spread = SLATE_NO_SPREAD; // the last one out takes every task left
-        }
+        if (leader)
+            slate_task[slot ^ 1u] = slate_last_out(ctl, total, cfg.workers);
         __syncthreads();
         if (*(volatile unsigned int*)&slate_task[slot ^ 1u] != SLATE_STOP32)
             goto work; // the claim there writes the slot read before the barrier
     }
-    // The rank back, so the counts are zero again when the launch has ended.
-    if (leader && slate_rank_sm != SLATE_STOP32)
-        atomicSub(&ctl->sm_rank[slate_rank_sm], 1u);
+    if (leader && !(cfg.flags & SLATE_FLAG_ALL_SMS))
+        slate_leave_range(ctl, cfg);
 }
 
 // The type `auto x = e;` gives x, for declarations the return lowering splits.
@@ -2142,11 +2112,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     if (served && (device != served_device() || sms != slate_serve::process_client(0, 0)->sms() || !serve_locked(ds)))
         return false; // another device than the one the daemon serves
     const unsigned int sm_low = e.has_range ? e.lo : 0u;
-    const unsigned int last_sm = (unsigned int)(sms - 1);
-    const bool full_range = sm_low == 0u && (!e.has_range || e.hi >= last_sm);
-    // The range's real last SM: the workers spread the last tasks over the
-    // range's SM count (slate_spread_out).
-    const unsigned int sm_high = !e.has_range || e.hi >= last_sm ? (sm_low > last_sm ? e.hi : last_sm) : e.hi;
+    const unsigned int sm_high = e.has_range ? e.hi : 0xffffffffu;
+    const bool full_range = sm_low == 0u && sm_high >= (unsigned int)(sms - 1);
     if (!full_range)
         queue = true;
     // (For unserved launches this is static_launches(sms), which prepare
@@ -2194,7 +2161,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // A served launch may be moved to a partial range: the whole wave.
         if (full_range && !served && workers > tasks)
             workers = tasks;
-        p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u) | (workers == all ? SLATE_FLAG_SPREAD : 0u);
+        p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
     int slot = 0;
     p->ctl = 0;
@@ -2725,7 +2692,7 @@ static void run_served(const plan& p, Launch& launch)
     slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs
     c.flags |= SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS;
     c.sm_low = 0u;
-    c.sm_high = (unsigned int)(p.sms - 1);
+    c.sm_high = 0xffffffffu;
     launch(p.ctl, c, p.workers);
     if (p.timed)
         cudaEventRecord(global_state().dev[p.device].ends[p.slot], p.stream);

@@ -38,10 +38,6 @@ const (
 	FlagStatic = 8
 	// FlagOneD marks a grid whose y and z are 1: the logical id is blockIdx.x.
 	FlagOneD = 16
-	// FlagSpread says the launch is the whole wave (every slot of its range
-	// holds a worker): the workers rank themselves on their SMs and spread
-	// the last tasks one per SM (docs/ABI.md, sm_rank).
-	FlagSpread = 32
 
 	// MaxTotal is the largest grid (in blocks) a worker runs: logical ids
 	// are 32-bit on the device, and id + workers must not wrap.

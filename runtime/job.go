@@ -312,9 +312,6 @@ func (j *Job) launchOn(s C.CUstream, r SMRange) error {
 	if r != d.FullRange() {
 		sp := j.spread(r.High - r.Low + 1)
 		c.Workers, shared = sp.workers, sp.shared
-		c.Flags |= FlagSpread // a partial range launches the whole wave
-	} else if c.Workers == j.wave {
-		c.Flags |= FlagSpread
 	}
 	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
 	err := d.check("cuLaunchKernel", C.slate_launch(d.ctx, j.k.fn, C.uint(c.Workers), 1, 1,
