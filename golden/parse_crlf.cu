@@ -1784,12 +1784,8 @@ struct kernel_state {
     block_time bt[kMaxDevices];
 };
 
-// last_static is one of a thread's recent static launches: a launch of the
-// same kernel, device, block size and shared size needs neither the mutex
-// nor a look-up. A thread keeps kRecentStatic of them, so that loops that
-// alternate kernels (an elimination step's two kernels, a scan's passes)
-// stay on the fast path too.
-enum { kRecentStatic = 4 };
+// last_static is a thread's last static launch: a launch of the same kernel,
+// device, block size and shared size needs neither the mutex nor a look-up.
 struct last_static {
     const kernel_state* k;
     int device, threads;
@@ -2094,24 +2090,18 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices)
         return false;
 #ifndef SLATE_TEST_HOOKS
-    // The steady state of a drop-in program: the same launches again.
-    static thread_local last_static recent[kRecentStatic] = {};
-    static thread_local unsigned int recent_next = 0u;
-    const unsigned int generation = k.generation.load(std::memory_order_relaxed);
-    if (!queue && !served && !e.has_range) {
-        for (int i = 0; i < kRecentStatic; ++i) {
-            const last_static& last = recent[i];
-            if (last.k == &k && last.device == device && last.threads == threads && last.shmem == shmem &&
-                last.generation == generation) {
-                static_cfg(p, grid, total, last.all < total ? last.all : total);
-                p->ctl = 0;
-                p->device = device;
-                p->slot = 0;
-                p->stream = stream;
-                return true;
-            }
-        }
+    // The steady state of a drop-in program: the same launch again.
+    static thread_local last_static last = {0, 0, 0, 0, 0, 0};
+    if (!queue && !served && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
+        last.shmem == shmem && last.generation == k.generation.load(std::memory_order_relaxed)) {
+        static_cfg(p, grid, total, last.all < total ? last.all : total);
+        p->ctl = 0;
+        p->device = device;
+        p->slot = 0;
+        p->stream = stream;
+        return true;
     }
+    const unsigned int generation = k.generation.load(std::memory_order_relaxed);
 #endif
     state& st = global_state();
     std::lock_guard<std::mutex> lock(st.mu);
@@ -2145,7 +2135,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #ifndef SLATE_TEST_HOOKS
     if (!queue && !e.has_range) {
         const last_static now = {&k, device, threads, shmem, generation, all};
-        recent[recent_next++ % kRecentStatic] = now;
+        last = now;
     }
 #endif
     unsigned long long workers = all;
