@@ -1,5 +1,5 @@
 // Launcher microbenchmark (issue 10): back-to-back launches of an empty
-// kernel and of a ~4 us triad, and the first launch of a kernel, timed the
+// kernel (also two in turn) and of a ~4 us triad, and the first launch of a kernel, timed the
 // way programs time them. Built natively and after `slatec transform`; the
 // two binaries run alternately (bench/launcher/run.sh) and the report prints
 // native vs slatec side by side.
@@ -28,6 +28,7 @@
     } while (0)
 
 __global__ void empty_kernel() {}
+__global__ void empty_kernel_b() {}
 
 __global__ void triad(float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 {
@@ -107,6 +108,15 @@ int main(int argc, char** argv)
     }
     measure("empty_256x128", count, 0, [&] { empty_kernel<<<256, 128>>>(); });
     measure("empty_1x32", count, 0, [&] { empty_kernel<<<1, 32>>>(); });
+    // Two kernels in turn, as loops of several kernels launch them (an
+    // elimination step's two kernels, a scan's passes).
+    bool flip = false;
+    measure("empty_alternating", count, 0, [&] {
+        if ((flip = !flip))
+            empty_kernel<<<256, 128>>>();
+        else
+            empty_kernel_b<<<256, 128>>>();
+    });
     measure("triad_1M", count / 4, 0, [&] { triad<<<(n + 255) / 256, 256>>>(a, b, c, 3.0f, n); });
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
