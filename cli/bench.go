@@ -406,6 +406,22 @@ func writeBenchReport(w io.Writer, d *corun.Document) {
 	if s.Predictions > 0 {
 		fmt.Fprintf(w, "predicted vs measured: median error %.1f%% over %d rows (target <= 10%%)\n", 100*s.PredictionError, s.Predictions)
 	}
+	fmt.Fprintln(w, "\ntargets:")
+	if s.Complementary > 0 {
+		fmt.Fprintf(w, "  gain over sequential, geomean over %d complementary workloads: scheduler %.3f, oracle %.3f: share %.2f (target >= 0.90)\n",
+			s.Complementary, s.SchedulerGain, s.OracleGain, s.ShareGeomean)
+	}
+	if n := len(s.SchedulerVsBaseline); n > 0 {
+		fmt.Fprintf(w, "  scheduler <= 1.01 x best of sequential and streams: %d of %d workloads (target: all)\n", s.NeverWorse, n)
+	}
+	if s.GreenRuns > 0 || s.MPSRuns > 0 {
+		fmt.Fprintf(w, "  scheduler faster than the best green split on %d of %d complementary workloads, than MPS (better setting) on %d of %d (target: all)\n",
+			s.BeatsGreen, s.GreenRuns, s.BeatsMPS, s.MPSRuns)
+	}
+	if len(s.StaticOverGreen) > 0 {
+		fmt.Fprintf(w, "  static split / green split at the splits both measured (the workers' cost beside a partner), median over %d workloads: %.3f\n",
+			len(s.StaticOverGreen), s.StaticOverGreenMedian)
+	}
 }
 
 func sortedKeys(m map[string]float64) []string {

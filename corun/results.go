@@ -228,12 +228,36 @@ type Summary struct {
 	// measured makespans over rows with a prediction (target <= 0.10).
 	PredictionError float64
 	Predictions     int
+
+	// SchedulerGain and OracleGain are the geomeans, over the
+	// complementary workloads, of sequential / scheduler and sequential /
+	// oracle makespans; ShareGeomean is (SchedulerGain - 1) / (OracleGain -
+	// 1), the "share of the oracle's gain" (target >= 0.9).
+	// Complementary counts those workloads; all three are 0 without one
+	// that has both modes.
+	SchedulerGain, OracleGain, ShareGeomean float64
+	Complementary                           int
+	// NeverWorse counts the workloads whose SchedulerVsBaseline is at most
+	// 1.01 (target: all of them).
+	NeverWorse int
+	// BeatsGreen and BeatsMPS count the complementary workloads where the
+	// scheduler's makespan is below the best green-context split's and
+	// below MPS at its better setting (target: all); GreenRuns and MPSRuns
+	// count those where the mode ran.
+	BeatsGreen, GreenRuns, BeatsMPS, MPSRuns int
+	// StaticOverGreen is, per workload with both sweeps, the median over
+	// the splits both measured of the static split's makespan over the
+	// green context's: the persistent workers' cost against the kernels as
+	// written on the same SMs beside the same partner. StaticOverGreenMedian
+	// is its median over the workloads (0: none).
+	StaticOverGreen       map[string]float64
+	StaticOverGreenMedian float64
 }
 
 // Summarize computes the targets' figures from the rows.
 func (d *Document) Summarize() Summary {
-	s := Summary{SchedulerShare: map[string]float64{}, SchedulerVsBaseline: map[string]float64{}}
-	type wl struct{ seq, streams, sched, oracle float64 }
+	s := Summary{SchedulerShare: map[string]float64{}, SchedulerVsBaseline: map[string]float64{}, StaticOverGreen: map[string]float64{}}
+	type wl struct{ seq, streams, sched, oracle, green, mps float64 }
 	by := map[string]*wl{}
 	comp := map[string]bool{}
 	var errs []float64
@@ -253,6 +277,12 @@ func (d *Document) Summarize() Summary {
 			w.sched = r.MakespanMs
 		case Oracle:
 			w.oracle = r.MakespanMs
+		case Green:
+			w.green = r.MakespanMs
+		case MPS: // the better of its settings
+			if r.MakespanMs > 0 && (w.mps == 0 || r.MakespanMs < w.mps) {
+				w.mps = r.MakespanMs
+			}
 		}
 		if r.PredictedMs != nil && r.MakespanMs > 0 {
 			errs = append(errs, RelError(*r.PredictedMs, r.MakespanMs))
@@ -270,8 +300,87 @@ func (d *Document) Summarize() Summary {
 			base = min(base, w.streams)
 		}
 		s.SchedulerVsBaseline[name] = round4(w.sched / base)
+		if w.sched <= 1.01*base {
+			s.NeverWorse++
+		}
+		if !comp[name] {
+			continue
+		}
+		if w.green > 0 {
+			s.GreenRuns++
+			if w.sched < w.green {
+				s.BeatsGreen++
+			}
+		}
+		if w.mps > 0 {
+			s.MPSRuns++
+			if w.sched < w.mps {
+				s.BeatsMPS++
+			}
+		}
+	}
+	var logSched, logOracle float64
+	for name, w := range by {
+		if comp[name] && w.seq > 0 && w.sched > 0 && w.oracle > 0 {
+			logSched += math.Log(w.seq / w.sched)
+			logOracle += math.Log(w.seq / w.oracle)
+			s.Complementary++
+		}
+	}
+	if s.Complementary > 0 {
+		s.SchedulerGain = round4(math.Exp(logSched / float64(s.Complementary)))
+		s.OracleGain = round4(math.Exp(logOracle / float64(s.Complementary)))
+		if s.OracleGain > 1 {
+			s.ShareGeomean = round4((s.SchedulerGain - 1) / (s.OracleGain - 1))
+		}
+	}
+	s.StaticOverGreen = staticOverGreen(d.Sweeps)
+	var tax []float64
+	for _, v := range s.StaticOverGreen {
+		tax = append(tax, v)
+	}
+	if len(tax) > 0 {
+		s.StaticOverGreenMedian = round4(median(tax))
 	}
 	s.Predictions = len(errs)
 	s.PredictionError = round4(median(errs))
 	return s
+}
+
+// staticOverGreen compares, per workload, the static and green sweeps at
+// the splits both measured (Summary.StaticOverGreen).
+func staticOverGreen(sweeps []Sweep) map[string]float64 {
+	static := map[string]map[string]float64{}
+	green := map[string]map[string]float64{}
+	for _, sw := range sweeps {
+		var into map[string]map[string]float64
+		switch sw.Mode {
+		case Static:
+			into = static
+		case Green:
+			into = green
+		default:
+			continue
+		}
+		m := map[string]float64{}
+		for _, p := range sw.Points {
+			if p.MakespanMs > 0 {
+				m[p.Split] = p.MakespanMs
+			}
+		}
+		into[sw.Workload] = m
+	}
+	out := map[string]float64{}
+	for wl, st := range static {
+		var r []float64
+		for split, v := range st {
+			if g := green[wl][split]; g > 0 {
+				r = append(r, v/g)
+			}
+		}
+		if len(r) > 0 {
+			out[wl] = round4(median(r))
+		}
+	}
+	return out
 }

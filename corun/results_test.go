@@ -187,6 +187,50 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, map[string]float64{"a+b": round4(7.0 / 9), "c+d": round4(4.0 / 3)}, s.SchedulerVsBaseline)
 	assert.Equal(t, 3, s.Predictions)
 	assert.InDelta(t, 0.1, s.PredictionError, 1e-9, "errors 0, 0.1, 0.1")
+	assert.Equal(t, 1, s.NeverWorse, "a+b 0.78; c+d 1.33 is worse than streams")
+	assert.Equal(t, 1, s.Complementary)
+	assert.InDelta(t, 10.0/7, s.SchedulerGain, 1e-4)
+	assert.InDelta(t, 10.0/6, s.OracleGain, 1e-4)
+	assert.InDelta(t, (10.0/7-1)/(10.0/6-1), s.ShareGeomean, 1e-3)
+	assert.Zero(t, s.GreenRuns, "no green rows")
+}
+
+// The geomean share, the green and MPS counts and the static-over-green
+// tax, over several workloads.
+func TestSummarizeTargets(t *testing.T) {
+	rows := func(wl string, comp bool, seq, streams, sched, oracle, green, mpsA, mpsB float64) []Row {
+		out := []Row{
+			{Workload: wl, Complementary: comp, Mode: Sequential, MakespanMs: seq},
+			{Workload: wl, Complementary: comp, Mode: Streams, MakespanMs: streams},
+			{Workload: wl, Complementary: comp, Mode: Scheduler, MakespanMs: sched},
+			{Workload: wl, Complementary: comp, Mode: Oracle, MakespanMs: oracle},
+			{Workload: wl, Complementary: comp, Mode: Green, MakespanMs: green},
+			{Workload: wl, Complementary: comp, Mode: MPS, Setting: "default", MakespanMs: mpsA},
+			{Workload: wl, Complementary: comp, Mode: MPS, Setting: "pct=75", MakespanMs: mpsB},
+		}
+		return out
+	}
+	var d Document
+	d.Rows = append(d.Rows, rows("a+b", true, 10, 10, 8, 8, 9, 9.5, 7.9)...) // beats green, not MPS at pct=75
+	d.Rows = append(d.Rows, rows("c+d", true, 10, 9, 5, 4, 4.5, 6, 6)...)    // beats MPS, not green
+	d.Rows = append(d.Rows, rows("e+f", false, 4, 4, 4.1, 4, 4, 4, 4)...)    // not complementary: not counted
+	d.Sweeps = []Sweep{
+		{Workload: "a+b", Mode: Static, Points: []SweepEntry{{Split: "2:6", MakespanMs: 11}, {Split: "4:4", MakespanMs: 10}, {Split: "6:2", MakespanMs: 12}}},
+		{Workload: "a+b", Mode: Green, Points: []SweepEntry{{Split: "4:4", MakespanMs: 8}, {Split: "6:2", MakespanMs: 12}}},
+		{Workload: "c+d", Mode: Static, Points: []SweepEntry{{Split: "4:4", MakespanMs: 5}}},
+		{Workload: "c+d", Mode: Oracle, Points: []SweepEntry{{Split: "4:4", MakespanMs: 1}}},
+	}
+	s := d.Summarize()
+	assert.Equal(t, 2, s.Complementary)
+	assert.InDelta(t, math.Sqrt(10.0/8*10.0/5), s.SchedulerGain, 1e-4)
+	assert.InDelta(t, math.Sqrt(10.0/8*10.0/4), s.OracleGain, 1e-4)
+	assert.Equal(t, 1, s.BeatsGreen)
+	assert.Equal(t, 2, s.GreenRuns)
+	assert.Equal(t, 1, s.BeatsMPS, "a+b loses to MPS's better setting (7.9)")
+	assert.Equal(t, 2, s.MPSRuns)
+	assert.Equal(t, 2, s.NeverWorse, "e+f at 4.1 / 4 = 1.025 is worse")
+	assert.Equal(t, map[string]float64{"a+b": 1.125}, s.StaticOverGreen, "median of 10/8 and 12/12; c+d has no green sweep")
+	assert.InDelta(t, 1.125, s.StaticOverGreenMedian, 1e-9)
 }
 
 func TestDocumentDeterministic(t *testing.T) {
