@@ -1151,3 +1151,59 @@ func nativeKernel(t *testing.T, d *Device, src, name string, l ParamLayout) *Nat
 	}
 	return k
 }
+
+// A job that ran on one range from start to end teaches its kernel how long
+// its logical blocks take, and the next job of that shape sizes its tasks
+// from it (TaskIters); SetBlockTime overrides it.
+func TestGPULearnedTaskSize(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "vadd__slate<float>", vaddLayout)
+	const n = 1 << 22
+	pa := alloc(t, d, make([]float32, n))
+	pb := alloc(t, d, make([]float32, n))
+	pc := alloc(t, d, make([]float32, n))
+	grid, block := D1(n/256), D1(256)
+	args := []any{pa, pb, pc, int32(n)}
+	occ, err := k.Occupancy(256, 0)
+	if err != nil || occ < 1 {
+		t.Fatalf("occupancy %d: %v", occ, err)
+	}
+	all := occ * d.Info().SMs
+	total := grid.Count()
+	if got := k.BlockTime(total, 256, 0); got != 0 {
+		t.Fatalf("block time %v before any job", got)
+	}
+	j, err := d.Launch(k, grid, block, 0, args, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, j, 30*time.Second)
+	if want := AutoIters(int64(total), all); j.Iters() != want {
+		t.Errorf("first job: iters %d, want AutoIters' %d", j.Iters(), want)
+	}
+	ns := k.BlockTime(total, 256, 0)
+	if ns <= 0 {
+		t.Fatalf("no block time learned from a job of %v on all SMs", j.Stats().GPUTime)
+	}
+	if k.BlockTime(total+1, 256, 0) != 0 {
+		t.Errorf("a block time for another grid")
+	}
+	j2, err := d.Launch(k, grid, block, 0, args, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, j2, 30*time.Second)
+	if want := TaskIters(int64(total), all, ns); j2.Iters() != want {
+		t.Errorf("second job: iters %d, want TaskIters' %d for %.0f ns blocks", j2.Iters(), want, ns)
+	}
+	t.Logf("vadd %d blocks on %d workers: %.0f ns a block; iters %d then %d", total, all, ns, j.Iters(), j2.Iters())
+	k.SetBlockTime(total, 256, 0, 1e6) // 1 ms blocks: one a task
+	j3, err := d.Launch(k, grid, block, 0, args, d.FullRange())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, j3, 30*time.Second)
+	if j3.Iters() != 1 {
+		t.Errorf("after SetBlockTime(1 ms): iters %d, want 1", j3.Iters())
+	}
+}
