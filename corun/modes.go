@@ -173,6 +173,10 @@ type Bench struct {
 	Opts     Options
 }
 
+// blockTimeSeeder is a Device whose runtime sizes worker tasks by the
+// kernels' block times, which the profiles give before any job has run.
+type blockTimeSeeder interface{ SeedBlockTimes(*plan.ProfileSet) }
+
 // Run runs every workload in every mode (sequential always first) and
 // returns the outcomes, each workload's in mode order. An unavailable mode
 // gives an outcome saying why; any other failure stops the run.
@@ -182,10 +186,6 @@ type Bench struct {
 // other modes need. A green failure is recorded as the mode being
 // unavailable ("failed: ..."), for this and the remaining workloads, and
 // the run ends with the other modes' results.
-// blockTimeSeeder is a Device whose runtime sizes worker tasks by the
-// kernels' block times, which the profiles give before any job has run.
-type blockTimeSeeder interface{ SeedBlockTimes(*plan.ProfileSet) }
-
 func (b *Bench) Run(ctx context.Context, ws []Workload, modes []Mode) ([]Outcome, error) {
 	b.Opts.defaults()
 	if s, ok := b.Dev.(blockTimeSeeder); ok {

@@ -118,15 +118,15 @@ func (k *Kernel) SetBlockTime(total, threads uint64, shared uint32, ns float64) 
 	if ns <= 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
 		return
 	}
-	k.mu.Lock()
-	delete(k.blockNs, blockShape{total, threads, shared})
-	k.mu.Unlock()
-	k.recordBlockTime(blockShape{total, threads, shared}, ns)
+	k.storeBlockTime(blockShape{total, threads, shared}, ns, true)
 }
 
 // recordBlockTime folds one finished job's block time into the kernel's
 // (the mean of the last and the new, so one disturbed run moves it half way).
-func (k *Kernel) recordBlockTime(s blockShape, ns float64) {
+func (k *Kernel) recordBlockTime(s blockShape, ns float64) { k.storeBlockTime(s, ns, false) }
+
+// storeBlockTime sets (replace) or folds in a block time.
+func (k *Kernel) storeBlockTime(s blockShape, ns float64, replace bool) {
 	if ns <= 0 {
 		return
 	}
@@ -142,7 +142,7 @@ func (k *Kernel) recordBlockTime(s blockShape, ns float64) {
 			break
 		}
 	}
-	if ok {
+	if ok && !replace {
 		ns = (old + ns) / 2
 	}
 	k.blockNs[s] = ns
