@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +47,8 @@ type benchFlags struct {
 	fake            int
 	mpsChild        string
 	combine         []string
+	probes          []string
+	probeAt         time.Duration
 }
 
 // openBenchDevice opens the GPU the bench runs on (a variable so that tests
@@ -114,6 +117,8 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.BoolVar(&fl.profileCommands, "profile-commands", false, "print the slatec profile command of each benchmark kernel, appending to --profiles FILE (default profiles.json), and exit")
 	f.BoolVar(&fl.list, "list", false, "list the kernels and workloads and exit")
 	f.StringSliceVar(&fl.combine, "combine", nil, "combine the corun.json files of a suite run in parts (--workloads per device call) into one: prints the report, --json/--plot write into --out; no GPU")
+	f.StringArrayVar(&fl.probes, "probe", nil, "instead of the suite, probe one workload on one split (kernels@split, as triad_f4+gemm_tiled@40:92, or fma_chain@132 for one kernel against its native launch): every kernel as a worker, a two-wave worker and natively in a green context, together and alone, with each worker range's workers per SM sampled mid-run; repeatable; --json writes DIR/probe.json")
+	f.DurationVar(&fl.probeAt, "probe-at", 500*time.Microsecond, "with --probe: when the sampling run reads the workers per SM")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
 	_ = f.MarkHidden("fake")
@@ -248,6 +253,9 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if len(fl.probes) > 0 {
+		return runProbes(ctx, stdout, fl, dev, ps)
+	}
 	pr := newBenchProgress(stderr)
 	if ps == nil {
 		sweep := corun.ProfileSweep(info.SMs, bp.sweepStep)
@@ -491,4 +499,53 @@ func (p *benchProgress) finish() {
 		}
 		p.bar = nil
 	}
+}
+
+// probeDoc is DIR/probe.json.
+type probeDoc struct {
+	Device string           `json:"device"`
+	Commit string           `json:"commit"`
+	Date   string           `json:"date"`
+	Rows   []corun.ProbeRow `json:"rows"`
+}
+
+// runProbes runs --probe: each spec's table on stdout, the rows as JSON.
+func runProbes(ctx context.Context, stdout io.Writer, fl benchFlags, dev corun.Device, ps *plan.ProfileSet) error {
+	info := dev.Info()
+	var specs []corun.ProbeSpec
+	for _, p := range fl.probes {
+		s, err := corun.ParseProbe(p, info.SMs)
+		if err != nil {
+			return usagef("--probe: %v", err)
+		}
+		specs = append(specs, s)
+	}
+	reps := fl.reps
+	if reps == 0 {
+		reps = 10
+	}
+	b := &corun.Bench{Dev: dev, Profiles: ps, Opts: corun.Options{RunTimeout: fl.timeout}}
+	_, commit := BuildInfo()
+	doc := probeDoc{Device: info.Name, Commit: commit, Date: benchNow().UTC().Format("2006-01-02")}
+	fmt.Fprintf(stdout, "device %s (%d SMs), commit %s, %d reps\n", info.Name, info.SMs, commit, reps)
+	for _, s := range specs {
+		rows, err := b.Probe(ctx, s, reps, fl.probeAt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, corun.FormatProbe(rows, s.Kernels))
+		doc.Rows = append(doc.Rows, rows...)
+	}
+	if !fl.json {
+		return nil
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(fl.out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return emit.WriteFileAtomic(filepath.Join(fl.out, "probe.json"), append(data, '\n'), stdout)
 }

@@ -60,6 +60,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
 		{[]string{"--json", "--out", " "}, "--out must name a directory"},
 		{[]string{"extra"}, "unknown command"},
+		{[]string{"--fake", "132", "--probe", "triad_f4+gemm_tiled@40:90"}, "--probe: probe \"triad_f4+gemm_tiled@40:90\": the split covers 130 SMs"},
+		{[]string{"--fake", "132", "--probe", "triad_f4@132", "--probe", "nope@132"}, `no kernel "nope"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errs := slatec(t, "", append([]string{"bench"}, tc.args...)...)
@@ -67,6 +69,13 @@ func TestBenchUsageErrors(t *testing.T) {
 			assert.Contains(t, errs, tc.want)
 		})
 	}
+}
+
+// Probes measure the CUDA device only: on the fake one they say so.
+func TestBenchProbeFake(t *testing.T) {
+	code, _, errs := slatec(t, "", "bench", "--fake", "132", "--probe", "triad_f4+gemm_tiled@40:92")
+	assert.Equal(t, 1, code, errs)
+	assert.Contains(t, errs, "probes run on the CUDA device")
 }
 
 // A quick run on the fake device writes a corun.json that conforms to the

@@ -223,14 +223,24 @@ func (d *CUDADevice) Start(k *Kernel, r runtime.SMRange) (Job, error) { return d
 // StartAfter implements ChainDevice. The job's span starts when prev's
 // ends (its launch waits for prev on the GPU).
 func (d *CUDADevice) StartAfter(k *Kernel, r runtime.SMRange, prev Job) (Job, error) {
+	var opts []runtime.LaunchOption
+	if pred := predecessor(prev); pred != nil {
+		opts = append(opts, runtime.WithAfter(pred))
+	}
+	return d.startJob(k, r, prev, opts)
+}
+
+// StartWith is Start with the runtime's launch options (probes).
+func (d *CUDADevice) StartWith(k *Kernel, r runtime.SMRange, opts ...runtime.LaunchOption) (Job, error) {
+	return d.startJob(k, r, nil, opts)
+}
+
+func (d *CUDADevice) startJob(k *Kernel, r runtime.SMRange, prev Job, extra []runtime.LaunchOption) (Job, error) {
 	h, args, err := d.prepare(k)
 	if err != nil {
 		return nil, err
 	}
-	opts := []runtime.LaunchOption{runtime.WithName(k.Name)}
-	if pred := predecessor(prev); pred != nil {
-		opts = append(opts, runtime.WithAfter(pred))
-	}
+	opts := append([]runtime.LaunchOption{runtime.WithName(k.Name)}, extra...)
 	start := d.Now()
 	j, err := d.dev.Launch(h, k.Grid, k.Block, 0, args, r, opts...)
 	if err != nil {

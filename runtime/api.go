@@ -202,11 +202,22 @@ type launchOpts struct {
 	iters int
 	name  string
 	after Predecessor
+	waves int
 }
 
 func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
 
 func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s } }
+
+// WithWaves makes each launch of the job on a partial SM range n whole
+// waves of workers instead of one (n >= 1; 0 keeps one). The workers that
+// land outside the range exit at once; while the range's SMs are still
+// busy (a partner's workers leaving them), those exits can use up a
+// one-wave launch before every slot of the range got a worker, and the
+// later waves, queued in the hardware, fill such slots. The cost is the
+// later waves' dispatch and exit at the launch's end. For measuring that
+// effect (slatec bench --probe).
+func WithWaves(n int) LaunchOption { return func(o *launchOpts) { o.waves = n } }
 
 // WithAfter starts the job on the GPU only when prev's launches queued so
 // far have ended (stream order, no host round trip): how a scheduler runs

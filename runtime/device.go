@@ -639,6 +639,48 @@ func (p *pinnedPool) free() {
 	p.bufs, p.free_ = nil, nil
 }
 
+// readBytes copies n bytes of device memory at src on stream s, after the
+// event after (if not nil), through page-locked memory of its own, and
+// waits for them with ctx. Not for hot paths: it allocates.
+func (d *Device) readBytes(ctx context.Context, src DevicePtr, n int, s C.CUstream, after C.CUevent) ([]byte, error) {
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("runtime: device unusable after an earlier error: %w", err)
+	}
+	var host unsafe.Pointer
+	if err := d.check("cuMemAllocHost_v2", C.slate_cuMemAllocHost(d.ctx, &host, C.size_t(n))); err != nil {
+		return nil, err
+	}
+	ev, err := d.newEvent()
+	if err != nil {
+		C.slate_cuMemFreeHost(d.ctx, host)
+		return nil, err
+	}
+	defer d.destroyEvent(ev)
+	if after != nil {
+		err = d.check("cuStreamWaitEvent", C.slate_cuStreamWaitEvent(d.ctx, s, after))
+	}
+	if err == nil {
+		err = d.check("cuMemcpyDtoHAsync_v2", C.slate_cuMemcpyDtoHAsync(d.ctx, host, C.CUdeviceptr(src), C.size_t(n), s))
+	}
+	if err == nil {
+		err = d.check("cuEventRecord", C.slate_cuEventRecord(d.ctx, ev, s))
+	}
+	if err == nil {
+		err = d.waitEventSpin(ctx, ev, "device read", ctlReadSpin)
+	}
+	if err != nil {
+		// On cancellation the copy may still land: leak the buffer.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			C.slate_cuMemFreeHost(d.ctx, host)
+		}
+		return nil, err
+	}
+	b := make([]byte, n)
+	copy(b, unsafe.Slice((*byte)(host), n))
+	C.slate_cuMemFreeHost(d.ctx, host)
+	return b, nil
+}
+
 // readCtl reads a control block asynchronously on control stream s (a
 // job's high-priority stream, which runs beside its kernels) and waits for
 // it with ctx.

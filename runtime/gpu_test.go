@@ -1207,3 +1207,60 @@ func TestGPULearnedTaskSize(t *testing.T) {
 		t.Errorf("after SetBlockTime(1 ms): iters %d, want 1", j3.Iters())
 	}
 }
+
+// A two-wave launch on a partial range runs every logical block once, and
+// mid-run its workers count themselves only on the range's SMs, never more
+// on one than fit (RankedWorkers).
+func TestGPUWavesAndRankedWorkers(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	n := 200000
+	counts := alloc(t, d, make([]uint32, n))
+	smids := alloc(t, d, make([]uint32, n))
+	occ, err := k.Occupancy(64, 0)
+	if err != nil || occ < 1 {
+		t.Fatalf("occupancy %d: %v", occ, err)
+	}
+	r := SMRange{Low: 4, High: 11}
+	j, err := d.Launch(k, D1(uint32(n)), D1(64), 0, []any{counts, smids, cycles(d, 320)}, r, WithWaves(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	time.Sleep(20 * time.Millisecond)
+	ranks, err := j.RankedWorkers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranks) != RankSMs {
+		t.Fatalf("%d counts, want %d", len(ranks), RankSMs)
+	}
+	in := 0
+	for sm, c := range ranks {
+		inside := sm >= r.Low && sm <= r.High
+		if !inside && c != 0 {
+			t.Errorf("SM %d outside %v counts %d workers", sm, r, c)
+		}
+		if inside {
+			if int(c) > occ {
+				t.Errorf("SM %d counts %d workers, more than the %d that fit", sm, c, occ)
+			}
+			in += int(c)
+		}
+	}
+	if in == 0 {
+		t.Errorf("no worker counted on %v mid-run", r)
+	}
+	t.Logf("mid-run: %d workers on %v (%d fit an SM): %v", in, r, occ, ranks[r.Low:r.High+1])
+	wait(t, j, 60*time.Second)
+	cs := download[uint32](t, d, counts, n)
+	for i, c := range cs {
+		if c != 1 {
+			t.Fatalf("block %d ran %d times", i, c)
+		}
+	}
+	if _, err := d.Launch(k, D1(1), D1(64), 0, []any{counts, smids, cycles(d, 1)}, r, WithWaves(17)); err == nil {
+		t.Errorf("17 waves accepted")
+	}
+}

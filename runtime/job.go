@@ -43,7 +43,8 @@ type Job struct {
 	block  Dim3
 	shared uint32
 	cfg    Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
-	wave   uint32 // occupancy x SM count: the workers of a launch on a partial range
+	wave   uint32 // occupancy x SM count x waves: the workers of a launch on a partial range
+	waves  uint32 // WithWaves, at least 1
 	occ    int    // the worker's blocks per SM at shared
 	// spreads caches spread's answer per SM count (under mu).
 	spreads  map[int]spreadLaunch
@@ -139,6 +140,10 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 			o.name, k.Name(), block, shared)
 	}
 	all := occ * d.info.SMs
+	if o.waves < 0 || o.waves > 16 {
+		return nil, fmt.Errorf("runtime: job %q: %d waves out of range [1,16]", o.name, o.waves)
+	}
+	waves := max(o.waves, 1)
 	iters := o.iters
 	if iters == 0 {
 		iters = TaskIters(int64(min(total, 1<<62)), all, k.BlockTime(total, threads, shared))
@@ -159,7 +164,7 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	j := &Job{
 		dev: d, k: k, name: o.name, grid: grid, block: block, shared: shared, args: buf,
 		cfg:  cfg,
-		wave: uint32(all), occ: occ,
+		wave: uint32(all * waves), waves: uint32(waves), occ: occ,
 		done: make(chan struct{}), released: make(chan struct{}),
 	}
 	j.offs = make([]C.ulonglong, len(k.frame.slots))
@@ -350,7 +355,7 @@ func (j *Job) spread(n int) spreadLaunch {
 	limit := int((j.cfg.Total + uint64(n) - 1) / uint64(n))
 	if limit < j.occ {
 		if s, occ, ok := j.paddedShared(limit); ok {
-			sp = spreadLaunch{shared: s, workers: uint32(occ * j.dev.info.SMs)}
+			sp = spreadLaunch{shared: s, workers: uint32(occ*j.dev.info.SMs) * j.waves}
 		}
 	}
 	if j.spreads == nil {
@@ -469,6 +474,35 @@ func (j *Job) Progress(ctx context.Context) (done, total uint64, err error) {
 		return 0, j.cfg.Total, fmt.Errorf("runtime: progress of job %q: %w", j.name, err)
 	}
 	return min(c.Done, j.cfg.Total), j.cfg.Total, nil
+}
+
+// RankedWorkers returns the workers of the job's running launch on each
+// SM, as its partial-range workers counted themselves (slate_ctl.sm_rank,
+// docs/ABI.md): index i is SM i, for the first RankSMs SMs. A launch on all
+// SMs does not count (all zeros), nor does a finished job (nil). The read
+// runs beside the workers on the job's control stream. For diagnostics: it
+// allocates page-locked memory on every call.
+func (j *Job) RankedWorkers(ctx context.Context) ([]uint32, error) {
+	if err := j.dev.usable(); err != nil {
+		return nil, err
+	}
+	j.ctlMu.RLock()
+	defer j.ctlMu.RUnlock()
+	j.mu.Lock()
+	running, ctl, start := j.state == jobRunning, j.ctl, j.startEv
+	j.mu.Unlock()
+	if !running || ctl == 0 {
+		return nil, nil
+	}
+	b, err := j.dev.readBytes(ctx, ctl+ctlHeadSize, 4*RankSMs, j.ctlStr, start)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: workers of job %q: %w", j.name, err)
+	}
+	n := make([]uint32, RankSMs)
+	for i := range n {
+		n[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return n, nil
 }
 
 // Resize moves the job to SMs r: it sets the retreat flag from the job's

@@ -129,6 +129,9 @@ func (j *Job) Stats() JobStats { return JobStats{} }
 // Wait returns ErrNoCgo.
 func (j *Job) Wait(ctx context.Context) error { return ErrNoCgo }
 
+// RankedWorkers returns ErrNoCgo.
+func (j *Job) RankedWorkers(ctx context.Context) ([]uint32, error) { return nil, ErrNoCgo }
+
 // Progress returns ErrNoCgo.
 func (j *Job) Progress(ctx context.Context) (done, total uint64, err error) { return 0, 0, ErrNoCgo }
 
