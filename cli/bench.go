@@ -296,6 +296,9 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 	if td, ok := dev.(corun.Timed); ok {
 		doc.Timing = td.Timing()
 	}
+	if od, ok := dev.(corun.Ordered); ok {
+		doc.SMOrder = od.SMOrder()
+	}
 
 	return writeBenchOutputs(stdout, stderr, fl, doc)
 }
@@ -360,6 +363,9 @@ func listBench(w io.Writer, ws []corun.Workload) {
 // writeBenchReport prints the rows and the targets.
 func writeBenchReport(w io.Writer, d *corun.Document) {
 	fmt.Fprintf(w, "slatec bench on %s (%d SMs), commit %s, profiles %s\n", d.Device, d.SMs, d.Commit, d.Profiles)
+	if d.SMOrder != "" {
+		fmt.Fprintf(w, "SM order: %s\n", d.SMOrder)
+	}
 	if d.Timing != "" {
 		fmt.Fprintf(w, "timing: %s\n", d.Timing)
 	}

@@ -36,7 +36,7 @@ func Combine(parts []*Document) (*Document, error) {
 	}
 	first := parts[0]
 	out := &Document{Device: first.Device, SMs: first.SMs, Commit: first.Commit, Date: first.Date, Quick: first.Quick,
-		Profiles: first.Profiles, Timing: first.Timing,
+		Profiles: first.Profiles, Timing: first.Timing, SMOrder: first.SMOrder,
 		Rows: []Row{}, Unavailable: []UnavailableMode{}, Sweeps: []Sweep{}, Gantts: []Gantt{}}
 	seen := map[string]int{}
 	for i, d := range parts {
@@ -49,6 +49,8 @@ func Combine(parts []*Document) (*Document, error) {
 			return nil, fmt.Errorf("part %d is a %s run, part 1 a %s one", i+1, quickness(d.Quick), quickness(first.Quick))
 		case d.Timing != first.Timing:
 			return nil, fmt.Errorf("part %d was timed with %q, part 1 with %q", i+1, d.Timing, first.Timing)
+		case d.SMOrder != first.SMOrder:
+			return nil, fmt.Errorf("part %d ranged SMs in order %q, part 1 in %q", i+1, d.SMOrder, first.SMOrder)
 		}
 		if d.Date > out.Date {
 			out.Date = d.Date

@@ -97,6 +97,9 @@ func (d *CUDADevice) Timing() string {
 	return "gpu-stamps"
 }
 
+// SMOrder implements Ordered: what a range of places means on this device.
+func (d *CUDADevice) SMOrder() string { return d.dev.SMOrderSource() }
+
 // Runtime is the underlying device (for MPS children and tests).
 func (d *CUDADevice) Runtime() *runtime.Device { return d.dev }
 
@@ -229,6 +232,9 @@ func (d *CUDADevice) StartAfter(k *Kernel, r runtime.SMRange, prev Job) (Job, er
 	}
 	return d.startJob(k, r, prev, opts)
 }
+
+// SMsOf returns the SMs (%smid) of a range of places (runtime.Device.SMsOf).
+func (d *CUDADevice) SMsOf(r runtime.SMRange) []int { return d.dev.SMsOf(r) }
 
 // StartWith is Start with the runtime's launch options (probes).
 func (d *CUDADevice) StartWith(k *Kernel, r runtime.SMRange, opts ...runtime.LaunchOption) (Job, error) {

@@ -33,6 +33,10 @@ type l2Flusher interface{ FlushL2() error }
 // Timed is a Device that says how it times spans (Document.Timing).
 type Timed interface{ Timing() string }
 
+// Ordered is a Device whose SM ranges are places in an SM order
+// (Document.SMOrder).
+type Ordered interface{ SMOrder() string }
+
 // stampedJob is a Job whose Span came from GPU stamps (runtime
 // Device.EnableClock) rather than from the host's launch time.
 type stampedJob interface{ Stamped() bool }

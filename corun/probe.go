@@ -80,18 +80,15 @@ const (
 )
 
 // probeConfigs lists the configurations of an n-kernel probe: every kernel
-// each way at once, each kernel green beside workers, then each alone.
+// each way at once, then each alone. (No mixes of workers and green
+// contexts: a green partition's SMs are the driver's choice, not a range's,
+// and would overlap the workers'.)
 func probeConfigs(n int) []string {
 	if n == 1 {
 		return []string{"w", "n"} // waves apply to partial ranges only
 	}
 	all := func(c byte) string { return strings.Repeat(string(c), n) }
 	out := []string{all(probeWorker), all(probeWaves2), all(probeGreen)}
-	for i := range n {
-		b := []byte(all(probeWorker))
-		b[i] = probeGreen
-		out = append(out, string(b))
-	}
 	for i := range n {
 		for _, c := range []byte{probeWorker, probeGreen} {
 			b := []byte(all(probeAbsent))
@@ -121,6 +118,8 @@ type probeDevice interface {
 	GreenDevice
 	NativeDevice
 	StartWith(k *Kernel, r runtime.SMRange, opts ...runtime.LaunchOption) (Job, error)
+	// SMsOf is the SMs (%smid) of a range of places in the SM order.
+	SMsOf(r runtime.SMRange) []int
 }
 
 // Probe runs spec's configurations reps times each, in rounds (every
@@ -287,7 +286,7 @@ func (b *Bench) probeRun(ctx context.Context, dev probeDevice, spec ProbeSpec, r
 			out[i] = "ended"
 			continue
 		}
-		out[i] = workerHistogram(n, ranges[i])
+		out[i] = workerHistogram(n, dev.SMsOf(ranges[i]))
 	}
 	if err := b.probeWait(ctx, dev, jobs); err != nil {
 		return nil, err
@@ -295,12 +294,15 @@ func (b *Bench) probeRun(ctx context.Context, dev probeDevice, spec ProbeSpec, r
 	return out, nil
 }
 
-// workerHistogram says how many SMs of r hold how many workers: "7x3 8x89".
-// A range of all SMs is not counted by the workers ("uncounted").
-func workerHistogram(n []uint32, r runtime.SMRange) string {
+// workerHistogram says how many of the SMs sms hold how many workers:
+// "7x3 8x89". A range of all SMs is not counted by the workers
+// ("uncounted").
+func workerHistogram(n []uint32, sms []int) string {
 	count := map[uint32]int{}
-	for sm := r.Low; sm <= r.High && sm < len(n); sm++ {
-		count[n[sm]]++
+	for _, sm := range sms {
+		if sm < len(n) {
+			count[n[sm]]++
+		}
 	}
 	keys := make([]uint32, 0, len(count))
 	for k := range count {

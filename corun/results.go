@@ -22,7 +22,11 @@ type Document struct {
 	// plus CUDA event time, which undercounts concurrent modes). Absent in
 	// documents written before it existed.
 	Timing string `json:"timing,omitempty"`
-	Rows   []Row  `json:"rows"`
+	// SMOrder says which SMs a range of places means (runtime
+	// Device.SMOrderSource): "gpc: ..." (GPC by GPC) or "id..." (%smid
+	// order). Absent in documents written before it existed (%smid order).
+	SMOrder string `json:"sm_order,omitempty"`
+	Rows    []Row  `json:"rows"`
 	// Unavailable lists the modes that could not run, and why.
 	Unavailable []UnavailableMode `json:"unavailable"`
 	Sweeps      []Sweep           `json:"sweeps"`

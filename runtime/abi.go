@@ -9,9 +9,12 @@ import (
 // of templates/'s slate_ctl and slate_cfg; change them only together.
 const (
 	// CtlSize is sizeof(slate_ctl): a 32-byte head (ctlHeadSize: the
-	// fields below, which the runtime reads back) and RankSMs per-SM worker
-	// counts (partial-range launches; zero when no launch is running).
-	CtlSize = ctlHeadSize + 4*RankSMs
+	// fields below, which the runtime reads back), RankSMs per-SM worker
+	// counts (partial-range launches; zero when no launch is running) and
+	// RankSMs bytes of SM places (ctlOffPlace: the device's SM order).
+	CtlSize = ctlOffPlace + RankSMs
+	// ctlOffPlace is the offset of slate_ctl.sm_place.
+	ctlOffPlace = ctlHeadSize + 4*RankSMs
 	// RankSMs is SLATE_RANK_SMS.
 	RankSMs     = 256
 	ctlHeadSize = 32

@@ -54,6 +54,6 @@ func TestCtlSizeAgreesWithTheTransformsWorkers(t *testing.T) {
 	n, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
 	assert.Equal(t, RankSMs, n)
-	assert.Equal(t, 32+4*n, CtlSize, "sizeof(slate_ctl): 8+8+4+4+8 bytes, then the ranks")
-	assert.Contains(t, string(src), "unsigned int sm_rank[SLATE_RANK_SMS];")
+	assert.Equal(t, 32+4*n+n, CtlSize, "sizeof(slate_ctl): 8+8+4+4+8 bytes, then the ranks, then the places")
+	assert.Regexp(t, `unsigned int sm_rank\[SLATE_RANK_SMS\];[^\n]*\n\s*unsigned char sm_place\[SLATE_RANK_SMS\];`, string(src))
 }

@@ -12,6 +12,9 @@ var (
 	_ func(int) (*Device, error)                                                                  = Open
 	_ func(*Device) DeviceInfo                                                                    = (*Device).Info
 	_ func(*Device) SMRange                                                                       = (*Device).FullRange
+	_ func(*Device) []int                                                                         = (*Device).SMOrder
+	_ func(*Device) string                                                                        = (*Device).SMOrderSource
+	_ func(*Device, SMRange) []int                                                                = (*Device).SMsOf
 	_ func(*Device) error                                                                         = (*Device).Err
 	_ func(*Device) error                                                                         = (*Device).Close
 	_ func(*Device) error                                                                         = (*Device).Synchronize

@@ -92,6 +92,11 @@ type Device struct {
 	flushWords int
 	flushes    uint32
 
+	// order is the SM order (smorder.go): element p is the SM at place p;
+	// orderSource says how it was made.
+	order       []int
+	orderSource string
+
 	// firstFault names the job whose monitor first saw the context die;
 	// the fault itself may come from any kernel running at that time.
 	firstFault string
@@ -151,6 +156,11 @@ func Open(ordinal int) (*Device, error) {
 	c[constOne] = 1 // little-endian uint32 1
 	d.ctlMem = &ctlPool{dev: d}
 	d.pinned = &pinnedPool{dev: d}
+	if err := d.initSMOrder(); err != nil {
+		C.slate_cuMemFreeHost(d.ctx, d.consts)
+		d.release()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -211,7 +221,7 @@ func (d *Device) readInfo(ordinal int) error {
 
 // Layout of Device.consts.
 const (
-	constZero  = 0       // CtlSize zero bytes
+	constZero  = 0       // CtlSize bytes: a fresh control block, zero but for sm_place (the SM order)
 	constOne   = CtlSize // uint32 1
 	constBytes = CtlSize + 32
 )

@@ -216,7 +216,7 @@ func TestGPUSMRange(t *testing.T) {
 			if cs[i] != 1 {
 				t.Fatalf("range %v: logical block %d ran %d times", r, i, cs[i])
 			}
-			if int(ss[i]) < r.Low || int(ss[i]) > r.High {
+			if !onRange(d, r, ss[i]) {
 				t.Fatalf("range %v: logical block %d ran on SM %d", r, i, ss[i])
 			}
 			used[ss[i]]++
@@ -330,7 +330,7 @@ func TestGPUCoRun(t *testing.T) {
 					return err
 				}
 				for i := range cs {
-					if cs[i] != 1 || int(ss[i]) < r.Low || int(ss[i]) > r.High {
+					if cs[i] != 1 || !onRange(d, r, ss[i]) {
 						return fmt.Errorf("goroutine %d: block %d count %d on SM %d, range %v", g, i, cs[i], ss[i], r)
 					}
 				}
@@ -1119,7 +1119,7 @@ func TestGPUSpreadSmallGrid(t *testing.T) {
 		sms := download[uint32](t, d, out, n)
 		per := map[uint32]int{}
 		for i, s := range sms {
-			if int(s) < r.Low || int(s) > r.High {
+			if !onRange(d, r, s) {
 				t.Fatalf("logical block %d ran on SM %d, outside %v", i, s, r)
 			}
 			per[s]++
@@ -1238,7 +1238,7 @@ func TestGPUWavesAndRankedWorkers(t *testing.T) {
 	}
 	in := 0
 	for sm, c := range ranks {
-		inside := sm >= r.Low && sm <= r.High
+		inside := onRange(d, r, uint32(sm))
 		if !inside && c != 0 {
 			t.Errorf("SM %d outside %v counts %d workers", sm, r, c)
 		}
@@ -1252,7 +1252,11 @@ func TestGPUWavesAndRankedWorkers(t *testing.T) {
 	if in == 0 {
 		t.Errorf("no worker counted on %v mid-run", r)
 	}
-	t.Logf("mid-run: %d workers on %v (%d fit an SM): %v", in, r, occ, ranks[r.Low:r.High+1])
+	var onSMs []uint32
+	for _, sm := range d.SMsOf(r) {
+		onSMs = append(onSMs, ranks[sm])
+	}
+	t.Logf("mid-run: %d workers on %v = SMs %v (%d fit an SM): %v", in, r, d.SMsOf(r), occ, onSMs)
 	wait(t, j, 60*time.Second)
 	cs := download[uint32](t, d, counts, n)
 	for i, c := range cs {
@@ -1262,5 +1266,57 @@ func TestGPUWavesAndRankedWorkers(t *testing.T) {
 	}
 	if _, err := d.Launch(k, D1(1), D1(64), 0, []any{counts, smids, cycles(d, 1)}, r, WithWaves(17)); err == nil {
 		t.Errorf("17 waves accepted")
+	}
+}
+
+// onRange says whether SM sm is in range r of the device's SM order.
+func onRange(d *Device, r SMRange, sm uint32) bool {
+	for _, s := range d.SMsOf(r) {
+		if uint32(s) == sm {
+			return true
+		}
+	}
+	return false
+}
+
+// The SM order is a permutation of the device's SMs; on a device with
+// clusters (sm_90+) it was found from them, GPC by GPC. A worker on a range
+// runs only on the SMs of its places: the place table reached the control
+// block (with GPC order the first 16 places are not SMs 0-15).
+func TestGPUSMOrder(t *testing.T) {
+	d, m := needGPU(t)
+	order := d.SMOrder()
+	if err := checkOrder(order, d.Info().SMs); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SM order: %s", d.SMOrderSource())
+	t.Logf("places 0-39: SMs %v", d.SMsOf(SMRange{Low: 0, High: 39}))
+	if d.Info().Major >= 9 && GreenSupported() && os.Getenv(EnvSMOrder) == "" {
+		if !strings.HasPrefix(d.SMOrderSource(), "gpc:") {
+			t.Errorf("a device with clusters kept %%smid order: %s", d.SMOrderSource())
+		}
+	}
+	k := kernel(t, m, "where__slate", LayoutOf("unsigned int*", "long long"))
+	const n = 2048
+	out := alloc(t, d, make([]uint32, n))
+	r := SMRange{Low: 0, High: 15}
+	j, err := d.Launch(k, D1(n), D1(64), 0, []any{out, cycles(d, 20)}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, j, 30*time.Second)
+	want := map[int]bool{}
+	for _, s := range d.SMsOf(r) {
+		want[s] = true
+	}
+	used := map[uint32]int{}
+	for i, s := range download[uint32](t, d, out, n) {
+		if !want[int(s)] {
+			t.Fatalf("logical block %d ran on SM %d, not one of places %v = SMs %v", i, s, r, d.SMsOf(r))
+		}
+		used[s]++
+	}
+	if len(used) < 8 {
+		t.Errorf("%d blocks ran on only %d SMs of the range's 16", n, len(used))
 	}
 }

@@ -42,6 +42,30 @@ func TestDevResourceLayoutMatchesCudaH(t *testing.T) {
 	}
 	check("cuda", "<cuda.h>", "CUdevResource")
 	check("shim", "\"shim.h\"", "slate_devres")
+
+	// The cluster launch's configuration (slate_launch_cluster).
+	launch := func(name, include, attr, cfg, dim string) {
+		src := filepath.Join(t.TempDir(), name+".c")
+		prog := "#include <stddef.h>\n#include " + include + "\n" +
+			"_Static_assert(sizeof(" + attr + ") == 72, \"attr size\");\n" +
+			"_Static_assert(offsetof(" + attr + ", value." + dim + ".x) == 8, \"clusterDim\");\n" +
+			"_Static_assert(sizeof(" + cfg + ") == 56, \"config size\");\n" +
+			"_Static_assert(offsetof(" + cfg + ", sharedMemBytes) == 24, \"sharedMemBytes\");\n" +
+			"_Static_assert(offsetof(" + cfg + ", hStream) == 32, \"hStream\");\n" +
+			"_Static_assert(offsetof(" + cfg + ", attrs) == 40, \"attrs\");\n" +
+			"_Static_assert(offsetof(" + cfg + ", numAttrs) == 48, \"numAttrs\");\n"
+		if name == "cuda" {
+			prog += "_Static_assert(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION == 4, \"cluster attribute id\");\n"
+		}
+		if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(cc, "-fsyntax-only", "-I", inc, "-I", ".", src).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", cfg, err, out)
+		}
+	}
+	launch("cuda", "<cuda.h>", "CUlaunchAttribute", "CUlaunchConfig", "clusterDim")
+	launch("shim", "\"shim.h\"", "slate_launch_attr", "slate_launch_config", "clusterDim")
 }
 
 func TestGreenWithoutDriver(t *testing.T) {

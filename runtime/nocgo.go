@@ -129,6 +129,15 @@ func (j *Job) Stats() JobStats { return JobStats{} }
 // Wait returns ErrNoCgo.
 func (j *Job) Wait(ctx context.Context) error { return ErrNoCgo }
 
+// SMOrder returns nil.
+func (d *Device) SMOrder() []int { return nil }
+
+// SMOrderSource returns "".
+func (d *Device) SMOrderSource() string { return "" }
+
+// SMsOf returns nil.
+func (d *Device) SMsOf(r SMRange) []int { return nil }
+
 // RankedWorkers returns ErrNoCgo.
 func (j *Job) RankedWorkers(ctx context.Context) ([]uint32, error) { return nil, ErrNoCgo }
 

@@ -68,6 +68,8 @@ typedef struct {
   CUresult (*cuLibraryLoadData)(CUlibrary *, const void *, void *, void **, unsigned int, void *, void **, unsigned int);
   CUresult (*cuLibraryUnload)(CUlibrary);
   CUresult (*cuLibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+  // Optional: cluster launches (CUDA >= 12.0).
+  CUresult (*cuLaunchKernelEx)(const slate_launch_config *, CUfunction, void **, void **);
 } cuda_api;
 
 typedef struct {
@@ -201,6 +203,7 @@ int slate_cuda_load(const char *path, char *err, size_t errlen) {
       SOPT(cuLibraryLoadData, "cuLibraryLoadData"), // CUDA >= 12.0
       SOPT(cuLibraryUnload, "cuLibraryUnload"),
       SOPT(cuLibraryGetKernel, "cuLibraryGetKernel"),
+      SOPT(cuLaunchKernelEx, "cuLaunchKernelEx"), // CUDA >= 12.0
   };
   if (resolve(api.handle, syms, sizeof syms / sizeof syms[0], err, errlen)) {
     dlclose(api.handle);
@@ -390,6 +393,30 @@ const char *slate_nvrtcGetErrorString(nvrtcResult r) {
 }
 
 // ---- green contexts ---------------------------------------------------------
+
+int slate_cuda_has_clusters(void) { return cu.cuLaunchKernelEx != NULL; }
+
+CUresult slate_launch_cluster(CUcontext c, CUfunction f, unsigned int gx, unsigned int bx, unsigned int cluster,
+                              CUstream s, unsigned long long p0, long long p1) {
+  if (!cu.cuLaunchKernelEx) return CUDA_ERROR_NOT_SUPPORTED;
+  slate_launch_attr a;
+  memset(&a, 0, sizeof a);
+  a.id = 4; // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+  a.value.clusterDim.x = cluster;
+  a.value.clusterDim.y = 1;
+  a.value.clusterDim.z = 1;
+  slate_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = gx;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = bx;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = s;
+  cfg.attrs = &a;
+  cfg.numAttrs = 1;
+  void *params[2] = {&p0, &p1};
+  WITH(c, cu.cuLaunchKernelEx(&cfg, f, params, NULL));
+}
 
 int slate_cuda_has_green(void) {
   return cu.cuDeviceGetDevResource && cu.cuDevSmResourceSplitByCount && cu.cuDevResourceGenerateDesc &&

@@ -118,6 +118,33 @@ CUresult slate_cuLibraryLoadData(CUcontext c, CUlibrary *lib, const void *image)
 CUresult slate_cuLibraryUnload(CUcontext c, CUlibrary lib);
 CUresult slate_cuLibraryGetKernel(CUcontext c, CUkernel *k, CUlibrary lib, const char *name);
 
+// Thread-block cluster launches (optional, CUDA >= 12.0: cuLaunchKernelEx).
+// slate_launch_attr and slate_launch_config have the layout of cuda.h's
+// CUlaunchAttribute and CUlaunchConfig (green_cgo_test.go checks it).
+typedef struct {
+  int id; // CUlaunchAttributeID
+  char pad[4];
+  union {
+    char pad[64];
+    struct {
+      unsigned int x, y, z;
+    } clusterDim;
+  } value;
+} slate_launch_attr;
+typedef struct {
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  CUstream hStream;
+  slate_launch_attr *attrs;
+  unsigned int numAttrs;
+} slate_launch_config;
+int slate_cuda_has_clusters(void);
+// slate_launch_cluster launches f (one pointer parameter, then one 64-bit
+// integer) over gx blocks of bx threads in clusters of cluster blocks.
+CUresult slate_launch_cluster(CUcontext c, CUfunction f, unsigned int gx, unsigned int bx, unsigned int cluster,
+                              CUstream s, unsigned long long p0, long long p1);
+
 // Error text; both return a static string, or NULL for an unknown code.
 const char *slate_cuErrorName(CUresult r);
 const char *slate_cuErrorString(CUresult r);

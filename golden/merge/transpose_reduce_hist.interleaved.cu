@@ -18,6 +18,8 @@ struct __align__(8) slate_ctl {
     unsigned int exited;        // workers that have exited in this launch
     unsigned int* counts;       // test hooks: executions per logical block, or null
     unsigned int sm_rank[SLATE_RANK_SMS]; // partial range: the launch's workers now on each SM
+    unsigned char sm_place[SLATE_RANK_SMS]; // SM s is at place sm_place[s] - 1 of the device's SM
+                                            // order, or at place s where 0 (see slate_range_sm)
 };
 
 // Passed by value to every worker launch (docs/ABI.md). Logical block ids
@@ -160,13 +162,24 @@ static __device__ __forceinline__ unsigned int slate_claim(slate_ctl* __restrict
     return n < total ? (unsigned int)n : SLATE_STOP32;
 }
 
-// slate_ranked_sm is the SM a worker of a partial-range launch counts itself
-// on, or SLATE_STOP32 when it is outside the range or not counted.
-static __device__ __forceinline__ unsigned int slate_ranked_sm(const slate_cfg& cfg)
+// slate_range_sm is the worker's SM when that SM is in the launch's range,
+// else SLATE_STOP32. A range is of places in the device's SM order, which
+// the host puts into the control block: the Go runtime orders the SMs GPC
+// by GPC, so that a range is made of whole GPCs (kernels side by side on
+// two ranges then share fewer of the GPCs' paths to L2: a triad beside a
+// tiled SGEMM on the H100 slowed the SGEMM 11% on SM ids 0-39, 5% on three
+// whole GPCs). A zeroed table (the drop-in launcher's) is %smid order.
+static __device__ __forceinline__ unsigned int slate_range_sm(const slate_ctl* __restrict__ ctl, const slate_cfg& cfg)
 {
     unsigned int smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    return smid < cfg.sm_low || smid > cfg.sm_high || smid >= SLATE_RANK_SMS ? SLATE_STOP32 : smid;
+    unsigned int place = smid;
+    if (smid < SLATE_RANK_SMS) {
+        const unsigned int p = ctl->sm_place[smid];
+        if (p != 0u)
+            place = p - 1u;
+    }
+    return place < cfg.sm_low || place > cfg.sm_high ? SLATE_STOP32 : smid;
 }
 
 // slate_enter_range is a partial-range worker's start (its leader's): 0 to
@@ -176,14 +189,13 @@ static __device__ __forceinline__ unsigned int slate_ranked_sm(const slate_cfg& 
 // of the range idle: a 96-block GEMM on 131 SMs ran 2.5x slower than
 // natively. Each worker takes a rank on its SM, and one whose rank times the
 // range's SMs reaches the tasks left stays out: the tasks spread one per SM
-// first, as the hardware spreads a native grid. Outside the range, or on an
-// SM past SLATE_RANK_SMS (not counted), the old rule: out, or in.
+// first, as the hardware spreads a native grid. Outside the range: out; on
+// an SM past SLATE_RANK_SMS (not counted): in.
 static __device__ __forceinline__ unsigned int slate_enter_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
                                                                  unsigned int total)
 {
-    unsigned int smid;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    if (smid < cfg.sm_low || smid > cfg.sm_high)
+    const unsigned int smid = slate_range_sm(ctl, cfg);
+    if (smid == SLATE_STOP32)
         return SLATE_STOP32;
     if (smid >= SLATE_RANK_SMS)
         return 0u;
@@ -199,8 +211,8 @@ static __device__ __forceinline__ unsigned int slate_enter_range(slate_ctl* __re
 // zero again when the launch has ended).
 static __device__ __forceinline__ void slate_leave_range(slate_ctl* __restrict__ ctl, const slate_cfg& cfg)
 {
-    const unsigned int smid = slate_ranked_sm(cfg);
-    if (smid != SLATE_STOP32)
+    const unsigned int smid = slate_range_sm(ctl, cfg);
+    if (smid < SLATE_RANK_SMS)
         atomicSub(&ctl->sm_rank[smid], 1u);
 }
 
@@ -4137,7 +4149,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 4141 "golden/merge/transpose_reduce_hist.interleaved.cu"
+#line 4153 "golden/merge/transpose_reduce_hist.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (interleaved mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

@@ -16,26 +16,36 @@ struct slate_ctl {                   // 32 bytes, zeroed before a job's first la
     unsigned int       retreat;      // 16: nonzero: take no new task, exit
     unsigned int       exited;       // 20: workers exited in this launch
     unsigned int       reserved[2];  // 24
+    unsigned int       sm_rank[256]; // 32: in-range workers per SM (slate_worker counts them)
+    unsigned char      sm_place[256]; // 1056: SM s is at place sm_place[s] - 1 (0: place s)
 };
 
 struct slate_cfg {                   // 56 bytes, passed by value
     unsigned long long total;        //  0: logical blocks
     unsigned int grid_x, grid_y, grid_z; // 8: the original grid
     unsigned int iters;              // 20: logical blocks per task
-    unsigned int sm_low, sm_high;    // 24: inclusive SM range
+    unsigned int sm_low, sm_high;    // 24: inclusive range of places (sm_place)
     unsigned int flags;              // 32
     unsigned int workers;            // 36
     unsigned int magic_x, shift_x;   // 40: division by grid_x (docs/ABI.md)
     unsigned int magic_y, shift_y;   // 48: division by grid_y
 };
 
-static_assert(sizeof(slate_ctl) == 32, "slate_ctl ABI");
+static_assert(sizeof(slate_ctl) == 32 + 4 * 256 + 256, "slate_ctl ABI");
 static_assert(sizeof(slate_cfg) == 56 && alignof(slate_cfg) == 8, "slate_cfg ABI");
 
 __device__ __forceinline__ unsigned int slate_smid() {
     unsigned int r;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
     return r;
+}
+
+// slate_in_range: whether SM sm's place in the runtime's SM order is in the
+// launch's range (docs/ABI.md, sm_place).
+__device__ __forceinline__ bool slate_in_range(const slate_ctl* ctl, const slate_cfg& cfg, unsigned int sm) {
+    unsigned int place = sm;
+    if (sm < 256u && ctl->sm_place[sm] != 0u) place = ctl->sm_place[sm] - 1u;
+    return place >= cfg.sm_low && place <= cfg.sm_high;
 }
 
 // The last worker of a launch to exit zeroes the control block when asked
@@ -67,7 +77,7 @@ __global__ void vadd__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate
     const bool slate_leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     if (slate_leader) {
         unsigned int sm = slate_smid();
-        slate_first = (sm < slate_cfg_v.sm_low || sm > slate_cfg_v.sm_high) ? ~0ull : 0ull;
+        slate_first = slate_in_range(slate_ctl_p, slate_cfg_v, sm) ? 0ull : ~0ull;
     }
     __syncthreads();
     const bool slate_on = slate_first == 0;
@@ -112,11 +122,16 @@ __device__ __forceinline__ void slate_worker(slate_ctl* __restrict__ ctl, const 
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     if (leader) {
         unsigned int sm = slate_smid();
-        slate_first = (sm < cfg.sm_low || sm > cfg.sm_high) ? ~0ull : 0ull;
+        slate_first = slate_in_range(ctl, cfg, sm) ? 0ull : ~0ull;
     }
     __syncthreads();
     const bool on = slate_first == 0;
     __syncthreads();
+    // Counted as the transform's partial-range workers count themselves
+    // (without its stay-out rule): Job.RankedWorkers reads the counts.
+    const unsigned int my_sm = slate_smid();
+    if (on && leader && my_sm < 256u)
+        atomicAdd(&ctl->sm_rank[my_sm], 1u);
     while (on) {
         if (leader) {
             unsigned long long t = ~0ull;
@@ -141,6 +156,8 @@ __device__ __forceinline__ void slate_worker(slate_ctl* __restrict__ ctl, const 
         }
         if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) atomicAdd(&ctl->done, last - first);
     }
+    if (on && leader && my_sm < 256u)
+        atomicSub(&ctl->sm_rank[my_sm], 1u);
     if (leader) slate_exit(ctl, cfg);
 }
 
