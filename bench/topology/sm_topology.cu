@@ -20,12 +20,20 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
 #include <vector>
+
+// -DSLATE_KERNELS='"kernels_slate.cu"' (corun/kernels_slate.go's source,
+// slatec gen's output) adds runs of slatec's own triad_f4 and gemm_tiled
+// workers, launched here as the Go runtime launches them.
+#ifdef SLATE_KERNELS
+#include SLATE_KERNELS
+#endif
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -149,22 +157,35 @@ __global__ void __launch_bounds__(256) triad_worker(const unsigned int* mask, un
     }
 }
 
-__global__ void __launch_bounds__(256) gemm_worker(const unsigned int* mask, unsigned int* next, unsigned int gx,
-                                                   unsigned int total, const float* A, const float* B, float* C, int n)
+// mode 1 reads a flag next to the counter before each claim (volatile, as
+// slatec's worker reads its retreat flag); mode 2 also counts each finished
+// block with an atomic (slatec's progress count).
+#ifndef SIMPLE_MINB
+#define SIMPLE_MINB 1
+#endif
+__global__ void __launch_bounds__(256, SIMPLE_MINB) gemm_worker(const unsigned int* mask, unsigned int* next, unsigned int gx,
+                                                   unsigned int total, const float* A, const float* B, float* C, int n,
+                                                   int mode)
 {
     __shared__ float ta[16][16], tb[16][16];
     __shared__ unsigned int first;
     if (!in_mask(mask))
         return;
     for (;;) {
-        if ((threadIdx.x | threadIdx.y) == 0)
-            first = atomicAdd(next, 1u);
+        if ((threadIdx.x | threadIdx.y) == 0) {
+            if (mode >= 1 && *(volatile unsigned int*)(next + 2) != 0u)
+                first = total;
+            else
+                first = atomicAdd(next, 1u);
+        }
         __syncthreads();
         const unsigned int f = first;
         if (f >= total)
             return;
         gemm_body(f % gx, f / gx, A, B, C, n, ta, tb);
         __syncthreads();
+        if (mode >= 2 && (threadIdx.x | threadIdx.y) == 0)
+            atomicAdd(next + 4, 1u);
     }
 }
 
@@ -339,7 +360,7 @@ int main(int argc, char** argv)
     CK(cudaMemset(B, 0, (size_t)gn * gn * 4));
     unsigned int *masks, *counters;
     CK(cudaMalloc(&masks, 2 * 8 * sizeof(unsigned int)));
-    CK(cudaMalloc(&counters, 2 * sizeof(unsigned int)));
+    CK(cudaMalloc(&counters, 8 * sizeof(unsigned int)));
     int occT = 0, occG = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occT, triad_worker, 256, 0));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occG, gemm_worker, 256, 0));
@@ -367,11 +388,11 @@ int main(int argc, char** argv)
         return r;
     };
     // One run of both workers on SM sets st and sg: {triad ms, gemm ms, makespan ms}.
-    auto run_workers = [&](const std::set<int>& st, const std::set<int>& sg, bool withT, bool withG) {
+    auto run_workers = [&](const std::set<int>& st, const std::set<int>& sg, bool withT, bool withG, int mode = 0) {
         std::vector<unsigned int> m = mask_of(st), mg = mask_of(sg);
         m.insert(m.end(), mg.begin(), mg.end());
         CK(cudaMemcpy(masks, m.data(), 16 * sizeof(unsigned int), cudaMemcpyHostToDevice));
-        CK(cudaMemset(counters, 0, 2 * sizeof(unsigned int)));
+        CK(cudaMemset(counters, 0, 8 * sizeof(unsigned int)));
         CK(cudaMemset(flush, 1, flushBytes));
         CK(cudaDeviceSynchronize());
         CK(cudaEventRecord(e[0], s0));
@@ -380,7 +401,7 @@ int main(int argc, char** argv)
         CK(cudaEventRecord(e[1], s0));
         CK(cudaStreamWaitEvent(s1, e[0]));
         if (withG)
-            gemm_worker<<<occG * sms, dim3(16, 16), 0, s1>>>(masks + 8, counters + 1, gx, gtotal, A, B, C, gn);
+            gemm_worker<<<occG * sms, dim3(16, 16), 0, s1>>>(masks + 8, counters + 1, gx, gtotal, A, B, C, gn, mode);
         CK(cudaEventRecord(e[2], s1));
         CK(cudaDeviceSynchronize());
         float t = 0, g = 0;
@@ -388,6 +409,87 @@ int main(int argc, char** argv)
         CK(cudaEventElapsedTime(&g, e[0], e[2]));
         return std::vector<float>{t, g, std::max(t, g)};
     };
+#ifdef SLATE_KERNELS
+    bool sample_ranks = false;
+    // slatec's workers on SM ranges of places: the places are the order
+    // `order` (SM at each place), written into each control block.
+    slate_ctl* ctls;
+    CK(cudaMalloc(&ctls, 2 * sizeof(slate_ctl)));
+    int occST = 0, occSG = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occST, triad_f4__slate, 256, 0));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occSG, gemm_tiled__slate, 256, 0));
+    // mix: 0 both slatec's; 1 slatec's triad beside the simple GEMM worker;
+    // 2 the simple triad worker beside slatec's GEMM (id ranges).
+    auto run_slate = [&](const std::vector<int>& order, int n, bool withT, bool withG, int mix = 0) {
+        std::vector<slate_ctl> h(2);
+        memset(h.data(), 0, 2 * sizeof(slate_ctl));
+        for (int p = 0; p < (int)order.size(); p++)
+            if (order[p] != p)
+                h[0].sm_place[order[p]] = h[1].sm_place[order[p]] = (unsigned char)(p + 1);
+        CK(cudaMemcpy(ctls, h.data(), 2 * sizeof(slate_ctl), cudaMemcpyHostToDevice));
+        std::vector<unsigned int> m(16, 0);
+        for (int x = 0; x < sms; x++)
+            m[(x < n ? 0 : 8) + (x >> 5)] |= 1u << (x & 31);
+        CK(cudaMemcpy(masks, m.data(), 16 * sizeof(unsigned int), cudaMemcpyHostToDevice));
+        CK(cudaMemset(counters, 0, 8 * sizeof(unsigned int)));
+        slate_cfg ct = {}, cg = {};
+        slate::set_grid(&ct, dim3(ttotal));
+        ct.total = ttotal;
+        ct.iters = 4;
+        ct.sm_low = 0;
+        ct.sm_high = n - 1;
+        ct.flags |= SLATE_FLAG_PROGRESS;
+        ct.workers = occST * sms;
+        slate::set_grid(&cg, dim3(gx, gx));
+        cg.total = gtotal;
+        cg.iters = 1;
+        cg.sm_low = n;
+        cg.sm_high = sms - 1;
+        cg.flags |= SLATE_FLAG_PROGRESS;
+        cg.workers = occSG * sms;
+        CK(cudaMemset(flush, 1, flushBytes));
+        CK(cudaDeviceSynchronize());
+        CK(cudaEventRecord(e[0], s0));
+        if (withT && mix == 2)
+            triad_worker<<<occT * sms, 256, 0, s0>>>(masks, counters, ttotal, 4, ta, tb, tc, 2.5f, n4);
+        else if (withT)
+            triad_f4__slate<<<ct.workers, 256, 0, s0>>>(ctls, ct, ta, tb, tc, 2.5f, n4);
+        CK(cudaEventRecord(e[1], s0));
+        CK(cudaStreamWaitEvent(s1, e[0]));
+        if (withG && mix == 1)
+            gemm_worker<<<occG * sms, dim3(16, 16), 0, s1>>>(masks + 8, counters + 1, gx, gtotal, A, B, C, gn, 0);
+        else if (withG)
+            gemm_tiled__slate<<<cg.workers, dim3(16, 16), 0, s1>>>(ctls + 1, cg, A, B, C, gn);
+        CK(cudaEventRecord(e[2], s1));
+        if (sample_ranks && withG && mix != 1) {
+            // Workers per SM of the GEMM's range mid-run (its control block's
+            // sm_rank), read beside the kernels.
+            static unsigned int* hr = nullptr;
+            if (!hr)
+                CK(cudaMallocHost(&hr, 256 * sizeof(unsigned int)));
+            cudaStream_t s2;
+            CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+            const auto t0 = std::chrono::steady_clock::now();
+            while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(800)) {
+            }
+            CK(cudaMemcpyAsync(hr, ctls[1].sm_rank, 256 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s2));
+            CK(cudaStreamSynchronize(s2));
+            std::map<unsigned int, int> hist;
+            for (int x = n; x < sms; x++)
+                hist[hr[order[x]]]++;
+            printf("   gemm workers per SM at ~0.8 ms (mix %d):", mix);
+            for (auto& kv : hist)
+                printf(" %ux%d", kv.first, kv.second);
+            printf("\n");
+            CK(cudaStreamDestroy(s2));
+        }
+        CK(cudaDeviceSynchronize());
+        float t = 0, g = 0;
+        CK(cudaEventElapsedTime(&t, e[0], e[1]));
+        CK(cudaEventElapsedTime(&g, e[0], e[2]));
+        return std::vector<float>{t, g, std::max(t, g)};
+    };
+#endif
     // The same kernels natively, each in a green context (part 0: the triad).
     auto run_green = [&](int n, bool withT, bool withG) {
         CUdevResource in = {}, grp = {}, rem = {};
@@ -468,14 +570,23 @@ int main(int argc, char** argv)
         describe("gpc-compact", compact);
         struct Cfg {
             const char* name;
-            int kind; // 0 workers on range, 1 workers on green's sets, 2 green contexts, 3 workers on whole GPCs
+            int kind; // 0 workers on range, 1 workers on green's sets, 2 green contexts, 3 workers on whole GPCs,
+                      // 4/5 whole GPCs with the GEMM worker's mode 1/2
             bool t, g;
         } cfgs[] = {{"workers, id range, both", 0, true, true}, {"workers, green sets, both", 1, true, true},
                     {"green contexts, both", 2, true, true},   {"workers, id range, triad", 0, true, false},
                     {"workers, id range, gemm", 0, false, true}, {"workers, green sets, triad", 1, true, false},
                     {"workers, green sets, gemm", 1, false, true}, {"green contexts, triad", 2, true, false},
                     {"green contexts, gemm", 2, false, true},  {"workers, gpc-compact, both", 3, true, true},
-                    {"workers, gpc-compact, triad", 3, true, false}, {"workers, gpc-compact, gemm", 3, false, true}};
+                    {"workers, gpc-compact, triad", 3, true, false}, {"workers, gpc-compact, gemm", 3, false, true},
+                    {"gpc-compact, flag read, both", 4, true, true}, {"gpc-compact, flag+count, both", 5, true, true},
+                    {"gpc-compact, flag+count, gemm", 5, false, true},
+#ifdef SLATE_KERNELS
+                    {"slatec workers, id, both", 6, true, true}, {"slatec workers, gpc, both", 7, true, true},
+                    {"slatec workers, id, triad", 6, true, false}, {"slatec workers, id, gemm", 6, false, true},
+                    {"slatec triad + simple gemm", 8, true, true}, {"simple triad + slatec gemm", 9, true, true},
+#endif
+        };
         std::vector<std::vector<float>> res(sizeof cfgs / sizeof cfgs[0], std::vector<float>());
         std::vector<std::vector<std::vector<float>>> all(sizeof cfgs / sizeof cfgs[0]);
         for (int r = 0; r < reps; r++) {
@@ -488,11 +599,40 @@ int main(int argc, char** argv)
                     v = run_workers(kv.second, rest_of(kv.second), f.t, f.g);
                 else if (f.kind == 3)
                     v = run_workers(compact, rest_of(compact), f.t, f.g);
+                else if (f.kind == 4 || f.kind == 5)
+                    v = run_workers(compact, rest_of(compact), f.t, f.g, f.kind - 3);
+#ifdef SLATE_KERNELS
+                else if (f.kind == 6) {
+                    std::vector<int> id(sms);
+                    std::iota(id.begin(), id.end(), 0);
+                    v = run_slate(id, n, f.t, f.g);
+                } else if (f.kind == 7) {
+                    std::vector<int> ord(compact.begin(), compact.end());
+                    for (int x : rest_of(compact))
+                        ord.push_back(x);
+                    v = run_slate(ord, n, f.t, f.g);
+                } else if (f.kind == 8 || f.kind == 9) {
+                    std::vector<int> id(sms);
+                    std::iota(id.begin(), id.end(), 0);
+                    v = run_slate(id, n, f.t, f.g, f.kind - 7);
+                }
+#endif
                 else
                     v = run_green(n, f.t, f.g);
                 all[c].push_back(v);
             }
         }
+#ifdef SLATE_KERNELS
+        {
+            std::vector<int> id(sms);
+            std::iota(id.begin(), id.end(), 0);
+            sample_ranks = true;
+            run_slate(id, n, true, true, 0);
+            run_slate(id, n, true, true, 2);
+            run_slate(id, n, false, true, 0);
+            sample_ranks = false;
+        }
+#endif
         for (size_t c = 0; c < all.size(); c++) {
             std::vector<float> t, g, m;
             for (auto& v : all[c]) {
