@@ -121,23 +121,3 @@ func blockTimeNs(gpuNs float64, total uint64, iters uint32, rangeWorkers int) fl
 func ProfileBlockTime(ms float64, total uint64, workers int) float64 {
 	return blockTimeNs(ms*1e6, total, 1, workers)
 }
-
-// EvenWorkers is the worker count of a launch of tasks tasks on all SMs,
-// where slots workers fit: all the tasks' when they fit, else as few as
-// keep the rounds of tasks the same, so that every worker takes the same
-// number of tasks. A grid of 3.88 waves of one-block tasks on all 1056
-// slots of an H100 left its last round to the workers that finished first,
-// which bunched on some SMs while others idled (histogram: SMs active
-// 688k-877k cycles against the native kernel's 792k-823k, 6% slower);
-// 1024 workers of exactly four tasks each end together.
-func EvenWorkers(tasks uint64, slots int) uint32 {
-	if slots <= 0 {
-		return 0
-	}
-	s := uint64(slots)
-	if tasks <= s {
-		return uint32(tasks)
-	}
-	rounds := (tasks + s - 1) / s
-	return uint32((tasks + rounds - 1) / rounds)
-}

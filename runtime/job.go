@@ -151,11 +151,10 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 	if iters < 1 || iters > 1<<20 {
 		return nil, fmt.Errorf("runtime: job %q: iters %d out of range", o.name, iters)
 	}
-	// The worker count of a launch on all SMs (EvenWorkers); a partial
-	// range launches the whole wave (launchLocked), since blocks land
-	// wherever the hardware puts them and those outside the range exit at
-	// once.
-	workers := EvenWorkers((total+uint64(iters)-1)/uint64(iters), all)
+	// The worker count of a launch on all SMs; a partial range launches the
+	// whole wave (launchLocked), since blocks land wherever the hardware puts
+	// them and those outside the range exit at once.
+	workers := min(uint64(all), (total+uint64(iters)-1)/uint64(iters))
 	buf, err := k.frame.marshal(k.layout, args)
 	if err != nil {
 		return nil, fmt.Errorf("job %q: %w", o.name, err)
@@ -783,12 +782,9 @@ func (j *Job) monitor() {
 			// A job that ran on one range from start to end says how long
 			// its blocks take (what sizes the kernel's next tasks).
 			if rerr == nil && !j.cancel && len(j.stats.Resizes) == 0 && j.respawns == 0 && c.Done == j.cfg.Total {
-				busy := j.occ * (j.rng.High - j.rng.Low + 1)
-				if j.rng == d.FullRange() {
-					busy = int(j.cfg.Workers) // EvenWorkers may launch fewer than fit
-				}
+				n := j.rng.High - j.rng.Low + 1
 				j.k.recordBlockTime(blockShape{j.cfg.Total, j.block.Count(), j.shared},
-					blockTimeNs(float64(gpu.Nanoseconds()), j.cfg.Total, j.cfg.Iters, busy))
+					blockTimeNs(float64(gpu.Nanoseconds()), j.cfg.Total, j.cfg.Iters, j.occ*n))
 			}
 		}
 		if j.stamps != 0 && rerr == nil {
