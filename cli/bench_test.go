@@ -205,6 +205,39 @@ func TestBenchKernelsGenerated(t *testing.T) {
 	// gemm_tc's worker would take 44 registers uncapped (10 blocks of 128 an
 	// SM against the kernel's 16 at 32).
 	assert.Contains(t, string(got), "#define SLATE_REGCAP_gemm_tc __launch_bounds__(128, SLATE_MIN_BLOCKS(128, 32))")
+	// The others' workers fit the kernels' registers uncapped: no cap (a cap
+	// there stopped ptxas unrolling gemm_tiled's tile loop).
+	for _, k := range []string{"triad_f4", "scale_f4", "fma_chain", "chase", "dep_chain", "gemm_tiled", "histogram"} {
+		assert.NotContains(t, string(got), "#define SLATE_REGCAP_"+k+" ", k)
+	}
+}
+
+// transform --match-regs caps a worker only where it needs more registers
+// than its kernel: black_scholes' worker does (32 for the kernel, more for
+// the worker uncapped), saxpy's does not.
+func TestTransformMatchRegsCapsOnlyWhereNeeded(t *testing.T) {
+	if nvcc, why := findNVCC(); nvcc == "" {
+		t.Skipf("--match-regs needs nvcc: %s", why)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		in, kernel string
+		capped     bool
+	}{
+		{"../testdata/kernels/black_scholes.cu", "black_scholes", true},
+		{"../examples/saxpy.cu", "saxpy", false},
+		{"../examples/saxpy.cu", "block_sum", false},
+	} {
+		out := filepath.Join(dir, filepath.Base(tc.in))
+		code, _, errs := slatec(t, "", "transform", "--match-regs", "sm_90", "-I", "../testdata/include", "-o", out, tc.in)
+		require.Equal(t, 0, code, errs)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		// A capped worker's macro is defined per architecture (the cap on
+		// sm_90, the kernel's own bounds elsewhere); an uncapped one has none.
+		capped := strings.Contains(string(got), "#define SLATE_REGCAP_"+tc.kernel+" ")
+		assert.Equal(t, tc.capped, capped, "%s: %s capped", tc.in, tc.kernel)
+	}
 }
 
 func TestBenchMPSChildUnknownKernel(t *testing.T) {

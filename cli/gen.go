@@ -86,6 +86,8 @@ kernels.cu: Kernels, loaded by LoadKernels).`,
 				if regCaps, regInstances, err = registerCaps([]string{path}, matchRegs, includes, nil); err != nil {
 					return err
 				}
+				pruneRegCaps([]string{path}, matchRegs, includes, nil, transform.LoadOptions{IncludeDirs: includes}, regCaps, regInstances,
+					func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "slatec: warning: %s\n", msg) })
 			}
 			version, _ := BuildInfo()
 			res, err := transform.Persistent(a, transform.Options{Kernels: kernels, NoLaunchRewrite: true, DeviceOnly: true,

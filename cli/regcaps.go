@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slatec/slatec/occupancy"
+	"github.com/slatec/slatec/transform"
 )
 
 // registerCaps compiles each .cu input with nvcc -Xptxas -v for each
@@ -143,4 +144,73 @@ func runPtxas(nvcc, arch, src, objDir string, includes, macroArgs []string) (str
 		return "", errors.New(msg)
 	}
 	return string(out), nil
+}
+
+// pruneRegCaps drops the register caps that the workers do not need: it
+// transforms each .cu input without caps, compiles the output with ptxas,
+// and keeps a kernel's cap on an architecture only where one of its workers
+// (queue or static) then uses more registers than the cap would give it. A
+// cap where the worker fits anyway only constrains ptxas: under
+// __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32)) a tiled SGEMM's worker
+// kept its 32 registers but lost the unrolling of its tile loop (one load
+// pair in flight instead of several), and beside a bandwidth-bound partner it
+// ran 15-20% slower than the same worker unrolled (bench/RESULTS.md, eleventh
+// session). A file whose transform or compile fails keeps its caps. Template
+// kernels keep theirs (instances are capped one by one).
+func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform.LoadOptions,
+	caps map[string]map[string]int, instances map[string]map[string]map[string]int, warn func(string)) {
+	nvcc, _ := findNVCC()
+	if nvcc == "" || len(caps) == 0 {
+		return
+	}
+	tmp, err := os.MkdirTemp("", "slatec-regs-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(tmp)
+	for _, p := range paths {
+		if p == "-" || !strings.HasSuffix(p, ".cu") {
+			continue
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		a, err := transform.LoadWith(p, src, loadOpts)
+		if err != nil {
+			continue
+		}
+		res, err := transform.Persistent(a, transform.Options{NoLaunchRewrite: true})
+		if err != nil || res.Diags.HasErrors() || !res.Changed {
+			continue
+		}
+		out := filepath.Join(tmp, filepath.Base(p))
+		if err := os.WriteFile(out, res.Output, 0o644); err != nil {
+			continue
+		}
+		inc := append([]string{filepath.Dir(p)}, includes...)
+		for _, arch := range archs {
+			text, err := runPtxas(nvcc, arch, out, tmp, inc, macroArgs)
+			if err != nil {
+				warn(fmt.Sprintf("--match-regs: the uncapped workers of %s do not compile for %s; keeping every cap", p, arch))
+				continue
+			}
+			worker := map[string]int{}
+			for _, u := range occupancy.ParsePtxas(text) {
+				worker[u.Name] = max(worker[u.Name], u.Registers)
+			}
+			for _, k := range a.Kernels {
+				q := k.Func.QualifiedName()
+				regs, ok := caps[arch][q]
+				if !ok || k.Func.IsTemplate() {
+					continue
+				}
+				w := max(worker[q+"__slate"], worker[q+"__slate_static"])
+				if w > 0 && w <= max((regs+7)/8*8, 32) {
+					delete(caps[arch], q)
+					delete(instances[arch], q)
+				}
+			}
+		}
+	}
 }

@@ -298,6 +298,12 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		if err != nil {
 			return err
 		}
+		lo, err := fl.macros.loadOptions(fl.includes)
+		if err != nil {
+			return err
+		}
+		pruneRegCaps(args, fl.matchRegs, fl.includes, fl.macros.args(), lo, caps, inst,
+			func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "slatec: warning: %s\n", msg) })
 		regCaps, regInstances = caps, inst
 	}
 	version, _ := BuildInfo()

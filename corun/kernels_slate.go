@@ -2781,21 +2781,15 @@ static __device__ __forceinline__ void triad_f4__slate_body(const uint3 blockIdx
         a[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
     }
 }
-#undef SLATE_REGCAP_triad_f4
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 22 registers (ptxas)
-#define SLATE_REGCAP_triad_f4 __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32))
-#else
-#define SLATE_REGCAP_triad_f4 __launch_bounds__(256)
-#endif
 #line 15 "corun.cu"
-__global__ void SLATE_REGCAP_triad_f4 triad_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
+__global__ void __launch_bounds__(256) triad_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         triad_f4__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_triad_f4 triad_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
+__global__ void __launch_bounds__(256) triad_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         triad_f4__slate_body(slate_b, slate_g, a, b, c, s, n4);
@@ -2844,21 +2838,15 @@ static __device__ __forceinline__ void scale_f4__slate_body(const uint3 blockIdx
         a[i] = make_float4(s * x.x, s * x.y, s * x.z, s * x.w);
     }
 }
-#undef SLATE_REGCAP_scale_f4
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 14 registers (ptxas)
-#define SLATE_REGCAP_scale_f4 __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32))
-#else
-#define SLATE_REGCAP_scale_f4 __launch_bounds__(256)
-#endif
 #line 27 "corun.cu"
-__global__ void SLATE_REGCAP_scale_f4 scale_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
+__global__ void __launch_bounds__(256) scale_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         scale_f4__slate_body(slate_b, slate_g, a, b, s, n4);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_scale_f4 scale_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
+__global__ void __launch_bounds__(256) scale_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         scale_f4__slate_body(slate_b, slate_g, a, b, s, n4);
@@ -2924,21 +2912,15 @@ static __device__ __forceinline__ void fma_chain__slate_body(const uint3 blockId
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
 }
-#undef SLATE_REGCAP_fma_chain
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 23 registers (ptxas)
-#define SLATE_REGCAP_fma_chain __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32))
-#else
-#define SLATE_REGCAP_fma_chain __launch_bounds__(256)
-#endif
 #line 38 "corun.cu"
-__global__ void SLATE_REGCAP_fma_chain fma_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
+__global__ void __launch_bounds__(256) fma_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         fma_chain__slate_body(slate_b, slate_g, out, iters, a, b);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_fma_chain fma_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
+__global__ void __launch_bounds__(256) fma_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         fma_chain__slate_body(slate_b, slate_g, out, iters, a, b);
@@ -3081,21 +3063,15 @@ static __device__ __forceinline__ void chase__slate_body(const uint3 blockIdx, c
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
-#undef SLATE_REGCAP_chase
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 32 registers (ptxas)
-#define SLATE_REGCAP_chase __launch_bounds__(128, SLATE_MIN_BLOCKS(128, 32))
-#else
-#define SLATE_REGCAP_chase __launch_bounds__(128)
-#endif
 #line 81 "corun.cu"
-__global__ void SLATE_REGCAP_chase chase__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
+__global__ void __launch_bounds__(128) chase__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         chase__slate_body(slate_b, slate_g, data, out, steps, mask);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_chase chase__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
+__global__ void __launch_bounds__(128) chase__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         chase__slate_body(slate_b, slate_g, data, out, steps, mask);
@@ -3144,21 +3120,15 @@ static __device__ __forceinline__ void dep_chain__slate_body(const uint3 blockId
         x = rsqrtf(fmaf(x, x, 0.5f)) + 0.25f;
     out[blockIdx.x * blockDim.x + threadIdx.x] = x;
 }
-#undef SLATE_REGCAP_dep_chain
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 10 registers (ptxas)
-#define SLATE_REGCAP_dep_chain __launch_bounds__(64, SLATE_MIN_BLOCKS(64, 32))
-#else
-#define SLATE_REGCAP_dep_chain __launch_bounds__(64)
-#endif
 #line 97 "corun.cu"
-__global__ void SLATE_REGCAP_dep_chain dep_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
+__global__ void __launch_bounds__(64) dep_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         dep_chain__slate_body(slate_b, slate_g, out, iters);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_dep_chain dep_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
+__global__ void __launch_bounds__(64) dep_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         dep_chain__slate_body(slate_b, slate_g, out, iters);
@@ -3231,21 +3201,15 @@ static __device__ __forceinline__ void gemm_tiled__slate_body(const uint3 blockI
     }
     C[row * n + col] = acc;
 }
-#undef SLATE_REGCAP_gemm_tiled
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 32 registers (ptxas)
-#define SLATE_REGCAP_gemm_tiled __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32))
-#else
-#define SLATE_REGCAP_gemm_tiled __launch_bounds__(256)
-#endif
 #line 107 "corun.cu"
-__global__ void SLATE_REGCAP_gemm_tiled gemm_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
+__global__ void __launch_bounds__(256) gemm_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
     slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tiled__slate_body(slate_b, slate_g, A, B, C, n);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_gemm_tiled gemm_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
+__global__ void __launch_bounds__(256) gemm_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
     slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tiled__slate_body(slate_b, slate_g, A, B, C, n);
@@ -3313,21 +3277,15 @@ static __device__ __forceinline__ void histogram__slate_body(const uint3 blockId
         if (bins[b])
             atomicAdd(&hist[b], bins[b]);
 }
-#undef SLATE_REGCAP_histogram
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 14 registers (ptxas)
-#define SLATE_REGCAP_histogram __launch_bounds__(256, SLATE_MIN_BLOCKS(256, 32))
-#else
-#define SLATE_REGCAP_histogram __launch_bounds__(256)
-#endif
 #line 131 "corun.cu"
-__global__ void SLATE_REGCAP_histogram histogram__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
+__global__ void __launch_bounds__(256) histogram__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
     slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         histogram__slate_body(slate_b, slate_g, data, hist, per_block);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void SLATE_REGCAP_histogram histogram__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
+__global__ void __launch_bounds__(256) histogram__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
     slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         histogram__slate_body(slate_b, slate_g, data, hist, per_block);
