@@ -49,6 +49,7 @@ type benchFlags struct {
 	combine         []string
 	probes          []string
 	probeAt         time.Duration
+	trace           string
 }
 
 // openBenchDevice opens the GPU the bench runs on (a variable so that tests
@@ -119,6 +120,7 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.StringSliceVar(&fl.combine, "combine", nil, "combine the corun.json files of a suite run in parts (--workloads per device call) into one: prints the report, --json/--plot write into --out; no GPU")
 	f.StringArrayVar(&fl.probes, "probe", nil, "instead of the suite, probe one workload on one split (kernels@split, as triad_f4+gemm_tiled@40:92, or fma_chain@132 for one kernel against its native launch): every kernel as a worker, a two-wave worker and natively in a green context, together and alone, with each worker range's workers per SM sampled mid-run; repeatable; --json writes DIR/probe.json")
 	f.DurationVar(&fl.probeAt, "probe-at", 500*time.Microsecond, "with --probe: when the sampling run reads the workers per SM")
+	f.StringVar(&fl.trace, "trace", "", "append the scheduler mode's decisions of every run to FILE (ms from the run's start, event, kernel, SM range; then each kernel's span)")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
 	_ = f.MarkHidden("fake")
@@ -278,6 +280,14 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		}
 	}
 	bp.opts.Progress = func(p corun.Progress) { pr.step(p.Index, p.Total, fmt.Sprintf("%s: %s", p.Workload, p.Mode)) }
+	if fl.trace != "" {
+		f, err := os.OpenFile(fl.trace, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer f.Close()
+		bp.opts.Trace = f
+	}
 	b := &corun.Bench{Dev: dev, Profiles: ps, Opts: bp.opts}
 	outs, err := b.Run(ctx, bp.workloads, bp.modes)
 	pr.finish()

@@ -1,6 +1,7 @@
 package corun
 
 import (
+	"io"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +86,10 @@ type Options struct {
 	MPSPercentages []int
 	// Progress, if set, hears of each mode as it starts.
 	Progress func(Progress)
+	// Trace, if set, gets a line per scheduler decision of every scheduler
+	// run (ms from the run's start on the device clock, the runtime's
+	// event, the task, its range), then each job's span on the same clock.
+	Trace io.Writer
 }
 
 // Progress says what the benchmark is doing.

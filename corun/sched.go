@@ -253,12 +253,29 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, order []string, pol p
 	if _, ok := b.Dev.(ChainDevice); ok {
 		ex = chainExecutor{x}
 	}
-	s, err := runtime.NewScheduler(ex, runtime.SchedulerOptions{Policy: pol, MaxCoRun: 3, ResizeTimeout: b.Opts.RunTimeout})
+	// The workload's kernels arrive together: one decision for all.
+	t0 := b.Dev.Now()
+	opts := runtime.SchedulerOptions{Policy: pol, MaxCoRun: 3, ResizeTimeout: b.Opts.RunTimeout}
+	if tr := b.Opts.Trace; tr != nil {
+		var mu sync.Mutex
+		opts.OnEvent = func(ev runtime.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(tr, "%s\t%.4f\t%s\t%s\t%v\n", w.Name, ms(b.Dev.Now()-t0), ev.Kind, ev.Task, ev.Range)
+		}
+		defer func() {
+			for _, k := range w.Kernels {
+				if j := x.jobs[k.Name]; j != nil {
+					st, en := j.Span()
+					fmt.Fprintf(tr, "%s\t%.4f\tspan\t%s\t%.4f ms\n", w.Name, ms(st-t0), k.Name, ms(en-st))
+				}
+			}
+		}()
+	}
+	s, err := runtime.NewScheduler(ex, opts)
 	if err != nil {
 		return runResult{}, err
 	}
-	// The workload's kernels arrive together: one decision for all.
-	t0 := b.Dev.Now()
 	var ts []*runtime.Task
 	for _, name := range order {
 		ts = append(ts, &runtime.Task{Name: name, Weight: weight[name]})
