@@ -1,10 +1,10 @@
 package corun
 
 import (
-	"io"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
