@@ -71,6 +71,25 @@ func TestBenchUsageErrors(t *testing.T) {
 	}
 }
 
+// --trace appends the scheduler mode's decisions of each run, then the
+// jobs' spans, a line each: workload, ms, event, kernel, range.
+func TestBenchTrace(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "trace.txt")
+	code, _, errs := slatec(t, "", "bench", "--fake", "32", "--workloads", "triad_f4+fma_chain", "--modes", "scheduler", "--reps", "1", "--trace", tr)
+	require.Equal(t, 0, code, errs)
+	data, err := os.ReadFile(tr)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.GreaterOrEqual(t, len(lines), 4)
+	assert.Regexp(t, `^triad_f4\+fma_chain\t0\.0000\tqueued\t(triad_f4|fma_chain)\t`, lines[0])
+	assert.Contains(t, string(data), "\tstarted\t")
+	assert.Contains(t, string(data), "\tfinished\t")
+	assert.Regexp(t, `(?m)^triad_f4\+fma_chain\t[0-9.]+\tspan\ttriad_f4\t[0-9.]+ ms$`, string(data))
+	code, _, errs = slatec(t, "", "bench", "--fake", "32", "--workloads", "triad_f4+fma_chain", "--modes", "scheduler", "--trace", filepath.Join(t.TempDir(), "no", "such", "dir", "t.txt"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "--trace:")
+}
+
 // Probes measure the CUDA device only: on the fake one they say so.
 func TestBenchProbeFake(t *testing.T) {
 	code, _, errs := slatec(t, "", "bench", "--fake", "132", "--probe", "triad_f4+gemm_tiled@40:92")
