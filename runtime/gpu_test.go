@@ -1320,3 +1320,51 @@ func TestGPUSMOrder(t *testing.T) {
 		t.Errorf("%d blocks ran on only %d SMs of the range's 16", n, len(used))
 	}
 }
+
+// A job launched WithHeldGrow grows onto the SMs of another job once that
+// job's workers leave them: a long job on places 8.. with a held wave on
+// 0-7, beside a job whose 1024-thread workers fill 0-7 for a few ms. Every
+// logical block of both runs once, and some of the long job's run on 0-7.
+func TestGPUHeldGrow(t *testing.T) {
+	d, m := needGPU(t)
+	if d.Info().SMs < 16 || d.Info().MaxThreadsPerSM > 2048 {
+		t.Skipf("%d SMs, %d threads an SM", d.Info().SMs, d.Info().MaxThreadsPerSM)
+	}
+	k := kernel(t, m, "count__slate", countLayout)
+	full := d.FullRange()
+	near := SMRange{Low: 0, High: 7}
+	rest := SMRange{Low: 8, High: full.High}
+	na, nb := 16, 60000
+	ca, sa := alloc(t, d, make([]uint32, na)), alloc(t, d, make([]uint32, na))
+	cb, sb := alloc(t, d, make([]uint32, nb)), alloc(t, d, make([]uint32, nb))
+	a, err := d.Launch(k, D1(uint32(na)), D1(1024), 0, []any{ca, sa, cycles(d, 3000)}, near, WithIters(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Launch(k, D1(uint32(nb)), D1(64), 0, []any{cb, sb, cycles(d, 300)}, rest, WithHeldGrow(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, a, 60*time.Second)
+	wait(t, b, 60*time.Second)
+	for name, c := range map[string][]uint32{"a": download[uint32](t, d, ca, na), "b": download[uint32](t, d, cb, nb)} {
+		for i, v := range c {
+			if v != 1 {
+				t.Fatalf("job %s: block %d ran %d times", name, i, v)
+			}
+		}
+	}
+	onNear := 0
+	for _, s := range download[uint32](t, d, sb, nb) {
+		if onRange(d, near, s) {
+			onNear++
+		}
+	}
+	if onNear == 0 {
+		t.Errorf("none of the held-grow job's %d blocks ran on %v after the other job left it", nb, near)
+	}
+	if _, err := d.Launch(k, D1(1), D1(64), 0, []any{ca, sa, cycles(d, 1)}, rest, WithHeldGrow(near)); err == nil {
+		t.Errorf("a held grow range that does not contain the job's was accepted")
+	}
+	t.Logf("held grow: %d of %d blocks on %v; job a GPU %v, job b GPU %v", onNear, nb, near, a.Stats().GPUTime, b.Stats().GPUTime)
+}
