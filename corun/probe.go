@@ -75,7 +75,6 @@ const (
 	probeAbsent = '-'
 	probeWorker = 'w' // the runtime's worker on the kernel's range
 	probeWaves2 = '2' // the worker launched with two waves (runtime.WithWaves)
-	probeHeld   = 'h' // the worker with a held wave on every other SM (runtime.WithHeldGrow)
 	probeGreen  = 'g' // the native kernel in a green context of the part
 	probeNative = 'n' // the native kernel on all SMs (one-kernel specs)
 )
@@ -89,7 +88,7 @@ func probeConfigs(n int) []string {
 		return []string{"w", "n"} // waves apply to partial ranges only
 	}
 	all := func(c byte) string { return strings.Repeat(string(c), n) }
-	out := []string{all(probeWorker), all(probeWaves2), all(probeHeld), all(probeGreen)}
+	out := []string{all(probeWorker), all(probeWaves2), all(probeGreen)}
 	for i := range n {
 		for _, c := range []byte{probeWorker, probeGreen} {
 			b := []byte(all(probeAbsent))
@@ -202,9 +201,6 @@ func probeStart(dev probeDevice, spec ProbeSpec, ranges []runtime.SMRange, cfg s
 			jobs[i], err = dev.StartWith(k, ranges[i])
 		case probeWaves2:
 			jobs[i], err = dev.StartWith(k, ranges[i], runtime.WithWaves(2))
-		case probeHeld:
-			all := runtime.SMRange{Low: 0, High: sum(spec.Split) - 1}
-			jobs[i], err = dev.StartWith(k, ranges[i], runtime.WithHeldGrow(all))
 		case probeGreen:
 			jobs[i], err = dev.StartGreen(k, spec.Split, i)
 		case probeNative:

@@ -42,9 +42,9 @@ func TestParseProbe(t *testing.T) {
 
 func TestProbeConfigs(t *testing.T) {
 	assert.Equal(t, []string{"w", "n"}, probeConfigs(1))
-	assert.Equal(t, []string{"ww", "22", "hh", "gg", "w-", "g-", "-w", "-g"}, probeConfigs(2))
+	assert.Equal(t, []string{"ww", "22", "gg", "w-", "g-", "-w", "-g"}, probeConfigs(2))
 	c3 := probeConfigs(3)
-	assert.Len(t, c3, 4+6)
+	assert.Len(t, c3, 3+6)
 	assert.Contains(t, c3, "--g")
 }
 

@@ -199,11 +199,10 @@ type JobStats struct {
 type LaunchOption func(*launchOpts)
 
 type launchOpts struct {
-	iters    int
-	name     string
-	after    Predecessor
-	waves    int
-	heldGrow SMRange
+	iters int
+	name  string
+	after Predecessor
+	waves int
 }
 
 func WithIters(n int) LaunchOption { return func(o *launchOpts) { o.iters = n } }
@@ -219,17 +218,6 @@ func WithName(s string) LaunchOption { return func(o *launchOpts) { o.name = s }
 // later waves' dispatch and exit at the launch's end. For measuring that
 // effect (slatec bench --probe).
 func WithWaves(n int) LaunchOption { return func(o *launchOpts) { o.waves = n } }
-
-// WithHeldGrow launches, beside the job's workers on its range, a wave of
-// workers bound to the SMs of r outside that range (r must contain it):
-// while other kernels' blocks fill those SMs the hardware holds the wave,
-// and when they leave it places the held workers there, so the job grows
-// onto SMs as their kernels end with no host in the loop (a host grow
-// after a kernel's end came 0.4 ms late on an H100). Where the other work
-// leaves room on its SMs, the wave lands beside it at once; and the job
-// ends only once the held wave has drained onto its own SMs. For
-// measuring that reaction (slatec bench --probe, config h).
-func WithHeldGrow(r SMRange) LaunchOption { return func(o *launchOpts) { o.heldGrow = r } }
 
 // WithAfter starts the job on the GPU only when prev's launches queued so
 // far have ended (stream order, no host round trip): how a scheduler runs

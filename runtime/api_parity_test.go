@@ -43,7 +43,6 @@ var (
 	_ func(*Job, context.Context) error                                                           = (*Job).Wait
 	_ func(*Job, context.Context) ([]uint32, error)                                               = (*Job).RankedWorkers
 	_ func(int) LaunchOption                                                                      = WithWaves
-	_ func(SMRange) LaunchOption                                                                  = WithHeldGrow
 	_ func(*Job, context.Context) (uint64, uint64, error)                                         = (*Job).Progress
 	_ func(*Job, context.Context, SMRange) (ResizeStats, error)                                   = (*Job).Resize
 	_ func(*Job)                                                                                  = (*Job).Cancel

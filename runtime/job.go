@@ -181,22 +181,6 @@ func (d *Device) Launch(k *Kernel, grid, block Dim3, shared uint32, args []any, 
 		j.freeResources()
 		return nil, fmt.Errorf("runtime: launching job %q: %w", o.name, err)
 	}
-	if o.heldGrow != (SMRange{}) && o.heldGrow != r {
-		pieces := growPieces(r, o.heldGrow)
-		var err error
-		if pieces == nil || !o.heldGrow.Valid(d.info.SMs) {
-			err = fmt.Errorf("held grow range %v does not contain %v", o.heldGrow, r)
-		} else {
-			j.mu.Lock()
-			_, err = j.growLocked(o.heldGrow, pieces)
-			j.mu.Unlock()
-		}
-		if err != nil {
-			j.drainStream()
-			j.freeResources()
-			return nil, fmt.Errorf("runtime: launching job %q: %w", o.name, err)
-		}
-	}
 	d.mu.Lock()
 	d.jobs[j] = struct{}{}
 	d.mu.Unlock()
