@@ -47,7 +47,7 @@ fuzz:
 	$(GO) test ./serve -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 
 nvcc-check: cuda-tools
-	NVCC=$(NVCC) ./scripts/nvcc-check.sh testdata golden examples
+	NVCC=$(NVCC) ./scripts/nvcc-check.sh testdata golden examples bench/topology
 
 project-check: cuda-tools build
 	NVCC=$(NVCC) ./scripts/project-check.sh

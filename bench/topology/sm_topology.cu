@@ -15,7 +15,19 @@
 // launched with many blocks in each partition records the SMs it ran on.
 // Output: one line per GPC, then per green size the partition's SMs and how
 // many of them lie in each GPC; and the same for the contiguous id range
-// [0, n-1] for comparison.
+// [0, n-1] for comparison. Then, for each green size from 16 to 64, a float4
+// triad on n SMs beside a tiled SGEMM on the rest (corun/kernels/corun.cu's
+// two kernels, copied as device functions), median of 9: simple persistent
+// workers bound by an SM mask on the id range, on green's sets and on whole
+// GPCs (with the SGEMM worker reading a flag and counting as slatec's does:
+// modes 1, 2), and the native kernels in green contexts.
+//
+// Build options: -DSIMPLE_MINB=B gives the simple SGEMM worker
+// __launch_bounds__(256, B); -DSLATE_KERNELS='"FILE"' includes slatec gen's
+// output for corun/kernels/corun.cu (the source inside corun/kernels_slate.go)
+// and adds runs of slatec's own triad_f4 and gemm_tiled workers, launched as
+// the Go runtime launches them, alone, together, each beside the other's
+// simple worker, with their workers per SM sampled mid-run.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
