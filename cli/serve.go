@@ -42,7 +42,8 @@ register and get a standing SM range (a grant) that the daemon pushes again
 whenever a process joins or leaves: a program alone on the GPU launches
 natively, others launch on their range without asking the daemon, and their
 running kernels are moved when their range changes. Processes whose kernels
-an STM plan co-runs (--profiles) get the plan's split; others each get the
+the co-run planner co-runs as a set (--profiles; as slatec bench's scheduler
+plans them) get its split; others each get the
 whole GPU with native launches, overlapping as MPS schedules them
 (--unplanned overlap, the default: without a plan no split is known to pay),
 or equal shares (--unplanned equal). A program that finds no daemon runs
@@ -69,7 +70,7 @@ daemon (as slatec top) instead.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "socket path (default $SLATEC_SOCKET, $XDG_RUNTIME_DIR/slatec/serve.sock or /tmp/slatec-$UID/serve.sock)")
-	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): an STM plan whose SM counts weigh the split")
+	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): each set of the processes' kernels is planned as slatec bench's scheduler plans it, and its SM counts weigh the split")
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")

@@ -238,7 +238,7 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 }
 
 // SchedulerPlanOptions is how the scheduler mode plans (and predicts).
-var SchedulerPlanOptions = plan.SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true, NativeSolo: true}
+var SchedulerPlanOptions = plan.SchedulerOptions
 
 // schedOnce submits the workload's kernels in the plan's order (order: its
 // phases, and within an overlap phase the kernel to launch first first).

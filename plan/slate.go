@@ -167,6 +167,12 @@ func (ps *ProfileSet) Classify(i int) (Class, string) {
 // says so.
 func PlanSlate(ps *ProfileSet) (*Plan, error) { return PlanSlateWith(ps, SlateOptions{}) }
 
+// SchedulerOptions is how the co-run scheduler plans a set of kernels
+// that arrive together (slatec bench's scheduler mode, slatec serve's
+// grants): either kernel order, groups of up to three, the model beside
+// the table, overlap phases and native solo phases.
+var SchedulerOptions = SlateOptions{EitherOrder: true, MaxGroup: 3, ModelCorun: true, Overlap: true, NativeSolo: true}
+
 // SlateOptions vary Slate's selection rule.
 type SlateOptions struct {
 	// EitherOrder co-runs a pair when the table says corun with either

@@ -17,7 +17,7 @@ import (
 // Config configures a Daemon. Zero values take defaults.
 type Config struct {
 	Socket        string           // default DefaultSocket()
-	Profiles      *plan.ProfileSet // optional: an STM plan, whose SM counts weight the grants
+	Profiles      *plan.ProfileSet // optional: plans of the processes' kernels, whose SM counts weight the grants
 	SMs           int              // the GPU's SMs; 0: the profiles', else the first client's hello
 	ResizeTimeout time.Duration    // how long a client may take to ack a grant change (default 100 ms)
 	MaxClients    int              // connections (default 256)

@@ -3,40 +3,43 @@ package serve
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/slatec/slatec/plan"
 )
 
 // Policy decides how the SMs are split between processes. Protocol v2
 // grants every registered process a standing range (docs/SERVE.md,
-// "Scheduling"): when an STM plan (from profiles) co-runs the kernels the
-// processes last announced, shares in proportion to the plan's SM counts;
-// else the whole GPU to each (Overlap) or equal shares.
+// "Scheduling"): the kernels the processes last announced are planned as
+// a set, with the co-run scheduler's planner (plan.SchedulerOptions, what
+// `slatec bench`'s scheduler mode runs), and when that plan co-runs them
+// all in one phase they get its SM counts; else (no profiles, a kernel
+// without one, a plan that runs them one after another or as written on
+// all SMs) the whole GPU to each (Overlap) or equal shares. Plans are
+// cached per set.
 type Policy struct {
-	// Plan, when set, is an STM plan computed once from the profiles.
-	Plan *plan.Plan
+	profiles *plan.ProfileSet
 
-	phases map[string]int
-	sms    map[string]int
+	mu    sync.Mutex
+	plans map[string]setPlan
 }
 
-// NewPolicy builds the policy from an optional profile set: with profiles,
-// the STM plan is computed once.
+// setPlan is the planned split of one set of kernels.
+type setPlan struct {
+	sms map[string]int // SM counts when the plan co-runs the whole set
+}
+
+// NewPolicy builds the policy from an optional profile set, checked by
+// planning all its kernels once.
 func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
-	p := &Policy{phases: map[string]int{}, sms: map[string]int{}}
+	p := &Policy{profiles: ps, plans: map[string]setPlan{}}
 	if ps == nil {
 		return p, nil
 	}
-	pl, err := plan.PlanSTM(ps, plan.STMOptions{Eval: plan.EvalFluid})
-	if err != nil {
-		return nil, fmt.Errorf("serve: STM plan from the profiles: %w", err)
-	}
-	p.Plan = pl
-	for _, ph := range pl.Phases {
-		for _, k := range ph.Kernels {
-			p.phases[k.Name] = ph.Index
-			p.sms[k.Name] = k.SMs
-		}
+	if _, err := plan.PlanSlateWith(ps, plan.SchedulerOptions); err != nil {
+		return nil, fmt.Errorf("serve: planning the profiles: %w", err)
 	}
 	return p, nil
 }
@@ -48,30 +51,22 @@ func (p *Policy) Name(unplanned Unplanned) string {
 	if unplanned != EqualShares {
 		rest = "overlap (whole GPU, native)"
 	}
-	if p.Plan != nil {
-		return "grants: stm-plan weights, else " + rest
+	if p.profiles != nil {
+		return "grants: planned per set of kernels (profiles), else " + rest
 	}
 	return "grants: " + rest
 }
 
-// Weight is the STM plan's SM count for a kernel, 0 when it names none.
-func (p *Policy) Weight(kernel string) int {
-	if kernel == "" {
-		return 0
-	}
-	return p.sms[kernel]
-}
-
 // Weights returns the split weights of clients whose latest kernels are
-// kernels: the plan's SM counts when the plan names every one of them
-// in the same phase, else equal.
+// kernels: the plan's SM counts when it co-runs all of them in one phase,
+// else equal.
 func (p *Policy) Weights(kernels []string) []float64 {
 	w, _ := p.split(kernels)
 	return w
 }
 
-// Planned reports whether the plan co-runs all of kernels (two or more)
-// in one phase, so that its SM counts say how to split the GPU.
+// Planned reports whether the plan of kernels (two or more) co-runs all of
+// them in one phase, so that its SM counts say how to split the GPU.
 func (p *Policy) Planned(kernels []string) bool {
 	_, ok := p.split(kernels)
 	return ok
@@ -79,23 +74,58 @@ func (p *Policy) Planned(kernels []string) bool {
 
 func (p *Policy) split(kernels []string) ([]float64, bool) {
 	w := make([]float64, len(kernels))
-	plannedAll := len(kernels) > 1
-	phase := -2
+	for i := range w {
+		w[i] = 1
+	}
+	sp := p.planOf(kernels)
+	if sp.sms == nil {
+		return w, false
+	}
 	for i, k := range kernels {
-		n := p.Weight(k)
-		ph, ok := p.phases[k]
-		if n <= 0 || !ok || (phase != -2 && ph != phase) {
-			plannedAll = false
-		}
-		phase = ph
-		w[i] = float64(n)
+		w[i] = float64(sp.sms[k])
 	}
-	if !plannedAll {
-		for i := range w {
-			w[i] = 1
+	return w, true
+}
+
+// planOf plans the set of kernels (cached): SM counts when the planner
+// co-runs all of them (two or more, distinct, each profiled) in one phase
+// on its own split, nil otherwise.
+func (p *Policy) planOf(kernels []string) setPlan {
+	if p.profiles == nil || len(kernels) < 2 {
+		return setPlan{}
+	}
+	names := append([]string(nil), kernels...)
+	sort.Strings(names)
+	for i := 1; i < len(names); i++ {
+		if names[i] == names[i-1] {
+			return setPlan{} // one kernel twice: its profile says nothing of the pair
 		}
 	}
-	return w, plannedAll
+	key := strings.Join(names, "\x00")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sp, ok := p.plans[key]; ok {
+		return sp
+	}
+	sp := setPlan{}
+	sub := &plan.ProfileSet{Format: p.profiles.Format, Device: p.profiles.Device}
+	for _, n := range names {
+		i := p.profiles.KernelIndex(n)
+		if n == "" || i < 0 {
+			p.plans[key] = sp
+			return sp
+		}
+		sub.Kernels = append(sub.Kernels, p.profiles.Kernels[i])
+	}
+	if pl, err := plan.PlanSlateWith(sub, plan.SchedulerOptions); err == nil && len(pl.Phases) == 1 &&
+		!pl.Phases[0].Overlap && len(pl.Phases[0].Kernels) == len(names) {
+		sp.sms = map[string]int{}
+		for _, k := range pl.Phases[0].Kernels {
+			sp.sms[k.Name] = max(k.SMs, 1)
+		}
+	}
+	p.plans[key] = sp
+	return sp
 }
 
 // Split divides sms SMs into contiguous ranges, in order, in proportion to

@@ -1,7 +1,7 @@
 // Package serve is the daemon side of cross-process SM sharing: `slatec
 // serve` listens on a Unix socket, drop-in transformed programs register
 // their process and announce their launches, and the daemon applies Slate's
-// policy table (or an STM plan) across all processes, handing out SM ranges
+// policy table (a plan of the processes' kernels) across all processes, handing out SM ranges
 // and resizing running launches. docs/SERVE.md is the protocol
 // specification; this file implements its framing and validation.
 package serve
