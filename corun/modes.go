@@ -736,13 +736,13 @@ func (b *Bench) subset(w Workload) (*plan.ProfileSet, string) {
 	if b.Profiles == nil {
 		return nil, "no profiles (give --profiles, or let the bench measure them)"
 	}
-	ps := &plan.ProfileSet{Format: b.Profiles.Format, Device: b.Profiles.Device}
-	for _, k := range w.Kernels {
-		i := b.Profiles.KernelIndex(k.Name)
-		if i < 0 {
-			return nil, fmt.Sprintf("no profile of %s", k.Name)
-		}
-		ps.Kernels = append(ps.Kernels, b.Profiles.Kernels[i])
+	names := make([]string, len(w.Kernels))
+	for i, k := range w.Kernels {
+		names[i] = k.Name
+	}
+	ps, missing := b.Profiles.Subset(names)
+	if ps == nil {
+		return nil, fmt.Sprintf("no profile of %s", missing)
 	}
 	return ps, ""
 }

@@ -665,6 +665,21 @@ func (ps *ProfileSet) KernelIndex(name string) int {
 	return -1
 }
 
+// Subset returns the set of the named kernels' profiles, in the order
+// named, on the same device; missing is the first name without a profile
+// ("" when every name has one, and then the set is not nil).
+func (ps *ProfileSet) Subset(names []string) (sub *ProfileSet, missing string) {
+	sub = &ProfileSet{Format: ps.Format, Device: ps.Device}
+	for _, n := range names {
+		i := ps.KernelIndex(n)
+		if n == "" || i < 0 {
+			return nil, n
+		}
+		sub.Kernels = append(sub.Kernels, ps.Kernels[i])
+	}
+	return sub, ""
+}
+
 // SharedBW is the bandwidth co-running kernels share in the penalty of
 // Liang's equation (3): SustainedBWGBs when the profile gives it, else the
 // datasheet peak (the paper's Pb).

@@ -108,14 +108,10 @@ func (p *Policy) planOf(kernels []string) setPlan {
 		return sp
 	}
 	sp := setPlan{}
-	sub := &plan.ProfileSet{Format: p.profiles.Format, Device: p.profiles.Device}
-	for _, n := range names {
-		i := p.profiles.KernelIndex(n)
-		if n == "" || i < 0 {
-			p.plans[key] = sp
-			return sp
-		}
-		sub.Kernels = append(sub.Kernels, p.profiles.Kernels[i])
+	sub, _ := p.profiles.Subset(names)
+	if sub == nil {
+		p.plans[key] = sp
+		return sp
 	}
 	if pl, err := plan.PlanSlateWith(sub, plan.SchedulerOptions); err == nil && len(pl.Phases) == 1 &&
 		!pl.Phases[0].Overlap && len(pl.Phases[0].Kernels) == len(names) {

@@ -31,32 +31,35 @@ func TestPolicyPlansEachSet(t *testing.T) {
 		{[]string{"triad_f4", ""}, false},
 		{[]string{"triad_f4"}, false},
 	} {
-		want, err := plan.PlanSlateWith(subset(t, ps, tc.kernels), plan.SchedulerOptions)
 		if tc.planned {
+			sub, missing := ps.Subset(tc.kernels)
+			require.Empty(t, missing)
+			want, err := plan.PlanSlateWith(sub, plan.SchedulerOptions)
 			require.NoError(t, err)
 			require.Len(t, want.Phases, 1, "%v: the scheduler's planner co-runs them", tc.kernels)
-		}
-		assert.Equal(t, tc.planned, pol.Planned(tc.kernels), "%v", tc.kernels)
-		w := pol.Weights(tc.kernels)
-		require.Len(t, w, len(tc.kernels))
-		if !tc.planned {
-			for _, x := range w {
-				assert.Equal(t, 1.0, x, "%v: equal weights", tc.kernels)
+			assert.True(t, pol.Planned(tc.kernels), "%v", tc.kernels)
+			w := pol.Weights(tc.kernels)
+			require.Len(t, w, len(tc.kernels))
+			for i, k := range tc.kernels {
+				for _, pk := range want.Phases[0].Kernels {
+					if pk.Name == k {
+						assert.Equal(t, float64(pk.SMs), w[i], "%v: %s gets the plan's SMs", tc.kernels, k)
+					}
+				}
 			}
 			continue
 		}
-		sms := map[string]int{}
-		for _, k := range want.Phases[0].Kernels {
-			sms[k.Name] = k.SMs
-		}
-		for i, k := range tc.kernels {
-			assert.Equal(t, float64(sms[k]), w[i], "%v: %s gets the plan's SMs", tc.kernels, k)
+		assert.False(t, pol.Planned(tc.kernels), "%v", tc.kernels)
+		for _, x := range pol.Weights(tc.kernels) {
+			assert.Equal(t, 1.0, x, "%v: equal weights", tc.kernels)
 		}
 	}
 	// A set the planner runs one after another is not split: its processes
 	// overlap (or share equally).
 	seq := []string{"fma_chain", "gemm_tc"}
-	p, err := plan.PlanSlateWith(subset(t, ps, seq), plan.SchedulerOptions)
+	sub, missing := ps.Subset(seq)
+	require.Empty(t, missing)
+	p, err := plan.PlanSlateWith(sub, plan.SchedulerOptions)
 	require.NoError(t, err)
 	require.Greater(t, len(p.Phases), 1, "the planner runs %v one after the other", seq)
 	assert.False(t, pol.Planned(seq))
@@ -65,16 +68,4 @@ func TestPolicyPlansEachSet(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, none.Planned([]string{"triad_f4", "fma_chain"}))
 	assert.Equal(t, "grants: overlap (whole GPU, native)", none.Name(Overlap))
-}
-
-// subset is ps reduced to the named kernels that it profiles.
-func subset(t *testing.T, ps *plan.ProfileSet, names []string) *plan.ProfileSet {
-	t.Helper()
-	sub := &plan.ProfileSet{Format: ps.Format, Device: ps.Device}
-	for _, n := range names {
-		if i := ps.KernelIndex(n); i >= 0 {
-			sub.Kernels = append(sub.Kernels, ps.Kernels[i])
-		}
-	}
-	return sub
 }
