@@ -245,76 +245,75 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
     __shared__ unsigned int slate_task[2];
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
     unsigned int slot = 0u;
-    if (!(cfg.flags & SLATE_FLAG_ALL_SMS)) {
-        if (leader)
-            slate_task[1] = slate_enter_range(ctl, cfg, total);
-        __syncthreads();
-        if (*(volatile unsigned int*)&slate_task[1] == SLATE_STOP32) {
-            slot = 1u; // the slot just read: the exit's answer goes to the other
-            goto exit;
-        }
-    }
-    if (kPeel && cfg.iters == 1u) {
-        // Before the `work` label, which the last worker out jumps back to:
-        // this copy runs once per worker, outside every loop.
-        if (leader)
-            slate_task[slot] = slate_claim(ctl, cfg, total);
-        __syncthreads();
-        const unsigned int first = *(volatile unsigned int*)&slate_task[slot];
-        if (first == SLATE_STOP32)
-            goto exit;
-        slate_run_block(cfg, first, body, ctl);
-        if (leader)
-            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
-        __syncthreads();
-        if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
-            atomicAdd(&ctl->done, 1ull);
-        slot ^= 1u;
-        goto tasks;
-    }
-work:
+    // The range test is part of the first claim: a worker outside its range
+    // (or one too many on its SM) claims nothing and goes to the exit. The
+    // loops below are entered only at the top: jumps from the range test to
+    // the exit and from the exit back to the claim made a loop region with
+    // two entries, and the compiler kept more registers live through it
+    // (ptxas -v, the goldens' queue workers: 134 of 177 need 1-6 fewer now,
+    // 10 more; bench/RESULTS.md, twelfth session).
     if (leader)
-        slate_task[slot] = slate_claim(ctl, cfg, total);
+        slate_task[0] = (cfg.flags & SLATE_FLAG_ALL_SMS) || slate_enter_range(ctl, cfg, total) != SLATE_STOP32
+                            ? slate_claim(ctl, cfg, total)
+                            : SLATE_STOP32;
     __syncthreads();
-tasks:
-    for (;;) {
-        const unsigned int start = *(volatile unsigned int*)&slate_task[slot];
-        if (start == SLATE_STOP32)
-            break;
-        // Only the id stays live across the body; the task's end is
-        // recomputed from the slot.
-        for (unsigned int id = start;;) {
-            slate_run_block(cfg, id, body, ctl);
-            const unsigned int s = *(volatile unsigned int*)&slate_task[slot];
-            if (++id >= (total - s < cfg.iters ? total : s + cfg.iters))
-                break;
-            if (kSync)
-                __syncthreads();
+    if (kPeel && cfg.iters == 1u) {
+        // The first task, through a copy of the body outside every loop
+        // (run once per worker; the exit's second round does not peel).
+        const unsigned int first = *(volatile unsigned int*)&slate_task[0];
+        if (first != SLATE_STOP32) {
+            slate_run_block(cfg, first, body, ctl);
+            if (leader)
+                slate_task[1] = slate_claim(ctl, cfg, total);
+            __syncthreads();
+            if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
+                atomicAdd(&ctl->done, 1ull);
+            slot = 1u;
         }
-        if (leader)
-            slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
-        __syncthreads();
-        // Counted after the barrier: every thread is done with the task.
-        if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
-            const unsigned int s = *(volatile unsigned int*)&slate_task[slot];
-            atomicAdd(&ctl->done, (unsigned long long)((total - s < cfg.iters ? total : s + cfg.iters) - s));
-        }
-        slot ^= 1u;
     }
-exit:
-    if (cfg.flags & SLATE_FLAG_RESET) {
+    for (;;) {
+        for (;;) {
+            const unsigned int start = *(volatile unsigned int*)&slate_task[slot];
+            if (start == SLATE_STOP32)
+                break;
+            // Only the id stays live across the body; the task's end is
+            // recomputed from the slot.
+            for (unsigned int id = start;;) {
+                slate_run_block(cfg, id, body, ctl);
+                const unsigned int s = *(volatile unsigned int*)&slate_task[slot];
+                if (++id >= (total - s < cfg.iters ? total : s + cfg.iters))
+                    break;
+                if (kSync)
+                    __syncthreads();
+            }
+            if (leader)
+                slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
+            __syncthreads();
+            // Counted after the barrier: every thread is done with the task.
+            if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
+                const unsigned int s = *(volatile unsigned int*)&slate_task[slot];
+                atomicAdd(&ctl->done, (unsigned long long)((total - s < cfg.iters ? total : s + cfg.iters) - s));
+            }
+            slot ^= 1u;
+        }
+        if (!(cfg.flags & SLATE_FLAG_RESET))
+            break;
         // The last worker of the launch to exit resets the control block;
         // but first it leaves no work behind. A launch on a partial range can
         // see every worker land outside the range and exit while other work
         // (another stream's kernel, another process's) holds the range's
         // SMs: no host waits for such a launch to relaunch it, so the last
         // worker out runs what is left, wherever it is (correct, if slow).
-        // Its answer goes to the slot the block did not just read.
+        // Its answer goes to the slot the block did not just read; a claim
+        // then goes to the one read before that barrier.
         if (leader)
             slate_task[slot ^ 1u] = slate_last_out(ctl, total, cfg.workers);
         __syncthreads();
-        if (*(volatile unsigned int*)&slate_task[slot ^ 1u] != SLATE_STOP32)
-            goto work; // the claim there writes the slot read before the barrier
+        if (*(volatile unsigned int*)&slate_task[slot ^ 1u] == SLATE_STOP32)
+            break;
+        if (leader)
+            slate_task[slot] = slate_claim(ctl, cfg, total);
+        __syncthreads();
     }
     if (leader && !(cfg.flags & SLATE_FLAG_ALL_SMS))
         slate_leave_range(ctl, cfg);
@@ -4057,7 +4056,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 4061 "golden/merge/early_transpose.smrange.cu"
+#line 4060 "golden/merge/early_transpose.smrange.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (smrange mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
