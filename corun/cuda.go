@@ -306,7 +306,17 @@ type cudaJob struct {
 
 func (c *cudaJob) Resize(ctx context.Context, r runtime.SMRange) (Resize, error) {
 	st, err := c.j.Resize(ctx, r)
-	return Resize{Latency: st.Drain + st.Gap, Grow: st.Grow}, err
+	return Resize{Latency: st.Drain + st.Gap, Grow: st.Grow, Deferred: st.Deferred}, err
+}
+
+// GrowAtEnd arms a deferred grow of the job onto r at trigger's end
+// (runtime.Job.GrowAtEnd); trigger must be a job of this device.
+func (c *cudaJob) GrowAtEnd(trigger Job, r runtime.SMRange) error {
+	t, ok := trigger.(*cudaJob)
+	if !ok {
+		return runtime.ErrNoDeferredGrow
+	}
+	return c.j.GrowAtEnd(t.j, r)
 }
 
 func (c *cudaJob) Wait(ctx context.Context) error { return c.j.Wait(ctx) }

@@ -48,11 +48,20 @@ type Resize struct {
 	Latency time.Duration
 	// Grow: the job gained SMs without a drain (runtime.ResizeStats.Grow).
 	Grow bool
+	// Deferred: the grow was armed on the GPU and started at another
+	// job's end (runtime.ResizeStats.Deferred); this Resize adopted it.
+	Deferred bool
 	// Task is the job's task time on the SMs it drained from, estimated
 	// from its profile (R[m] per wave of blocks x blocks per task); zero
 	// when unknown. A drain waits for the tasks running, so the issue's
 	// target is latency <= one task + 30 us.
 	Task time.Duration
+}
+
+// growJob is a Job that can arm a deferred grow: onto r, started on the
+// GPU when trigger ends (runtime.Job.GrowAtEnd).
+type growJob interface {
+	GrowAtEnd(trigger Job, r runtime.SMRange) error
 }
 
 // itersJob is a Job that says its logical blocks per task.

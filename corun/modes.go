@@ -90,6 +90,10 @@ type Options struct {
 	// run (ms from the run's start on the device clock, the runtime's
 	// event, the task, its range), then each job's span on the same clock.
 	Trace io.Writer
+	// NoDeferredGrow makes the scheduler mode grow a survivor only once the
+	// host has noticed its partner's end, instead of arming the grow on the
+	// GPU (runtime.SchedulerOptions.NoDeferredGrow): for comparing the two.
+	NoDeferredGrow bool
 }
 
 // Progress says what the benchmark is doing.

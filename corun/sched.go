@@ -165,6 +165,17 @@ func (r *schedRunning) Resize(ctx context.Context, to runtime.SMRange) error {
 	return nil
 }
 
+// GrowAtEnd implements runtime.GrowingRunning for jobs that can arm a
+// deferred grow (growJob); others say runtime.ErrNoDeferredGrow.
+func (r *schedRunning) GrowAtEnd(trigger runtime.Running, to runtime.SMRange) error {
+	t, ok := trigger.(*schedRunning)
+	g, can := r.job.(growJob)
+	if !ok || !can || r.x.overlap[r.name] || r.x.overlap[t.name] {
+		return runtime.ErrNoDeferredGrow
+	}
+	return g.GrowAtEnd(t.job, to)
+}
+
 func (r *schedRunning) Wait(ctx context.Context) error {
 	err := r.job.Wait(ctx)
 	x := r.x
@@ -255,7 +266,7 @@ func (b *Bench) schedOnce(ctx context.Context, w Workload, order []string, pol p
 	}
 	// The workload's kernels arrive together: one decision for all.
 	t0 := b.Dev.Now()
-	opts := runtime.SchedulerOptions{Policy: pol, MaxCoRun: 3, ResizeTimeout: b.Opts.RunTimeout}
+	opts := runtime.SchedulerOptions{Policy: pol, MaxCoRun: 3, ResizeTimeout: b.Opts.RunTimeout, NoDeferredGrow: b.Opts.NoDeferredGrow}
 	if tr := b.Opts.Trace; tr != nil {
 		var mu sync.Mutex
 		opts.OnEvent = func(ev runtime.Event) {

@@ -179,6 +179,9 @@ type ResizeStats struct {
 	// launch on the added SMs beside the running one); Drain and Gap are
 	// zero and Host is the time to queue the launch.
 	Grow bool
+	// Deferred: a grow the GPU started at another job's end (GrowAtEnd),
+	// adopted by this Resize; Host is the time to adopt it.
+	Deferred bool
 }
 
 type JobStats struct {

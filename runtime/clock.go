@@ -146,6 +146,19 @@ func (c *gpuClock) read(d *Device, p DevicePtr) (start, end time.Time, err error
 	return c.host(g0), c.host(g1), nil
 }
 
+// readOne returns the stamp at p, false if it is zero (not written).
+func (c *gpuClock) readOne(d *Device, p DevicePtr) (time.Time, bool) {
+	var b [8]byte
+	if d.check("cuMemcpyDtoH (stamp)", C.slate_cuMemcpyDtoH(d.ctx, unsafe.Pointer(&b[0]), C.CUdeviceptr(p), 8)) != nil {
+		return time.Time{}, false
+	}
+	g := binary.LittleEndian.Uint64(b[:])
+	if g == 0 {
+		return time.Time{}, false
+	}
+	return c.host(g), true
+}
+
 func (c *gpuClock) host(g uint64) time.Time { return time.Unix(0, int64(g)-c.offset) }
 
 // calibrate sets offset from the round trip that bracketed a stamp most

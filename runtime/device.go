@@ -97,6 +97,12 @@ type Device struct {
 	order       []int
 	orderSource string
 
+	// growMu guards grows (deferred grows armed and not yet adopted or
+	// abandoned: grow.go) and zombies (abandoned ones still queued).
+	growMu  sync.Mutex
+	grows   []*deferredGrow
+	zombies []zombie
+
 	// firstFault names the job whose monitor first saw the context die;
 	// the fault itself may come from any kernel running at that time.
 	firstFault string
@@ -316,6 +322,9 @@ func (d *Device) Close() error {
 		// (releasing the last reference would destroy it under them).
 		return errors.Join(errs...)
 	}
+	// Abandoned deferred grows run once their triggers (cancelled above)
+	// have ended; their memory must outlive them.
+	d.reapZombies(true)
 	d.mu.Lock()
 	for _, ss := range d.streams {
 		for _, s := range ss {

@@ -17,6 +17,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // GPU tests: they need libcuda.so.1 and a device, and skip (saying so)
@@ -1319,4 +1322,131 @@ func TestGPUSMOrder(t *testing.T) {
 	if len(used) < 8 {
 		t.Errorf("%d blocks ran on only %d SMs of the range's 16", n, len(used))
 	}
+}
+
+// Deferred grows (GrowAtEnd): the grown job takes its trigger's SMs when
+// the trigger ends, adopted by a Resize or by its own end; a job that ends
+// first abandons its grow, which later runs on an empty queue without
+// touching its blocks or the control block's next owner; a trigger
+// resized early starts the grow at its drain (correct, if early). Every
+// logical block runs once in every case.
+func TestGPUDeferredGrow(t *testing.T) {
+	d, m := needGPU(t)
+	k := kernel(t, m, "count__slate", countLayout)
+	sms := d.Info().SMs
+	if sms < 4 {
+		t.Skip("needs 4 SMs")
+	}
+	low, high := SMRange{0, sms/2 - 1}, SMRange{sms / 2, sms - 1}
+	onHigh := map[int]bool{}
+	for _, s := range d.SMsOf(high) {
+		onHigh[s] = true
+	}
+	type job struct {
+		j      *Job
+		counts DevicePtr
+		smids  DevicePtr
+		n      int
+	}
+	// ~420K blocks of 10 us a ms on all SMs (TestGPUGrowWithoutDrain).
+	// Buffers first: uploading them takes longer than the short jobs run.
+	prep := func(rows uint32) job {
+		n := 4096 * int(rows)
+		return job{counts: alloc(t, d, make([]uint32, n)), smids: alloc(t, d, make([]uint32, n)), n: n}
+	}
+	start := func(jb *job, r SMRange) {
+		var err error
+		jb.j, err = d.Launch(k, Dim3{4096, uint32(jb.n / 4096), 1}, D1(64), 0, []any{jb.counts, jb.smids, cycles(d, 10)}, r)
+		require.NoError(t, err)
+	}
+	launch2 := func(rowsB uint32, rb SMRange, rowsA uint32, ra SMRange) (job, job) {
+		b, a := prep(rowsB), prep(rowsA)
+		start(&b, rb)
+		start(&a, ra)
+		return b, a
+	}
+	// check waits for jb and returns how many of its blocks ran on high.
+	check := func(name string, jb job) int {
+		t.Helper()
+		wait(t, jb.j, 60*time.Second)
+		cs := download[uint32](t, d, jb.counts, jb.n)
+		ids := download[uint32](t, d, jb.smids, jb.n)
+		on := 0
+		for i, c := range cs {
+			if c != 1 {
+				t.Fatalf("%s: logical block %d ran %d times", name, i, c)
+			}
+			if onHigh[int(ids[i])] {
+				on++
+			}
+		}
+		return on
+	}
+	deferred := func(jb job) int {
+		n := 0
+		for _, r := range jb.j.Stats().Resizes {
+			if r.Deferred {
+				n++
+			}
+		}
+		return n
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	for _, adopt := range []string{"resize", "end"} {
+		// The trigger (high half, ~3 ms) ends first; the grown job (low
+		// half, ~12 ms alone) takes its SMs then.
+		b, a := launch2(2000, low, 200, high)
+		require.NoError(t, b.j.GrowAtEnd(a.j, d.FullRange()))
+		require.NoError(t, b.j.GrowAtEnd(a.j, d.FullRange()), "arming it again does nothing")
+		require.Error(t, b.j.GrowAtEnd(a.j, SMRange{0, sms - 2}), "another grow on the same trigger")
+		assert.Equal(t, 1, b.j.ArmedGrows())
+		<-a.j.Done()
+		if adopt == "resize" {
+			done, total, perr := b.j.Progress(ctx)
+			st, err := b.j.Resize(ctx, d.FullRange())
+			require.NoError(t, err, "grown job at %d of %d blocks (%v) when its trigger ended", done, total, perr)
+			assert.True(t, st.Deferred && st.Grow, "%+v", st)
+			assert.Equal(t, d.FullRange(), b.j.Range())
+			t.Logf("adopted by Resize in %v", st.Host)
+		}
+		check("trigger", a)
+		on := check("grown", b)
+		assert.Equal(t, 0, b.j.ArmedGrows())
+		assert.Equal(t, 1, deferred(b), "adopted by %s", adopt)
+		t.Logf("adopted by %s: %d of %d blocks ran on the trigger's SMs", adopt, on, b.n)
+		assert.Positive(t, on, "the grow ran no block on the trigger's SMs")
+	}
+
+	// The grown job ends first: its grow is abandoned, then runs on an
+	// empty queue when the trigger ends; a job launched meanwhile (which may
+	// get any pooled control block) runs every block once.
+	b, a := launch2(100, low, 2000, high)
+	c := prep(40)
+	require.NoError(t, b.j.GrowAtEnd(a.j, d.FullRange()))
+	assert.Zero(t, check("ends first", b), "no block ran on the trigger's SMs")
+	assert.Zero(t, deferred(b))
+	start(&c, low)
+	check("launched meanwhile", c)
+	check("trigger", a)
+	d.reapZombies(true)
+	d.growMu.Lock()
+	zombies := len(d.zombies)
+	d.growMu.Unlock()
+	assert.Zero(t, zombies, "the abandoned grow ran once its trigger ended")
+	cs := download[uint32](t, d, b.counts, b.n)
+	for i, n := range cs {
+		require.Equal(t, uint32(1), n, "block %d of the job that ended first, after its grow ran", i)
+	}
+
+	// The trigger moves before it ends: the grow starts at its drain.
+	b, a = launch2(2000, low, 800, high)
+	require.NoError(t, b.j.GrowAtEnd(a.j, d.FullRange()))
+	time.Sleep(time.Millisecond)
+	_, err := a.j.Resize(ctx, SMRange{sms - sms/4, sms - 1})
+	require.NoError(t, err)
+	check("moved trigger", a)
+	check("grown at the trigger's drain", b)
+	assert.Equal(t, 1, deferred(b), "adopted at its end")
 }

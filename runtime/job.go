@@ -76,16 +76,22 @@ type Job struct {
 	// waits for it before setting retreat, so a flag is never overwritten
 	// by an earlier clear that had not run yet (possible when a Resize's
 	// wait was cut short by its context).
-	armed    C.CUevent
-	retired  []C.CUevent // end events of earlier launches, freed at the end
-	ending   bool        // the monitor saw the last launch end
-	cancel   bool
-	state    jobState
-	err      error
-	final    Ctl
-	stats    JobStats
-	done     chan struct{} // closed when state leaves jobRunning
-	released chan struct{} // closed after resources are freed
+	armed   C.CUevent
+	retired []C.CUevent // end events of earlier launches, freed at the end
+	// abandoned are deferred grows (GrowAtEnd) whose trigger had not ended
+	// when the job did: they keep the control block (addZombies).
+	abandoned []*deferredGrow
+	// growStamps are the clock pairs of adopted deferred grows (their
+	// launches' ends: growEnd).
+	growStamps []DevicePtr
+	ending     bool // the monitor saw the last launch end
+	cancel     bool
+	state      jobState
+	err        error
+	final      Ctl
+	stats      JobStats
+	done       chan struct{} // closed when state leaves jobRunning
+	released   chan struct{} // closed after resources are freed
 }
 
 // LaunchOption adjusts a launch.
@@ -517,6 +523,9 @@ func (j *Job) Resize(ctx context.Context, r SMRange) (ResizeStats, error) {
 	}
 	j.resizeMu.Lock()
 	defer j.resizeMu.Unlock()
+	if st, ok := j.adoptArmed(r); ok {
+		return st, nil
+	}
 
 	j.mu.Lock()
 	if j.state != jobRunning || j.ending {
@@ -757,7 +766,8 @@ func (j *Job) monitor() {
 		j.mu.Unlock()
 		j.resizeMu.Lock()
 		j.mu.Lock()
-		if j.gen != gen || j.state != jobRunning {
+		if j.gen != gen || j.state != jobRunning || j.settleGrowsAtEnd() {
+			// (A deferred grow whose trigger ended is now part of the job.)
 			j.mu.Unlock()
 			j.resizeMu.Unlock()
 			sleep = 10 * time.Microsecond
@@ -791,6 +801,9 @@ func (j *Job) monitor() {
 			// A stamp that cannot be read leaves Start/End zero: callers
 			// fall back to event timing.
 			j.stats.Start, j.stats.End, _ = j.clk.read(d, j.stamps)
+			if e := j.growEnd(); !j.stats.End.IsZero() && e.After(j.stats.End) {
+				j.stats.End = e
+			}
 		}
 		canceled := j.cancel
 		j.final = c
@@ -909,6 +922,10 @@ func (j *Job) freeResources() {
 		j.clk.put(j.stamps)
 		j.stamps = 0
 	}
+	for _, p := range j.growStamps {
+		j.clk.put(p)
+	}
+	j.growStamps = nil
 	// drainStream saw every stream idle: they go back to the pool.
 	d.putStream(d.prioLeast, j.stream)
 	d.putStream(d.prioGreatest, j.ctlStr)
@@ -917,7 +934,9 @@ func (j *Job) freeResources() {
 	}
 	j.stream, j.ctlStr, j.extra = nil, nil, nil
 	if j.ctl != 0 {
-		if d.Err() == nil {
+		// Abandoned deferred grows still read the control block when
+		// their trigger ends: it goes back to the pool after them.
+		if !j.addZombies() && d.Err() == nil {
 			d.ctlMem.put(j.ctl)
 		}
 		j.ctl = 0

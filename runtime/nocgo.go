@@ -170,3 +170,12 @@ func (k *Kernel) SetBlockTime(total, threads uint64, shared uint32, ns float64) 
 
 // BlockTime is 0 without cgo.
 func (k *Kernel) BlockTime(total, threads uint64, shared uint32) float64 { return 0 }
+
+// GrowAtEnd returns ErrNoCgo.
+func (j *Job) GrowAtEnd(trigger *Job, r SMRange) error { return ErrNoCgo }
+
+// ArmedGrows returns 0.
+func (j *Job) ArmedGrows() int { return 0 }
+
+// ErrNoDeferredGrow says that a job cannot arm a deferred grow.
+var ErrNoDeferredGrow = errors.New("runtime: no deferred grows for this job")

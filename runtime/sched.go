@@ -46,6 +46,15 @@ type ChainExecutor interface {
 	StartAfter(t *Task, r SMRange, prev Running) (Running, error)
 }
 
+// GrowingRunning is a Running task whose executor can queue a grow on the
+// GPU to start when another task ends (DeviceExecutor: Job.GrowAtEnd), so
+// that the SMs a finished task frees do not idle while the host notices.
+// A later Resize onto r, once trigger ended, adopts the grow.
+type GrowingRunning interface {
+	Running
+	GrowAtEnd(trigger Running, r SMRange) error
+}
+
 // Running is a started task.
 type Running interface {
 	// Resize moves the task to r and returns once its old workers drained.
@@ -99,6 +108,10 @@ type SchedulerOptions struct {
 	// NoChain turns off starting queued tasks in GPU order behind a task
 	// running alone (see ChainExecutor).
 	NoChain bool
+	// NoDeferredGrow turns off arming grows on the GPU (GrowingRunning):
+	// then a task grows onto a finished one's SMs when the host has
+	// noticed the end.
+	NoDeferredGrow bool
 	// OnEvent, if set, is called (from the scheduler's goroutine) for
 	// every decision; for logging and tests. It must not block.
 	OnEvent func(Event)
@@ -113,10 +126,13 @@ const (
 	EventResized
 	EventFinished
 	EventResizeFailed
+	// EventArmFailed: a deferred grow could not be queued (the task
+	// grows when the host notices the end instead).
+	EventArmFailed
 )
 
 func (k EventKind) String() string {
-	names := [...]string{"queued", "started", "resized", "finished", "resize-failed"}
+	names := [...]string{"queued", "started", "resized", "finished", "resize-failed", "arm-failed"}
 	if k < 0 || int(k) >= len(names) {
 		return fmt.Sprintf("EventKind(%d)", int(k))
 	}
@@ -329,7 +345,10 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
-		s.post(func() { s.closing = true })
+		s.post(func() {
+			s.closing = true
+			s.armGrows()
+		})
 	}
 	s.mu.Unlock()
 	select {
@@ -352,6 +371,7 @@ func (s *Scheduler) reschedule() {
 	if len(s.chained) > 0 {
 		return // the next set is queued on the GPU behind the running task
 	}
+	defer s.armGrows()
 	defer s.chain()
 	for {
 		admit := admitFromQueue(s.running, s.queue, s.opts.Policy, s.opts.MaxCoRun, s.opts.MaxSkips)
@@ -439,6 +459,31 @@ func (s *Scheduler) resizeAll(ranges []SMRange) {
 			// The task's own Wait reports its failure; keep planning.
 			e.rng = ranges[i]
 			s.emit(Event{Kind: EventResizeFailed, Task: e.cand.Name, Range: ranges[i], Err: err})
+		}
+	}
+}
+
+// armGrows queues on the GPU, for each of two running tasks, the grow the
+// other makes when it ends (GrowingRunning), so that the survivor takes the
+// freed SMs the moment the GPU frees them; the completion's reschedule then
+// finds the grow done and adopts it. Only where nothing can come between:
+// an armed grow cannot be taken back, so two tasks run, none is queued or
+// chained, and the scheduler is closed to new tasks (Close). The survivor
+// must get a superset of its range (Split of it alone: every SM).
+func (s *Scheduler) armGrows() {
+	if s.opts.NoDeferredGrow || !s.closing || len(s.running) != 2 || len(s.queue) > 0 || len(s.chained) > 0 {
+		return
+	}
+	all := SMRange{0, s.sms - 1}
+	for i, e := range s.running {
+		other := s.running[1-i]
+		g, ok := e.run.(GrowingRunning)
+		if !ok || growPieces(e.rng, all) == nil {
+			continue
+		}
+		if err := g.GrowAtEnd(other.run, all); err != nil && !errors.Is(err, ErrJobFinished) && !errors.Is(err, ErrNoDeferredGrow) {
+			s.emit(Event{Kind: EventArmFailed, Task: e.cand.Name, Range: all, Err: err})
+			continue
 		}
 	}
 }
@@ -657,6 +702,15 @@ func (x DeviceExecutor) launch(t *Task, r SMRange, after *Job) (Running, error) 
 }
 
 type deviceRunning struct{ *Job }
+
+// GrowAtEnd implements GrowingRunning.
+func (d deviceRunning) GrowAtEnd(trigger Running, r SMRange) error {
+	t, ok := trigger.(deviceRunning)
+	if !ok {
+		return fmt.Errorf("runtime: deferred grow of job %q: the trigger is not a job of this executor", d.Name())
+	}
+	return d.Job.GrowAtEnd(t.Job, r)
+}
 
 func (d deviceRunning) Resize(ctx context.Context, r SMRange) error {
 	_, err := d.Job.Resize(ctx, r)

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestClassify(t *testing.T) {
@@ -602,4 +605,87 @@ func TestSchedulerConcurrentSubmit(t *testing.T) {
 		t.Errorf("Submit after Close: %v", err)
 	}
 	t.Logf("%d tasks, %d resizes", n, x.resizes)
+}
+
+// growExec is a fakeExec whose runs can arm deferred grows
+// (GrowingRunning); it records each arm.
+type growExec struct {
+	*fakeExec
+	armMu sync.Mutex
+	arms  []string
+}
+
+type growRun struct {
+	*fakeRun
+	gx *growExec
+}
+
+func (x *growExec) Start(t *Task, r SMRange) (Running, error) {
+	run, err := x.fakeExec.Start(t, r)
+	if err != nil {
+		return nil, err
+	}
+	return growRun{run.(*fakeRun), x}, nil
+}
+
+func (g growRun) GrowAtEnd(trigger Running, r SMRange) error {
+	g.gx.armMu.Lock()
+	defer g.gx.armMu.Unlock()
+	g.gx.arms = append(g.gx.arms, fmt.Sprintf("%s when %s ends: %v", g.name, trigger.(growRun).name, r))
+	return nil
+}
+
+func (x *growExec) armed() []string {
+	x.armMu.Lock()
+	defer x.armMu.Unlock()
+	return append([]string(nil), x.arms...)
+}
+
+// The scheduler arms a grow on the GPU for each of two running tasks only
+// once nothing else can happen: closed to new tasks, nothing queued.
+func TestSchedulerArmsDeferredGrows(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoDeferredGrow=%v", off), func(t *testing.T) {
+			x := &growExec{fakeExec: newFakeExec(t, 100)}
+			s, err := NewScheduler(x, SchedulerOptions{MaxCoRun: 2, NoDeferredGrow: off})
+			require.NoError(t, err)
+			hs, err := s.SubmitAll(&Task{Name: "lc", Profile: profiles[ClassLC]},
+				&Task{Name: "hm", Profile: profiles[ClassHM]}, &Task{Name: "lc2", Profile: profiles[ClassLC]})
+			require.NoError(t, err)
+			closed := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				closed <- s.Close(ctx)
+			}()
+			sync := func() {
+				done := make(chan struct{})
+				s.post(func() { close(done) })
+				<-done
+			}
+			for {
+				s.mu.RLock()
+				c := s.closed
+				s.mu.RUnlock()
+				if c {
+					break
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			sync()
+			assert.Empty(t, x.armed(), "lc2 is queued: its start could come between")
+			x.finish("lc", nil)
+			require.NoError(t, hs[0].Wait(context.Background()))
+			sync()
+			if off {
+				assert.Empty(t, x.armed())
+			} else {
+				assert.Equal(t, []string{"hm when lc2 ends: [0,99]", "lc2 when hm ends: [0,99]"}, x.armed())
+			}
+			x.finish("lc2", nil)
+			x.finish("hm", nil)
+			require.NoError(t, <-closed)
+			assert.Len(t, x.armed(), map[bool]int{false: 2, true: 0}[off], "no arms with one task left")
+		})
+	}
 }
