@@ -131,12 +131,24 @@ static __device__ __forceinline__ void slate_static_loop(slate_ctl* __restrict__
 
 // slate_last_out counts a worker's exit (SLATE_FLAG_RESET); the last one
 // out gets 0 when tasks are left (then it runs them: see slate_worker_loop),
-// else resets the control block and gets SLATE_STOP32, as do the others. Not
-// inlined: the workers' registers are the loop's, not this rare path's.
+// else resets the control block and gets SLATE_STOP32, as do the others.
+// The count is an acquire-release atomic and the reset ends with a release
+// store, not __threadfence: ptxas keeps every global atomic of a kernel
+// whose code holds a sequentially consistent fence as a returning ATOM, not
+// a RED (a 4096-bin histogram's flush loop). Not inlined: inlined, 117 of
+// the goldens' 177 queue workers needed 2 or more registers (some past an
+// occupancy step), though as a call in the loop nest it makes ptxas put a
+// YIELD into the body's loops (bench/RESULTS.md, twelfth session).
 static __device__ __noinline__ unsigned int slate_last_out(slate_ctl* __restrict__ ctl, unsigned int total, unsigned int workers)
 {
+    unsigned int old;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(&ctl->exited) : "memory");
+#else
     __threadfence();
-    if (atomicAdd(&ctl->exited, 1u) != workers - 1u)
+    old = atomicAdd(&ctl->exited, 1u);
+#endif
+    if (old != workers - 1u)
         return SLATE_STOP32;
     if (*(volatile unsigned int*)&ctl->retreat == 0u && *(volatile unsigned long long*)&ctl->next < total) {
         atomicSub(&ctl->exited, 1u); // last again when it exits next
@@ -145,8 +157,12 @@ static __device__ __noinline__ unsigned int slate_last_out(slate_ctl* __restrict
     ctl->next = 0ull;
     ctl->done = 0ull;
     ctl->retreat = 0u;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+    asm volatile("st.release.gpu.global.u32 [%0], 0;" ::"l"(&ctl->exited) : "memory");
+#else
     ctl->exited = 0u;
     __threadfence();
+#endif
     return SLATE_STOP32;
 }
 
