@@ -40,8 +40,12 @@
 // Job.Resize moves it to another range (retreat flag, drain, relaunch; the
 // queue counter carries progress so no logical block is lost or repeated);
 // a resize to a superset grows without a drain (one more launch on the
-// added SMs, taking tasks from the same queue). WithAfter starts a job
-// behind another in GPU order. Job.Wait and Job.Progress never block
+// added SMs, taking tasks from the same queue). Job.GrowAtEnd queues such a
+// grow on the GPU behind another job's end event, so that SMs freed by one
+// job get the other's workers without a host round trip (a later Resize to
+// that range adopts it; grow.go says what keeps an armed grow correct
+// whichever job ends first). WithAfter starts a job behind another in GPU
+// order. Job.Wait and Job.Progress never block
 // inside the driver. EnableClock times jobs and native launches with GPU
 // stamps (%globaltimer) on one clock for every stream, context and
 // process: CUDA events on streams that share a hardware queue are stamped
