@@ -22,6 +22,15 @@
 #             without hooks, natively (no daemon) vs alone under the daemon
 #             (protocol v2: native launches); prints served-alone/native
 #
+# NAMES picks the harnesses (golden/NAME.cu), COMPUTE the compute-bound ones
+# among them, SERVE_ARGS more flags for every daemon (as `--profiles FILE`,
+# so that it plans the pairs it knows). The default harnesses' kernels run
+# for microseconds; for pairs whose kernels run for milliseconds (what a
+# split can pay for): NAMES='serve_stream_ms serve_fma_ms sgemm_tiled'
+# COMPUTE='serve_fma_ms sgemm_tiled' (a STREAM triad over 3 x 256 MB, eight
+# launches a run, and four FMA chains of 2048 a thread over 4M threads, two
+# launches a run).
+#
 # Runs on the GPU machine (nvcc, python3; no Go): `make gpu-build` here first
 # and carry .gpu. MPS=1 starts the MPS control daemon (and stops it after).
 # Results: $OUT/serve-summary.txt (printed), $OUT/serve/* logs, and
@@ -74,7 +83,9 @@ start_daemon() {
     local tag=$1
     shift
     rm -f "$sock"
-    "$SLATEC" serve --socket "$sock" --log "$L/serve-$tag.log" "$@" &
+    local extra=()
+    read -r -a extra <<<"${SERVE_ARGS:-}"
+    "$SLATEC" serve --socket "$sock" --log "$L/serve-$tag.log" "$@" "${extra[@]}" &
     daemon_pid=$!
     for _ in $(seq 50); do [ -S "$sock" ] && return 0; sleep 0.1; done
     say "gpu-serve: daemon did not start"; return 1
