@@ -79,6 +79,9 @@ func (j *Job) GrowAtEnd(trigger *Job, r SMRange) error {
 		return fmt.Errorf("runtime: deferred grow of job %q: SM range %v outside the device's [0,%d]", j.name, r, d.info.SMs-1)
 	}
 	d.reapZombies(false)
+	// Lock order: j.resizeMu, trigger.mu, j.mu. Nothing takes a job's
+	// resizeMu while holding another job's mu, and adoption (adoptArmed,
+	// settleGrowsAtEnd) takes only the grown job's locks.
 	j.resizeMu.Lock()
 	defer j.resizeMu.Unlock()
 	for _, g := range d.growsWhere(func(g *deferredGrow) bool { return g.job == j && g.trigger == trigger }) {
