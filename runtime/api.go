@@ -159,6 +159,10 @@ var (
 	ErrJobFinished = errors.New("runtime: job already finished")
 	// ErrCanceled: Cancel stopped the job before all its logical blocks ran.
 	ErrCanceled = errors.New("runtime: job canceled")
+	// ErrNoDeferredGrow: a job cannot arm a deferred grow (a native launch,
+	// or an executor without them); the scheduler then grows when the host
+	// notices the end.
+	ErrNoDeferredGrow = errors.New("runtime: no deferred grows for this job")
 )
 
 type ResizeStats struct {

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -57,11 +56,6 @@ type deferredGrow struct {
 	stamps DevicePtr
 	zeroed C.CUevent // the slots' zeroing, while arming
 }
-
-// ErrNoDeferredGrow says that a job cannot arm a deferred grow (a native
-// launch, or an executor without them); the scheduler then grows when the
-// host notices the end.
-var ErrNoDeferredGrow = errors.New("runtime: no deferred grows for this job")
 
 // GrowAtEnd arms a deferred grow of j onto r, a superset of its range,
 // that the GPU starts the moment trigger's running launch ends: one launch

@@ -176,6 +176,3 @@ func (j *Job) GrowAtEnd(trigger *Job, r SMRange) error { return ErrNoCgo }
 
 // ArmedGrows returns 0.
 func (j *Job) ArmedGrows() int { return 0 }
-
-// ErrNoDeferredGrow says that a job cannot arm a deferred grow.
-var ErrNoDeferredGrow = errors.New("runtime: no deferred grows for this job")

@@ -483,7 +483,6 @@ func (s *Scheduler) armGrows() {
 		}
 		if err := g.GrowAtEnd(other.run, all); err != nil && !errors.Is(err, ErrJobFinished) && !errors.Is(err, ErrNoDeferredGrow) {
 			s.emit(Event{Kind: EventArmFailed, Task: e.cand.Name, Range: all, Err: err})
-			continue
 		}
 	}
 }
