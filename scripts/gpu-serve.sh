@@ -3,6 +3,10 @@
 # Transformed harnesses (golden/NAME.cu) run in the default policy,
 # SLATE_MODE=auto, and are compared with the original programs:
 #
+#   profiles  (only when named in PHASES) `slatec profile` of each harness's
+#             kernel as scripts/serve-profiles.tsv describes it, into
+#             $OUT/serve/profiles.json; the daemons of the later phases get
+#             `--profiles` with it (unless SERVE_ARGS is set)
 #   nodaemon  SLATEC_SOCKET names nothing: the programs run natively; the
 #             output matches, and the log says "no daemon"
 #   served    the daemon (.gpu/slatec serve) runs; harnesses run two processes
@@ -91,6 +95,31 @@ start_daemon() {
     say "gpu-serve: daemon did not start"; return 1
 }
 stop_daemon() { [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
+
+if has profiles; then
+    pf="$L/profiles.json"
+    rm -f "$pf"
+    ok=1
+    for n in $NAMES; do
+        spec=$(awk -F'\t' -v n="$n" '$1 == n' scripts/serve-profiles.tsv)
+        if [ -z "$spec" ]; then say "FAIL $n: no line in scripts/serve-profiles.tsv"; ok=0; continue; fi
+        IFS=$'\t' read -r _ k blk grid bpb args <<<"$spec"
+        "$SLATEC" profile "testdata/kernels/$n.cu" -I testdata/include --kernel "$k" --block "$blk" --grid "$grid" \
+            --bytes-per-block "$bpb" --args "$args" --sms "${PROFILE_SMS:-step:4}" -o "$pf" --append \
+            >"$L/profile-$n.log" 2>&1 || { say "FAIL $n profile: $(tail -1 "$L/profile-$n.log")"; ok=0; }
+    done
+    if [ "$ok" = 1 ]; then
+        python3 - "$pf" <<'PY' | tee -a "$S"
+import json, sys
+for k in json.load(open(sys.argv[1]))["kernels"]:
+    r = k["r_ms"]
+    print("profile %s: class %s, R[1] %.3f ms, R[%s] %.3f ms, dram_sensitivity %s" % (k["name"], k.get("class"), r["1"], max(r, key=int), r[max(r, key=int)], k.get("dram_sensitivity")))
+PY
+        [ -z "${SERVE_ARGS:-}" ] && SERVE_ARGS="--profiles $pf"
+        "$SLATEC" plan "$pf" >"$L/plan.txt" 2>&1
+        sed 's/^/    /' "$L/plan.txt" | head -20 | tee -a "$S"
+    fi
+fi
 
 if has build; then
     # The builds run in parallel (nvcc is single-threaded).
@@ -245,6 +274,9 @@ if has makespan; then
             [ "$up" = 1 ] && makespan "$a" "$b" serve
         done
         [ "$up" = 1 ] && stop_daemon
+        # What the daemon gave the pair (its log's distinct splits).
+        grep -h 'grants (' "$L/serve-ms-$a-$b.log" 2>/dev/null | sed 's/^.*grants (/grants (/; s/client [0-9]* //g' |
+            sort | uniq -c | sed 's/^ */    split x/' | tee -a "$S"
         # The same under --unplanned equal (kept in rounds.tsv and the
         # summary; serve.json's serve rows are the daemon's default).
         if start_daemon "ms-equal-$a-$b" --unplanned equal; then

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -584,6 +585,12 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	native := len(cs) == 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)
 	now := d.cfg.Clock()
 	var out []push
+	changed := false
+	defer func() {
+		if changed && len(cs) > 1 {
+			d.logGrantsLocked(cs, kernels, native)
+		}
+	}()
 	for i, c := range cs {
 		g := Grant{Range: ranges[i], Alone: native, Clients: len(cs)}
 		if native {
@@ -592,6 +599,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		if c.grant.Epoch != 0 && g.Range == c.grant.Range && g.Alone == c.grant.Alone && g.Clients == c.grant.Clients {
 			continue
 		}
+		changed = true
 		g.Epoch = d.epochs.Add(1)
 		from := c.grant.Range
 		c.grant = g
@@ -602,6 +610,28 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		out = append(out, push{c, g})
 	}
 	return out
+}
+
+// logGrantsLocked logs a changed split of two or more clients (d.mu held):
+// the kernels the plan saw, whether it split them, and every grant, so a
+// daemon log shows what each set of kernels was given.
+func (d *Daemon) logGrantsLocked(cs []*conn, kernels []string, native bool) {
+	how := "planned split"
+	switch {
+	case native:
+		how = "unplanned: overlap, whole GPU each"
+	case !d.pol.Planned(kernels):
+		how = "unplanned: equal shares"
+	}
+	var b strings.Builder
+	for i, c := range cs {
+		k := kernels[i]
+		if k == "" {
+			k = "?"
+		}
+		fmt.Fprintf(&b, "; client %d %s %s", c.id, k, c.grant.Range)
+	}
+	d.cfg.Logf("grants (%s)%s", how, b.String())
 }
 
 // sendGrants pushes grants (without d.mu) and arms each one's ack timer.

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func newHarness(t *testing.T, cfg serve.Config) *harness {
 	cfg.Logf = func(f string, a ...any) {
 		t.Logf("daemon: "+f, a...)
 		select {
-		case h.logs <- f:
+		case h.logs <- fmt.Sprintf(f, a...):
 		default:
 		}
 	}
@@ -593,6 +594,15 @@ func TestUnplannedOverlap(t *testing.T) {
 			split = !g.Alone && g.Range.Count() < sms
 		case <-deadline:
 			t.Fatalf("b never got the plan's split; holds %v", b.Grant())
+		}
+	}
+	// The daemon's log says which kernels the split was planned for.
+	for logged := false; !logged; {
+		select {
+		case l := <-h.logs:
+			logged = strings.HasPrefix(l, "grants (planned split)") && strings.Contains(l, "triad_f4") && strings.Contains(l, "fma_loop")
+		case <-deadline:
+			t.Fatal("no log line of the planned split")
 		}
 	}
 	b.Load(2, 1, "stencil", "") // another phase: overlap again
