@@ -289,6 +289,14 @@ func checkArch(arch string) error {
 	return nil
 }
 
+// DefaultIncludeDirs returns the include directories NVRTC gets when a
+// Compiler names none: each directory of $SLATEC_CUDA_INCLUDE, then
+// $SLATEC_CUDA_PREFIX/nvidia/cu13/include, then the system toolkit's
+// include directory ($CUDA_PATH, else $CUDA_HOME, else /usr/local/cuda),
+// each followed by its cccl subdirectory (the CUDA headers, e.g.
+// cooperative_groups.h, and CCCL's cub/thrust/libcu++, which CUDA 13
+// installs under include/cccl). Directories that do not exist are left
+// out, so they do not perturb the cache key.
 func DefaultIncludeDirs() []string {
 	var dirs []string
 	for _, d := range filepath.SplitList(os.Getenv(EnvCUDAInclude)) {
@@ -300,8 +308,22 @@ func DefaultIncludeDirs() []string {
 		inc := filepath.Join(pre, "nvidia", "cu13", "include")
 		dirs = append(dirs, inc, filepath.Join(inc, "cccl"))
 	}
-	out := dirs[:0]
+	// One system toolkit: headers of two CUDA versions must not mix.
+	for _, root := range []string{os.Getenv("CUDA_PATH"), os.Getenv("CUDA_HOME"), "/usr/local/cuda"} {
+		if root == "" {
+			continue
+		}
+		inc := filepath.Join(root, "include")
+		if st, err := os.Stat(inc); err == nil && st.IsDir() {
+			dirs = append(dirs, inc, filepath.Join(inc, "cccl"))
+			break
+		}
+	}
+	out := make([]string, 0, len(dirs))
 	for _, d := range dirs {
+		if slices.Contains(out, d) {
+			continue
+		}
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			out = append(out, d)
 		}

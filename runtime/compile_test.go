@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -260,5 +261,45 @@ func TestCacheKey(t *testing.T) {
 	}
 	if cacheKey(13, 0, "sm_90", []string{"a", "b"}, []string{"k"}, "src") != base {
 		t.Error("key not deterministic")
+	}
+}
+
+func TestDefaultIncludeDirsFindsTheSystemToolkit(t *testing.T) {
+	t.Setenv(EnvCUDAInclude, "")
+	t.Setenv(EnvCUDAPrefix, "")
+	root := t.TempDir()
+	inc := filepath.Join(root, "include")
+	if err := os.MkdirAll(filepath.Join(inc, "cccl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	extra := t.TempDir()
+	cases := []struct {
+		name           string
+		cudaPath, home string
+		include        string
+		want           []string
+	}{
+		{name: "CUDA_PATH: include, then include/cccl (CUDA 13's CCCL)", cudaPath: root,
+			want: []string{inc, filepath.Join(inc, "cccl")}},
+		{name: "CUDA_HOME when CUDA_PATH has no include directory", cudaPath: extra, home: root,
+			want: []string{inc, filepath.Join(inc, "cccl")}},
+		{name: "SLATEC_CUDA_INCLUDE first, not repeated", cudaPath: root, include: extra + string(os.PathListSeparator) + inc,
+			want: []string{extra, inc, filepath.Join(inc, "cccl")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CUDA_PATH", tc.cudaPath)
+			t.Setenv("CUDA_HOME", tc.home)
+			t.Setenv(EnvCUDAInclude, tc.include)
+			got := DefaultIncludeDirs()
+			if len(got) < len(tc.want) || !slices.Equal(got[:len(tc.want)], tc.want) {
+				t.Fatalf("DefaultIncludeDirs() = %v, want it to start with %v", got, tc.want)
+			}
+			for i, d := range got {
+				if slices.Contains(got[i+1:], d) {
+					t.Errorf("%s listed twice in %v", d, got)
+				}
+			}
+		})
 	}
 }

@@ -63,13 +63,6 @@ func NVRTCSupportedArchs() ([]int, error) {
 // checkArch validates a real architecture name against what NVRTC supports;
 // CUBIN output needs a real architecture (sm_XX), not a virtual one.
 
-// DefaultIncludeDirs returns the include directories NVRTC gets when a
-// Compiler names none: each directory of $SLATEC_CUDA_INCLUDE, then
-// $SLATEC_CUDA_PREFIX/nvidia/cu13/include and its cccl subdirectory (the
-// CUDA headers, e.g. cooperative_groups.h, and CCCL's cub/thrust/libcu++).
-// Directories that do not exist are left out, so they do not perturb the
-// cache key.
-
 // nvrtcCompile runs NVRTC once (no cache). It returns the CUBIN, the
 // lowered (mangled) symbol of each name expression, and the compiler log.
 func nvrtcCompile(name, src, arch string, opts, exprs []string) (cubin []byte, lowered map[string]string, log string, err error) {

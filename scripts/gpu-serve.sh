@@ -178,9 +178,14 @@ if has served; then
         while read -r a b; do
             # wait on the two programs only: a bare wait would also wait
             # for the daemon, a background job of this shell.
-            run "$a" "served-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" &
+            # Both wait at the start line of their first timed phase, so
+            # that their launches overlap (a program whose input takes a
+            # second to make would otherwise start after the other ended).
+            gate="$W/gate/$a+$b.served"
+            rm -rf "$gate"
+            run "$a" "served-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
             p1=$!
-            run "$b" "served-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" &
+            run "$b" "served-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
             p2=$!
             wait "$p1" "$p2"
             check "$a" "served-$b"
