@@ -41,12 +41,14 @@ else $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock),
 register and get a standing SM range (a grant) that the daemon pushes again
 whenever a process joins or leaves: a program alone on the GPU launches
 natively, others launch on their range without asking the daemon, and their
-running kernels are moved when their range changes. Processes whose kernels
-the co-run planner co-runs as a set (--profiles; as slatec bench's scheduler
-plans them) get its split; others each get the
-whole GPU with native launches, overlapping as MPS schedules them
-(--unplanned overlap, the default: without a plan no split is known to pay),
-or equal shares (--unplanned equal). A program that finds no daemon runs
+running kernels are moved when their range changes. With --profiles, the
+kernels the processes run are split between them for the most throughput
+(a bandwidth-bound kernel gets the SMs that saturate DRAM, a compute-bound
+one the rest) when the profiles predict that the split does at least 1.15x
+the work of running them one after another; others each get the whole GPU
+with native launches, overlapping as MPS schedules them (--unplanned
+overlap, the default: without a plan no split is known to pay), or equal
+shares (--unplanned equal). A program that finds no daemon runs
 natively. The protocol (version 2) is in docs/SERVE.md.
 
 Kernels of different processes run at once only under MPS
@@ -70,7 +72,7 @@ daemon (as slatec top) instead.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "socket path (default $SLATEC_SOCKET, $XDG_RUNTIME_DIR/slatec/serve.sock or /tmp/slatec-$UID/serve.sock)")
-	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): each set of the processes' kernels is planned as slatec bench's scheduler plans it, and its SM counts weigh the split")
+	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): each set of the processes' kernels is split between them for the most throughput when the profiles predict that it pays (docs/SERVE.md, Scheduling)")
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")

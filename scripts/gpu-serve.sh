@@ -53,6 +53,8 @@ NAMES=${NAMES:-saxpy_grid_stride sgemm_tiled black_scholes histogram256 multi_ke
 COMPUTE=${COMPUTE:-sgemm_tiled black_scholes}
 REPS=${REPS:-30}
 ROUNDS=${ROUNDS:-3} # makespan rounds per pair and mode (median kept)
+SPLITS=${SPLITS:-}  # makespan of static splits too: "16 28 44" runs A on SMs 0..M-1, B on the rest (split-M rows of the summary)
+SMS=${SMS:-132}    # the GPU's SM count, for split-M (H100 SXM and H200: 132)
 SLATEC=${SLATEC:-.gpu/slatec}
 unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
@@ -223,8 +225,14 @@ fi
 # one after the other, the sum of the two. Each mode is timed $ROUNDS times,
 # the modes alternating, and the rows keep the median span.
 makespan() {
-    local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock"
+    local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock" ea=() eb=()
     [ "${mode%-equal}" = serve ] && sk="$sock"
+    if [[ $mode == split-* ]]; then
+        # A static split without the daemon: A on the first M SMs, B on the
+        # rest (workers on SLATE_SM_RANGE), both under MPS.
+        local m=${mode#split-}
+        ea=(SLATE_SM_RANGE="0:$((m - 1))") eb=(SLATE_SM_RANGE="$m:$((SMS - 1))")
+    fi
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
         (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
@@ -233,9 +241,9 @@ makespan() {
         # Both wait at the start line of their first timed phase (HARNESS_GATE).
         local gate="$W/gate/$a+$b.$mode"
         rm -rf "$gate"
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
+        (cd "$W" && env "${ea[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
         p1=$!
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
+        (cd "$W" && env "${eb[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
         p2=$!
         wait "$p1" "$p2"
     fi
@@ -268,6 +276,7 @@ median_row() {
 if has makespan; then
     : >"$L/rounds.tsv"
     : >"$L/equal-rows.tsv"
+    : >"$L/split-rows.tsv"
     while read -r a b; do
         # The daemon stays up through the pair's rounds; the other modes'
         # programs are pointed at no socket.
@@ -277,6 +286,7 @@ if has makespan; then
             makespan "$a" "$b" sequential
             makespan "$a" "$b" mps
             [ "$up" = 1 ] && makespan "$a" "$b" serve
+            for m in $SPLITS; do makespan "$a" "$b" "split-$m"; done
         done
         [ "$up" = 1 ] && stop_daemon
         # What the daemon gave the pair (its log's distinct splits).
@@ -290,6 +300,8 @@ if has makespan; then
         fi
         for mode in sequential mps serve; do median_row "$a" "$b" "$mode"; done
         grep -F "$a+$b" "$ROWS" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
+        for m in $SPLITS; do median_row "$a" "$b" "split-$m" "$L/split-rows.tsv"; done
+        grep -F "$a+$b" "$L/split-rows.tsv" 2>/dev/null | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
         median_row "$a" "$b" serve-equal "$L/equal-rows.tsv"
         grep -F "$a+$b" "$L/equal-rows.tsv" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
     done < <(pairs)

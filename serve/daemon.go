@@ -617,6 +617,9 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 // daemon log shows what each set of kernels was given.
 func (d *Daemon) logGrantsLocked(cs []*conn, kernels []string, native bool) {
 	how := "planned split"
+	if st := d.pol.Steady(kernels); st != nil {
+		how = fmt.Sprintf("planned split, predicted STP %.3f", st.STP)
+	}
 	switch {
 	case native:
 		how = "unplanned: overlap, whole GPU each"

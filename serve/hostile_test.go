@@ -155,10 +155,10 @@ func TestHostileClientWithSMsIsDropped(t *testing.T) {
 	}
 }
 
-// TestSTMPlanFromProfiles: with profiles, two clients whose latest kernels
-// the STM plan puts in one phase split the SMs as the plan does; kernels of
-// different phases (or unknown) split equally.
-func TestSTMPlanFromProfiles(t *testing.T) {
+// TestSteadySplitFromProfiles: with profiles, two clients whose latest
+// kernels the steady split divides get its shares; an unprofiled kernel
+// brings back equal shares (the test's --unplanned).
+func TestSteadySplitFromProfiles(t *testing.T) {
 	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
 	if err != nil {
 		t.Fatal(err)
@@ -182,15 +182,19 @@ func TestSTMPlanFromProfiles(t *testing.T) {
 		t.Fatalf("b before any load: %v, want half", b.Grant())
 	}
 	nextGrant(t, a, time.Second) // the halves
+	st, err := plan.SteadySplitFor(ps, []string{"triad_f4", "fma_loop"}, plan.SteadyOptions{})
+	if err != nil || st == nil || st.STP < serve.MinSTP || st.SMs[1] == sms/2 {
+		t.Fatalf("the test needs a pair the policy splits unequally: %+v, %v", st, err)
+	}
 	a.Load(1, 1, "triad_f4", "")
 	b.Load(1, 1, "fma_loop", "")
-	// fma_loop shares triad_f4's phase: the plan's share.
+	// The steady split of triad_f4 and fma_loop: fma_loop's share.
 	deadline := time.After(2 * time.Second)
 	for {
 		select {
 		case g := <-b.Grants():
-			if got := g.Range.Count(); got >= 26 && got <= 30 {
-				b.Load(2, 1, "stencil", "") // another phase: equal shares again
+			if got := g.Range.Count(); got == st.SMs[1] {
+				b.Load(2, 1, "unprofiled", "") // no plan: equal shares again
 				for {
 					select {
 					case g := <-b.Grants():
@@ -198,12 +202,12 @@ func TestSTMPlanFromProfiles(t *testing.T) {
 							return
 						}
 					case <-deadline:
-						t.Fatal("stencil did not bring back equal shares")
+						t.Fatal("an unprofiled kernel did not bring back equal shares")
 					}
 				}
 			}
 		case <-deadline:
-			t.Fatalf("fma_loop never got the plan's 28 of %d SMs; b holds %v", sms, b.Grant())
+			t.Fatalf("fma_loop never got the split's %d of %d SMs; b holds %v", st.SMs[1], sms, b.Grant())
 		}
 	}
 }

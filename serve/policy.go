@@ -12,13 +12,17 @@ import (
 
 // Policy decides how the SMs are split between processes. Protocol v2
 // grants every registered process a standing range (docs/SERVE.md,
-// "Scheduling"): the kernels the processes last announced are planned as
-// a set, with the co-run scheduler's planner (plan.SchedulerOptions, what
-// `slatec bench`'s scheduler mode runs), and when that plan co-runs them
-// all in one phase they get its SM counts; else (no profiles, a kernel
-// without one, a plan that runs them one after another or as written on
-// all SMs) the whole GPU to each (Overlap) or equal shares. Plans are
-// cached per set.
+// "Scheduling"). A process launches kernel after kernel, so the kernels
+// the processes last announced are sized for the steady state
+// (plan.SteadySplitFor): the split of the SMs that maximises the
+// throughput (STP, the sum of each kernel's speed on its share relative to
+// the whole GPU, with the co-run model's bandwidth penalty and DRAM
+// sensitivity). When that split is predicted to do at least MinSTP times
+// the work of running them one after another, the processes get its
+// shares; else (no profiles, a kernel without one, one kernel twice, or
+// kernels that gain too little from a split: two bandwidth-bound ones,
+// two that scale with SMs) the whole GPU each (Overlap) or equal shares.
+// Plans are cached per set.
 type Policy struct {
 	profiles *plan.ProfileSet
 
@@ -26,20 +30,27 @@ type Policy struct {
 	plans map[string]setPlan
 }
 
+// MinSTP is the predicted throughput a split must reach for the daemon to
+// split: under MPS, kernels that overlap natively already gain a little
+// (the tails of one filled by the other), which the model does not see,
+// and a split that is not clearly better must not replace it.
+const MinSTP = 1.15
+
 // setPlan is the planned split of one set of kernels.
 type setPlan struct {
-	sms map[string]int // SM counts when the plan co-runs the whole set
+	sms   map[string]int // SM counts when the set is split
+	split *plan.SteadySplit
 }
 
 // NewPolicy builds the policy from an optional profile set, checked by
-// planning all its kernels once.
+// tabulating its profiles once.
 func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
 	p := &Policy{profiles: ps, plans: map[string]setPlan{}}
 	if ps == nil {
 		return p, nil
 	}
-	if _, err := plan.PlanSlateWith(ps, plan.SchedulerOptions); err != nil {
-		return nil, fmt.Errorf("serve: planning the profiles: %w", err)
+	if _, err := plan.NewModel(ps); err != nil {
+		return nil, fmt.Errorf("serve: the profiles: %w", err)
 	}
 	return p, nil
 }
@@ -58,19 +69,22 @@ func (p *Policy) Name(unplanned Unplanned) string {
 }
 
 // Weights returns the split weights of clients whose latest kernels are
-// kernels: the plan's SM counts when it co-runs all of them in one phase,
-// else equal.
+// kernels: the steady split's SM counts when the set is split, else equal.
 func (p *Policy) Weights(kernels []string) []float64 {
 	w, _ := p.split(kernels)
 	return w
 }
 
-// Planned reports whether the plan of kernels (two or more) co-runs all of
-// them in one phase, so that its SM counts say how to split the GPU.
+// Planned reports whether the set of kernels (two or more) is split by
+// its steady plan, so that its SM counts say how to split the GPU.
 func (p *Policy) Planned(kernels []string) bool {
 	_, ok := p.split(kernels)
 	return ok
 }
+
+// Steady returns the steady split the policy found for the set of kernels
+// (in any order) when it splits them, else nil: for logs and status.
+func (p *Policy) Steady(kernels []string) *plan.SteadySplit { return p.planOf(kernels).split }
 
 func (p *Policy) split(kernels []string) ([]float64, bool) {
 	w := make([]float64, len(kernels))
@@ -87,9 +101,9 @@ func (p *Policy) split(kernels []string) ([]float64, bool) {
 	return w, true
 }
 
-// planOf plans the set of kernels (cached): SM counts when the planner
-// co-runs all of them (two or more, distinct, each profiled) in one phase
-// on its own split, nil otherwise.
+// planOf plans the set of kernels (cached): SM counts when the steady
+// split of all of them (two or more, distinct, each profiled) reaches
+// MinSTP, nil otherwise.
 func (p *Policy) planOf(kernels []string) setPlan {
 	if p.profiles == nil || len(kernels) < 2 {
 		return setPlan{}
@@ -108,16 +122,10 @@ func (p *Policy) planOf(kernels []string) setPlan {
 		return sp
 	}
 	sp := setPlan{}
-	sub, _ := p.profiles.Subset(names)
-	if sub == nil {
-		p.plans[key] = sp
-		return sp
-	}
-	if pl, err := plan.PlanSlateWith(sub, plan.SchedulerOptions); err == nil && len(pl.Phases) == 1 &&
-		!pl.Phases[0].Overlap && len(pl.Phases[0].Kernels) == len(names) {
-		sp.sms = map[string]int{}
-		for _, k := range pl.Phases[0].Kernels {
-			sp.sms[k.Name] = max(k.SMs, 1)
+	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{}); err == nil && st != nil && st.STP >= MinSTP {
+		sp.sms, sp.split = map[string]int{}, st
+		for i, k := range st.Names {
+			sp.sms[k] = st.SMs[i]
 		}
 	}
 	p.plans[key] = sp

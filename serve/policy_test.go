@@ -9,10 +9,12 @@ import (
 	"github.com/slatec/slatec/plan"
 )
 
-// The policy plans the set of kernels the processes run, as the co-run
-// scheduler would (H100 profiles of the bench kernels): a set it co-runs
-// gets its SM counts; one it runs one after another, a kernel without a
-// profile, one kernel twice or a process alone get none.
+// The policy sizes the set of kernels the processes run for the steady
+// state (H100 profiles of the bench kernels): a set whose best split is
+// predicted to reach MinSTP gets its SM counts; one that gains less (two
+// kernels that scale with SMs, a bandwidth-bound kernel beside a
+// latency-bound one it slows), a kernel without a profile, one kernel
+// twice or a process alone get none.
 func TestPolicyPlansEachSet(t *testing.T) {
 	ps, err := plan.ReadProfileFile("../bench/results/corun-profiles.json")
 	require.NoError(t, err)
@@ -26,43 +28,45 @@ func TestPolicyPlansEachSet(t *testing.T) {
 	}{
 		{[]string{"triad_f4", "fma_chain"}, true},
 		{[]string{"fma_chain", "triad_f4"}, true},
+		{[]string{"triad_f4", "gemm_tiled"}, true},
+		{[]string{"triad_f4", "dep_chain", "fma_chain"}, true},
+		{[]string{"fma_chain", "gemm_tc"}, false}, // both scale with SMs
+		{[]string{"triad_f4", "chase"}, false},    // the triad's load slows the chase more than the split gains
 		{[]string{"triad_f4", "triad_f4"}, false},
 		{[]string{"triad_f4", "no_such_kernel"}, false},
 		{[]string{"triad_f4", ""}, false},
 		{[]string{"triad_f4"}, false},
 	} {
-		if tc.planned {
-			sub, missing := ps.Subset(tc.kernels)
-			require.Empty(t, missing)
-			want, err := plan.PlanSlateWith(sub, plan.SchedulerOptions)
+		if len(tc.kernels) > 1 && tc.kernels[0] != tc.kernels[1] && tc.kernels[1] != "" && tc.kernels[1] != "no_such_kernel" {
+			want, err := plan.SteadySplitFor(ps, tc.kernels, plan.SteadyOptions{})
 			require.NoError(t, err)
-			require.Len(t, want.Phases, 1, "%v: the scheduler's planner co-runs them", tc.kernels)
+			require.NotNil(t, want)
+			assert.Equal(t, tc.planned, want.STP >= MinSTP, "%v: predicted STP %.3f", tc.kernels, want.STP)
+		}
+		if tc.planned {
 			assert.True(t, pol.Planned(tc.kernels), "%v", tc.kernels)
+			st := pol.Steady(tc.kernels)
+			require.NotNil(t, st)
 			w := pol.Weights(tc.kernels)
 			require.Len(t, w, len(tc.kernels))
+			total := 0.0
 			for i, k := range tc.kernels {
-				for _, pk := range want.Phases[0].Kernels {
-					if pk.Name == k {
-						assert.Equal(t, float64(pk.SMs), w[i], "%v: %s gets the plan's SMs", tc.kernels, k)
+				total += w[i]
+				for j, n := range st.Names {
+					if n == k {
+						assert.Equal(t, float64(st.SMs[j]), w[i], "%v: %s gets the split's SMs", tc.kernels, k)
 					}
 				}
 			}
+			assert.Equal(t, float64(ps.Device.SMs), total, "%v: the shares cover the GPU", tc.kernels)
 			continue
 		}
 		assert.False(t, pol.Planned(tc.kernels), "%v", tc.kernels)
+		assert.Nil(t, pol.Steady(tc.kernels), "%v", tc.kernels)
 		for _, x := range pol.Weights(tc.kernels) {
 			assert.Equal(t, 1.0, x, "%v: equal weights", tc.kernels)
 		}
 	}
-	// A set the planner runs one after another is not split: its processes
-	// overlap (or share equally).
-	seq := []string{"fma_chain", "gemm_tc"}
-	sub, missing := ps.Subset(seq)
-	require.Empty(t, missing)
-	p, err := plan.PlanSlateWith(sub, plan.SchedulerOptions)
-	require.NoError(t, err)
-	require.Greater(t, len(p.Phases), 1, "the planner runs %v one after the other", seq)
-	assert.False(t, pol.Planned(seq))
 	// Without profiles nothing is planned.
 	none, err := NewPolicy(nil)
 	require.NoError(t, err)

@@ -837,8 +837,9 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         return false;
     const bool served = policy == kPolicyServed;
     // Alone on the GPU (the grant says so), or the daemon gone: native, with
-    // no message and no wait (two atomic loads and a relaxed count).
-    if (served && slate_serve::process_client(0, 0)->take_native())
+    // no message and no wait (three atomic loads and a relaxed count); the
+    // kernel's name goes into the load notes, from which the daemon plans.
+    if (served && slate_serve::process_client(0, 0)->take_native(k.name))
         return false;
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;

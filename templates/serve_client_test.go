@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slatec/slatec/plan"
 	"github.com/slatec/slatec/serve"
 	"github.com/slatec/slatec/serve/client"
 	"github.com/slatec/slatec/templates"
@@ -466,6 +467,63 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	if len(st.Clients) != 0 {
 		t.Errorf("clients left after the program exited: %+v", st.Clients)
 	}
+}
+
+// TestServeClientNativeLaunchesNameTheirKernel: with profiles and the
+// default (overlap), two processes start on the whole GPU, launching
+// natively; the daemon can plan their split only from the kernels their
+// load notes name, so native launches must name theirs too. The driver's
+// kernel (k0) and the other process's are profiled as a complementary
+// pair: the plan splits them, and the driver's later launches run served on
+// its share. (Native launches once sent no kernel: under overlap the daemon
+// never learned what ran and never split, on the GPU too.)
+func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ps.Kernels {
+		switch ps.Kernels[i].Name {
+		case "triad_f4":
+			ps.Kernels[i].Name = "k0"
+		case "fma_loop":
+			ps.Kernels[i].Name = "other"
+		}
+	}
+	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
+		Profiles: ps, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
+	d, err := serve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Serve() }()
+	t.Cleanup(func() {
+		d.Close()
+		<-done
+	})
+	other := goClient(t, d.Socket())
+	other.Load(1, 1, "other", "")
+	// 600 launches 200 us apart (~150 ms): the first run natively on the
+	// whole GPU (overlap), the plan's split follows the first load note.
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SERVE_DRIVER_GAP_US=200"}, 1, 600, 64, 4, -1)
+	if !r.connected {
+		t.Fatalf("the driver did not connect:\n%s", r.out)
+	}
+	native, split := 0, 0
+	for _, l := range r.launches {
+		switch {
+		case !l.served:
+			native++
+		case len(l.ranges) == 1 && l.ranges[0] != fmt.Sprintf("0:%d", driverSMs-1):
+			split++
+		}
+	}
+	if native == 0 || split == 0 {
+		t.Fatalf("%d native and %d launches on a split range, want the first native (overlap) and later ones on the plan's share:\n%s",
+			native, split, r.out)
+	}
+	t.Logf("%d launches native, then %d on the planned share", native, split)
 }
 
 // TestServeClientNativeDrain: a process alone launches natively; when

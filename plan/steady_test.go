@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// steadySet is a 16-SM device with kernels of known curves: compute scales
+// linearly (160/m ms), memory saturates DRAM (1000 GB/s) at 4 SMs, memory2
+// is a second such kernel, and latency is unaffected by SMs past 2 but
+// slowed 3x by a loaded DRAM.
+func steadySet() *ProfileSet {
+	ps := complementaryPair(256)
+	mem2 := ps.Kernels[1]
+	mem2.Name = "memory2"
+	lat := Kernel{Name: "latency", Blocks: 32, ThreadsPerBlock: 256, Registers: 32, GlobalBytes: 1 << 20, DRAMSensitivity: 3}
+	comp2 := ps.Kernels[0]
+	comp2.Name = "compute2"
+	for m := 1; m <= 16; m++ {
+		lat.RMs = append(lat.RMs, Sample{m, 10 / float64(min(m, 2))})
+		lat.BWGBs = append(lat.BWGBs, Sample{m, 1})
+	}
+	ps.Kernels = append(ps.Kernels, mem2, lat, comp2)
+	return ps
+}
+
+func TestSteadySplitFor(t *testing.T) {
+	ps := steadySet()
+	for _, tc := range []struct {
+		name   string
+		names  []string
+		sms    []int   // the split, in the order of names
+		stp    float64 // predicted
+		speeds []float64
+	}{
+		// The memory kernel gets the 4 SMs that saturate DRAM and keeps its
+		// full speed; compute gets the other 12: 1 + 12/16.
+		{"complementary", []string{"compute", "memory"}, []int{12, 4}, 1.75, []float64{0.75, 1}},
+		{"the order of names is the order of shares", []string{"memory", "compute"}, []int{4, 12}, 1.75, []float64{1, 0.75}},
+		// Two kernels that scale with SMs: every split does the work of
+		// one kernel on the GPU (the first maximum, the smallest first share).
+		{"two compute-bound", []string{"compute", "compute2"}, []int{4, 12}, 1, []float64{0.25, 0.75}},
+		// Two bandwidth-bound kernels share DRAM: the penalty makes every
+		// split one kernel's work (the first split that gives both the floor
+		// of 1/4: 2 SMs, 1/3).
+		{"two memory-bound", []string{"memory", "memory2"}, []int{2, 14}, 1, []float64{1.0 / 3, 2.0 / 3}},
+		// The latency-bound kernel is slowed 3x by the other's full load:
+		// 1/3 + 1, below the 1.15 that slatec serve asks.
+		{"latency beside memory", []string{"latency", "memory"}, []int{2, 14}, 1.0/3 + 1, []float64{1.0 / 3, 1}},
+		{"three", []string{"compute", "memory", "latency"}, []int{10, 4, 2}, 10.0/16 + 1 + 1.0/3, []float64{10.0 / 16, 1, 1.0 / 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := SteadySplitFor(ps, tc.names, SteadyOptions{})
+			require.NoError(t, err)
+			require.NotNil(t, s)
+			assert.Equal(t, tc.names, s.Names)
+			assert.Equal(t, tc.sms, s.SMs)
+			// The compute kernels move 1 GB/s each: a penalty of 1.001 beside
+			// a saturated DRAM.
+			assert.InDelta(t, tc.stp, s.STP, 0.005)
+			assert.InDeltaSlice(t, tc.speeds, s.Speeds, 0.005)
+			total := 0
+			for _, m := range s.SMs {
+				total += m
+			}
+			assert.Equal(t, ps.Device.SMs, total, "the shares cover the GPU")
+		})
+	}
+}
+
+func TestSteadySplitForBounds(t *testing.T) {
+	ps := steadySet()
+	// A floor every kernel must get: a split giving compute 12/16 = 0.75
+	// is refused at 0.8, and none reaches 0.8 for both (4 SMs of compute
+	// is 0.25, and memory needs 4 of 16 for 1).
+	s, err := SteadySplitFor(ps, []string{"compute", "memory"}, SteadyOptions{MinSpeed: 0.8})
+	require.NoError(t, err)
+	assert.Nil(t, s)
+	// Shares in steps of 5 SMs (the last one takes the rest): compute 12
+	// is not one; 10+6 (10/16 + 1) beats 5+11.
+	s, err = SteadySplitFor(ps, []string{"compute", "memory"}, SteadyOptions{Step: 5})
+	require.NoError(t, err)
+	require.NotNil(t, s)
+	assert.Equal(t, []int{10, 6}, s.SMs)
+	_, err = SteadySplitFor(ps, []string{"compute"}, SteadyOptions{})
+	assert.ErrorContains(t, err, "two or more kernels")
+	_, err = SteadySplitFor(ps, []string{"compute", "nope"}, SteadyOptions{})
+	assert.ErrorContains(t, err, `no profile of kernel "nope"`)
+}
