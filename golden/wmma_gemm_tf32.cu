@@ -945,16 +945,35 @@ public:
 
     // take_native reports whether a launch runs natively now (the daemon is
     // gone or the grant says alone), and counts it if so. The alone steady
-    // state costs two atomic loads and a relaxed increment.
-    bool take_native()
+    // state costs three atomic loads and a relaxed increment. kernel (the
+    // launch's kernel, or null) goes into the load notes as a served
+    // launch's does: the daemon plans a split from the kernels processes
+    // run, and processes that overlap on the whole GPU (no plan yet) launch
+    // only natively. A name is copied when its pointer changes (kernel
+    // names are static strings, so that is when the kernel changes).
+    bool take_native(const char* kernel = 0)
     {
         if (!alive() || grant::unpack(grant_.load(std::memory_order_acquire)).alone) {
             launches_total_.fetch_add(1, std::memory_order_relaxed);
+            if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
+                note_native_kernel(kernel);
             if (!dirty_.load(std::memory_order_relaxed))
                 dirty_.store(true, std::memory_order_relaxed);
             return true;
         }
         return false;
+    }
+
+    // note_native_kernel records a natively launched kernel for the load
+    // notes (the rare path of take_native: a different kernel).
+    void note_native_kernel(const char* kernel)
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        native_kernel_.store(kernel, std::memory_order_relaxed);
+        if (kernel_ != kernel) {
+            kernel_ = kernel;
+            cls_.clear();
+        }
     }
 
     // run makes one launch on the current grant's range and returns when it
@@ -964,7 +983,7 @@ public:
     // daemon gone, or a launch the protocol cannot describe).
     bool run(const launch_spec& s, launch_ops& ops)
     {
-        if (!valid(s) || take_native())
+        if (!valid(s) || take_native(s.kernel))
             return false;
         launch_rec L;
         grant g;
@@ -979,6 +998,7 @@ public:
             launches_total_.fetch_add(1, std::memory_order_relaxed);
             kernel_ = s.kernel;
             cls_ = s.cls && *s.cls ? s.cls : "";
+            native_kernel_.store(nullptr, std::memory_order_relaxed); // the next native launch names its kernel again
             dirty_.store(true, std::memory_order_relaxed);
         }
         unsigned int lo = g.lo, hi = g.hi;
@@ -1466,6 +1486,7 @@ private:
     std::vector<launch_rec*> launches_;
     int inflight_;
     std::string kernel_, cls_;
+    std::atomic<const char*> native_kernel_{nullptr}; // the last native launch's name (take_native)
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
     bool ack_pending_, draining_;
@@ -1510,7 +1531,7 @@ class client {
 public:
     bool alive() const { return false; }
     int sms() const { return 0; }
-    bool take_native() { return true; }
+    bool take_native(const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
 };
@@ -2098,8 +2119,9 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         return false;
     const bool served = policy == kPolicyServed;
     // Alone on the GPU (the grant says so), or the daemon gone: native, with
-    // no message and no wait (two atomic loads and a relaxed count).
-    if (served && slate_serve::process_client(0, 0)->take_native())
+    // no message and no wait (three atomic loads and a relaxed count); the
+    // kernel's name goes into the load notes, from which the daemon plans.
+    if (served && slate_serve::process_client(0, 0)->take_native(k.name))
         return false;
     const env_config& e = env();
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
