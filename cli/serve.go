@@ -23,6 +23,7 @@ type serveFlags struct {
 	socket        string
 	profiles      string
 	resizeTimeout time.Duration
+	idleAfter     time.Duration
 	logFile       string
 	sms           int
 	status        bool
@@ -74,6 +75,7 @@ daemon (as slatec top) instead.`,
 	fl.StringVar(&f.socket, "socket", "", "socket path (default $SLATEC_SOCKET, $XDG_RUNTIME_DIR/slatec/serve.sock or /tmp/slatec-$UID/serve.sock)")
 	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): each set of the processes' kernels is split between them for the most throughput when the profiles predict that it pays (docs/SERVE.md, Scheduling)")
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
+	fl.DurationVar(&f.idleAfter, "idle-after", serve.DefaultIdleAfter, "how long a process may go without launching before its share goes to the others (0: never)")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
@@ -88,6 +90,13 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	if f.sms < 0 || f.sms > plan.MaxSMs {
 		return usagef("--sms must be in 0..%d", plan.MaxSMs)
+	}
+	if f.idleAfter < 0 {
+		return usagef("--idle-after must not be negative")
+	}
+	idleAfter := f.idleAfter
+	if idleAfter == 0 {
+		idleAfter = -1 // never (serve.Config: 0 takes the default)
 	}
 	if f.unplanned == "" {
 		f.unplanned = string(serve.Overlap)
@@ -106,7 +115,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
-		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, Version: Version, Logf: lg.Printf,
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, Version: Version, Logf: lg.Printf,
 		Unplanned: serve.Unplanned(f.unplanned),
 	}
 	if f.profiles != "" {
@@ -121,7 +130,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 		return codeError{exitInput, err}
 	}
 	mps := d.MPS()
-	lg.Printf("listening on %s (pid %d), policy %s, resize timeout %v", d.Socket(), os.Getpid(), d.PolicyName(), f.resizeTimeout)
+	lg.Printf("listening on %s (pid %d), policy %s, resize timeout %v, idle after %v", d.Socket(), os.Getpid(), d.PolicyName(), f.resizeTimeout, f.idleAfter)
 	if msg := mps.Warning(); msg != "" {
 		lg.Printf("warning: %s", msg)
 		if w != stderr {

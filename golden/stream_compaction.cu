@@ -389,6 +389,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #ifndef SLATE_SERVE_CLIENT_H
 #define SLATE_SERVE_CLIENT_H
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -432,10 +433,18 @@ struct launch_ops {
     // work fills the range's SMs, its workers land on SMs outside it and exit
     // (docs/ABI.md); it is then started again.
     virtual bool complete() = 0;
-    // retreat sets the retreat word, waits until the workers have drained,
-    // clears it, and reports whether every logical block has been handed out
-    // (then nothing is left to relaunch: the launch is complete).
-    virtual bool retreat() = 0;
+    // retreat sets the retreat word and waits for the workers to drain, at
+    // most wait_ms (0: as long as it takes). Drained, it clears the word
+    // and returns retreat_done when every logical block has been handed out
+    // (nothing is left to relaunch: the launch is complete), else
+    // retreat_drained. Not drained in time (a block waits for something
+    // the host does only after the launch returns, which a drain never
+    // sees), it withdraws the word and returns retreat_stuck: the launch
+    // runs on where it is. A worker that saw the word and left meanwhile
+    // is made up for as a starved launch is: the launch ends with blocks
+    // left, complete() says so, and it is started again.
+    enum retreat_result { retreat_drained = 0, retreat_done = 1, retreat_stuck = 2 };
+    virtual retreat_result retreat(long wait_ms) = 0;
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
     // detach leaves a launch that has not completed to finish on its own:
@@ -1003,11 +1012,18 @@ public:
         }
         unsigned int lo = g.lo, hi = g.hi;
         bool full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+        // The launch is waited for here, and the program's next launch
+        // follows only then: every microsecond between the kernel's end
+        // and seeing it is GPU time lost. The kernel's last launch says
+        // when to look (its SM-microseconds over this range's SMs).
+        const double expect_us = expected_us(s.kernel, hi - lo + 1);
         ops.start(lo, hi);
         long quantum_us = 5;
         int starts = 0; // starved starts on the current range
         const clock_type::time_point began = clock_type::now();
-        bool detached = false, finished = false;
+        // pinned: a retreat found workers that did not drain; the launch is
+        // not moved again.
+        bool detached = false, finished = false, moved_any = false, pinned = false;
         std::unique_lock<std::mutex> l(mu_, std::defer_lock);
         for (;;) {
             l.lock();
@@ -1019,11 +1035,18 @@ public:
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
                 if (!(now.lo == lo && now.hi == hi)) {
+                    launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
                         finished = true; // already done: nothing to move
-                    } else if (ops.retreat()) {
+                    } else if (pinned) {
+                        moved = true; // it cannot move: it counts as moved (the others overlap it)
+                    } else if ((r = ops.retreat(retreat_wait_ms(began))) == launch_ops::retreat_done) {
                         finished = true; // every block handed out
                         moved = true;
+                    } else if (r == launch_ops::retreat_stuck) {
+                        pinned = true; // its workers did not drain: it stays, never moved again
+                        moved = true;
+                        log_pinned(s.kernel);
                     } else {
                         lo = now.lo;
                         hi = now.hi;
@@ -1036,6 +1059,7 @@ public:
                 std::string ack;
                 l.lock();
                 L.epoch = now.epoch;
+                moved_any = moved_any || moved;
                 if (moved)
                     ++moved_;
                 if (finished)
@@ -1053,8 +1077,16 @@ public:
                 // The daemon is gone: take the whole GPU, acknowledging nothing.
                 l.unlock();
                 full = true;
-                if (ops.retreat())
+                if (pinned)
+                    continue;
+                const launch_ops::retreat_result r = ops.retreat(retreat_wait_ms(began));
+                if (r == launch_ops::retreat_done)
                     break;
+                if (r == launch_ops::retreat_stuck) {
+                    pinned = true;
+                    log_pinned(s.kernel);
+                    continue;
+                }
                 lo = 0;
                 hi = (unsigned int)sms_ - 1u;
                 ops.start(lo, hi);
@@ -1087,13 +1119,31 @@ public:
                 detached = true;
                 break;
             }
+            // Until shortly before the expected end, sleep (a grant change
+            // wakes the wait); from there poll without sleeping (a timed
+            // wait of 5 us takes 50 or more: the kernel's timer slack);
+            // past twice the expected time (or with none known), back off
+            // to 200 us.
+            long wait_us = quantum_us;
+            if (expect_us > 0) {
+                const double el = (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
+                if (el < 0.85 * expect_us - 60)
+                    wait_us = (long)std::min(0.85 * expect_us - el - 50, 2000.0);
+                else if (el < 2 * expect_us + 100) {
+                    std::this_thread::yield();
+                    continue;
+                }
+            }
             l.lock();
             if (current().epoch == L.epoch && !(lost_ && !full))
-                cv_.wait_for(l, std::chrono::microseconds(quantum_us));
+                cv_.wait_for(l, std::chrono::microseconds(wait_us));
             l.unlock();
-            if (quantum_us < 200)
+            if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
         }
+        if (!detached && !moved_any && starts == 0)
+            learn_us(s.kernel, hi - lo + 1,
+                     (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
         if (!detached)
             ops.finish();
         std::string ack;
@@ -1106,6 +1156,49 @@ public:
         if (!ack.empty())
             send(ack);
         return true;
+    }
+
+    // retreat_wait_ms is how long a move waits for a launch's workers to
+    // drain: what is left of the detach limit (a launch that has not
+    // drained by then is detached anyway), at least 1 ms; 0 (forever)
+    // when launches are never detached.
+    static long retreat_wait_ms(clock_type::time_point began)
+    {
+        const long lim = detach_after_ms();
+        if (lim <= 0)
+            return 0;
+        const long el = (long)std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - began).count();
+        return lim - el > 1 ? lim - el : 1;
+    }
+    static void log_pinned(const char* kernel)
+    {
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s did not drain for a move: it stays on its range (no more moves)\n", kernel);
+    }
+
+    // expected_us is a lower bound on how long a launch of kernel takes on
+    // sms SMs, from its last launch that ran on one range from start to end
+    // (0: none yet): that launch's time on as many SMs or more, its time
+    // scaled linearly on fewer (no kernel speeds up more than that), so
+    // that waiting for 0.85 of it never oversleeps a kernel that runs as
+    // it did. Kernel names are static strings: the pointer is the key.
+    double expected_us(const char* kernel, unsigned int sms)
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        std::map<const char*, timing>::const_iterator it = timings_.find(kernel);
+        if (it == timings_.end() || sms == 0)
+            return 0;
+        const timing& t = it->second;
+        return sms <= t.sms ? t.us : t.us * t.sms / sms;
+    }
+    void learn_us(const char* kernel, unsigned int sms, double us)
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (timings_.size() < 1024 || timings_.count(kernel)) {
+            timing& t = timings_[kernel];
+            t.sms = sms;
+            t.us = us;
+        }
     }
 
     // bye tells the daemon the job is done (best effort, no wait).
@@ -1389,13 +1482,22 @@ private:
         const bool welcomed = welcome(&buf, welcome_ms);
         if (!welcomed)
             why = "no welcome";
+        // Notes every 2 ms while the process launches (or has just been
+        // welcomed: its first launch is under way), every 20 ms once it has
+        // been quiet for 100 ms: the daemon gives an idle process's share to
+        // the others after a few missed notes (serve.Config.IdleAfter), so
+        // a launching one must not go 20 ms without one.
+        clock_type::time_point last_busy = clock_type::now();
         while (welcomed) {
             pollfd pf = {fd_, POLLIN, 0};
-            const int r = poll(&pf, 1, dirty_.load(std::memory_order_relaxed) ? 2 : 20);
+            const bool busy = dirty_.load(std::memory_order_relaxed) ||
+                              clock_type::now() - last_busy < std::chrono::milliseconds(100);
+            const int r = poll(&pf, 1, busy ? 2 : 20);
             if (r < 0 && errno != EINTR)
                 break;
             if (r <= 0) {
                 if (dirty_.exchange(false)) {
+                    last_busy = clock_type::now();
                     std::string note;
                     {
                         std::lock_guard<std::mutex> l(mu_);
@@ -1487,6 +1589,11 @@ private:
     int inflight_;
     std::string kernel_, cls_;
     std::atomic<const char*> native_kernel_{nullptr}; // the last native launch's name (take_native)
+    struct timing {
+        unsigned int sms; // the range's SMs
+        double us;        // start to seen complete
+    };
+    std::map<const char*, timing> timings_; // each kernel's last served launch on one range
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
     bool ack_pending_, draining_;
@@ -2655,19 +2762,36 @@ struct served_ops : slate_serve::launch_ops {
             return true; // a device error: nothing more will run
         return *next >= p.cfg.total;
     }
-    bool retreat()
+    retreat_result retreat(long wait_ms)
     {
         unsigned long long* next = host + 5 + p.slot;
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
         if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess || cudaEventSynchronize(event) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return retreat_done; // a device error: nothing more will run; do not relaunch
+        cudaError_t e = cudaSuccess;
+        if (wait_ms <= 0) {
+            e = cudaEventSynchronize(event);
+        } else {
+            const std::chrono::steady_clock::time_point end =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+            while ((e = cudaEventQuery(event)) == cudaErrorNotReady && std::chrono::steady_clock::now() < end)
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+        if (e == cudaErrorNotReady) {
+            // Not drained: withdraw the word; the launch runs on.
+            cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream);
+            cudaStreamSynchronize(ctl_stream);
+            return retreat_stuck;
+        }
+        if (e != cudaSuccess ||
             cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
-            return true; // a device error: nothing more will run; do not relaunch
-        return *next >= p.cfg.total;
+            return retreat_done; // a device error: nothing more will run; do not relaunch
+        return *next >= p.cfg.total ? retreat_done : retreat_drained;
     }
     void finish()
     {

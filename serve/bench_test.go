@@ -14,7 +14,7 @@ import (
 // first acks. A launch itself costs no message in protocol v2.
 func BenchmarkGrantRoundTrip(b *testing.B) {
 	dir := b.TempDir()
-	d, err := serve.New(serve.Config{Socket: dir + "/s.sock", SMs: testSMs, MPS: &serve.MPSState{Active: true}, Unplanned: serve.EqualShares})
+	d, err := serve.New(serve.Config{Socket: dir + "/s.sock", SMs: testSMs, MPS: &serve.MPSState{Active: true}, Unplanned: serve.EqualShares, IdleAfter: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

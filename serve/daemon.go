@@ -31,7 +31,17 @@ type Config struct {
 	// (no --profiles, or kernels the plan does not put in one phase):
 	// Overlap (the default) or EqualShares.
 	Unplanned Unplanned
+	// IdleAfter is how long a process may go without launching (no load
+	// note with new launches, none running on a range) before its share
+	// goes to the others (default 10 ms; negative: never). Processes keep
+	// their registration between phases of GPU work (input, checks,
+	// output on the host); a share kept through them starves the others.
+	IdleAfter time.Duration
 }
+
+// DefaultIdleAfter is Config.IdleAfter's default: five of the C++
+// client's 2 ms load-note periods while it launches.
+const DefaultIdleAfter = 10 * time.Millisecond
 
 // Unplanned is the grant policy for processes whose kernels no plan
 // co-runs.
@@ -74,6 +84,7 @@ type Daemon struct {
 	nextClient uint64
 	resizes    []ResizeRecord
 	closing    bool
+	stopIdle   chan struct{} // closed by stop: ends watchIdle
 	wg         sync.WaitGroup
 }
 
@@ -101,6 +112,8 @@ type conn struct {
 	inflight int
 	kernel   string
 	class    string
+	active   time.Time // hello, or the last load note with new launches or one running
+	idle     bool      // its share went to the others (regrantLocked)
 }
 
 const resizeHistory = 64
@@ -123,6 +136,9 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = 256
 	}
+	if cfg.IdleAfter == 0 {
+		cfg.IdleAfter = DefaultIdleAfter
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
@@ -136,7 +152,7 @@ func New(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, pol: pol, conns: map[*conn]struct{}{}, start: cfg.Clock()}
+	d := &Daemon{cfg: cfg, pol: pol, conns: map[*conn]struct{}{}, start: cfg.Clock(), stopIdle: make(chan struct{})}
 	if cfg.MPS != nil {
 		d.mps = *cfg.MPS
 	} else {
@@ -178,6 +194,7 @@ func (d *Daemon) emit(ev Event) {
 
 // Serve accepts connections until Close or Kill.
 func (d *Daemon) Serve() error {
+	go d.watchIdle(d.stopIdle)
 	for {
 		nc, err := d.ln.AcceptUnix()
 		if err != nil {
@@ -236,6 +253,7 @@ func (d *Daemon) stop(graceful bool) error {
 		return nil
 	}
 	d.closing = true
+	close(d.stopIdle)
 	conns := make([]*conn, 0, len(d.conns))
 	for c := range d.conns {
 		conns = append(conns, c)
@@ -281,7 +299,7 @@ func (d *Daemon) Status() *Status {
 		g := c.grant
 		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
 			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
-			Launches: c.launches, InFlight: c.inflight, Kernel: c.kernel, Class: c.class})
+			Launches: c.launches, InFlight: c.inflight, Kernel: c.kernel, Class: c.class, Idle: c.idle})
 		s.Running += c.inflight
 	}
 	sort.Slice(s.Clients, func(i, j int) bool { return s.Clients[i].Client < s.Clients[j].Client })
@@ -486,6 +504,7 @@ func (c *conn) hello(m *Msg) bool {
 	}
 	d.nextClient++
 	c.id, c.pid, c.name, c.device = d.nextClient, m.PID, m.Name, m.Device
+	c.active = d.cfg.Clock() // it registers at its first launch
 	sms := d.sms
 	// The others shrink first (their grants are pushed before the welcome
 	// leaves), and the newcomer's first grant rides on its welcome: it needs
@@ -514,9 +533,12 @@ func aloneText(native bool) string {
 func (c *conn) load(m *Msg) {
 	d := c.d
 	d.mu.Lock()
+	if m.Launches != c.launches || m.InFlight > 0 {
+		c.active = d.cfg.Clock()
+	}
 	c.launches, c.inflight = m.Launches, m.InFlight
 	var pushes []push
-	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) {
+	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) || c.idle && !d.idleLocked(c, d.cfg.Clock()) {
 		c.kernel, c.class = m.Kernel, m.Class
 		pushes = d.regrantLocked(nil)
 	}
@@ -575,26 +597,40 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		return nil
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
-	kernels := make([]string, len(cs))
-	for i, c := range cs {
+	now := d.cfg.Clock()
+	// The SMs are split among the active processes; an idle one launches
+	// natively on the whole GPU when it starts again (overlapping, under
+	// MPS, until its load note makes it active and the split is redone).
+	var active []*conn
+	for _, c := range cs {
+		c.idle = d.idleLocked(c, now)
+		if !c.idle {
+			active = append(active, c)
+		}
+	}
+	kernels := make([]string, len(active))
+	for i, c := range active {
 		kernels[i] = c.kernel
 	}
 	ranges := Split(d.sms, d.pol.Weights(kernels))
 	// Alone, or overlapping the others where no plan splits them: the
 	// whole GPU, native launches.
-	native := len(cs) == 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)
-	now := d.cfg.Clock()
+	native := len(active) <= 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)
 	var out []push
 	changed := false
 	defer func() {
 		if changed && len(cs) > 1 {
-			d.logGrantsLocked(cs, kernels, native)
+			d.logGrantsLocked(cs, active, kernels, native)
 		}
 	}()
-	for i, c := range cs {
-		g := Grant{Range: ranges[i], Alone: native, Clients: len(cs)}
-		if native {
-			g.Range = Range{0, d.sms - 1}
+	next := 0
+	for _, c := range cs {
+		g := Grant{Alone: true, Range: Range{0, d.sms - 1}, Clients: len(cs)}
+		if !c.idle {
+			if !native {
+				g.Range, g.Alone = ranges[next], false
+			}
+			next++
 		}
 		if c.grant.Epoch != 0 && g.Range == c.grant.Range && g.Alone == c.grant.Alone && g.Clients == c.grant.Clients {
 			continue
@@ -613,28 +649,69 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 }
 
 // logGrantsLocked logs a changed split of two or more clients (d.mu held):
-// the kernels the plan saw, whether it split them, and every grant, so a
-// daemon log shows what each set of kernels was given.
-func (d *Daemon) logGrantsLocked(cs []*conn, kernels []string, native bool) {
+// the kernels of the active ones, whether they were split, and every
+// grant, so a daemon log shows what each set of kernels was given.
+func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native bool) {
 	how := "planned split"
 	if st := d.pol.Steady(kernels); st != nil {
 		how = fmt.Sprintf("planned split, predicted STP %.3f", st.STP)
 	}
 	switch {
+	case len(active) <= 1:
+		how = fmt.Sprintf("%d active: whole GPU each", len(active))
 	case native:
 		how = "unplanned: overlap, whole GPU each"
 	case !d.pol.Planned(kernels):
 		how = "unplanned: equal shares"
 	}
 	var b strings.Builder
-	for i, c := range cs {
-		k := kernels[i]
+	for _, c := range cs {
+		k := c.kernel
 		if k == "" {
 			k = "?"
 		}
-		fmt.Fprintf(&b, "; client %d %s %s", c.id, k, c.grant.Range)
+		idle := ""
+		if c.idle {
+			idle = " (idle)"
+		}
+		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.grant.Range, idle)
 	}
 	d.cfg.Logf("grants (%s)%s", how, b.String())
+}
+
+// idleLocked reports whether client c has gone IdleAfter without launching
+// (d.mu held). A process with a launch running on a range is never idle.
+func (d *Daemon) idleLocked(c *conn, now time.Time) bool {
+	return d.cfg.IdleAfter > 0 && c.inflight == 0 && now.Sub(c.active) > d.cfg.IdleAfter
+}
+
+// watchIdle redoes the grants when a process becomes idle (its share
+// goes to the others), checking every IdleAfter/2; a process that
+// launches again is seen in its load note (load).
+func (d *Daemon) watchIdle(stop <-chan struct{}) {
+	if d.cfg.IdleAfter <= 0 {
+		return
+	}
+	t := time.NewTicker(max(d.cfg.IdleAfter/2, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := d.cfg.Clock()
+		d.mu.Lock()
+		var pushes []push
+		for c := range d.conns {
+			if c.id != 0 && !c.idle && d.idleLocked(c, now) {
+				pushes = d.regrantLocked(nil)
+				break
+			}
+		}
+		d.mu.Unlock()
+		d.sendGrants(pushes)
+	}
 }
 
 // sendGrants pushes grants (without d.mu) and arms each one's ack timer.

@@ -39,6 +39,11 @@ func newHarness(t *testing.T, cfg serve.Config) *harness {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	h := &harness{t: t, sock: filepath.Join(dir, "s", "serve.sock"), events: make(chan serve.Event, 1024), logs: make(chan string, 1024), served: make(chan error, 1)}
 	cfg.Socket = h.sock
+	if cfg.IdleAfter == 0 {
+		// The test clients send load notes only when a test says so:
+		// TestIdleClientShareGoesToTheOthers tests idleness.
+		cfg.IdleAfter = -1
+	}
 	if cfg.Unplanned == "" {
 		// Most tests here check the split and the moves between ranges;
 		// TestUnplannedOverlap checks the default.
@@ -619,4 +624,72 @@ func TestUnplannedOverlap(t *testing.T) {
 			t.Fatalf("an unprofiled kernel did not bring back the overlap; b holds %v", b.Grant())
 		}
 	}
+}
+
+// TestIdleClientShareGoesToTheOthers: a process that stops launching (no
+// load note with new launches, none running) is idle after IdleAfter: its
+// share goes to the others (one left active: alone, native) and it gets
+// the whole GPU natively for when it starts again; its next load note with
+// new launches splits the GPU again. A process with a launch running on
+// its range is never idle, notes or not.
+func TestIdleClientShareGoesToTheOthers(t *testing.T) {
+	h := newHarness(t, serve.Config{SMs: testSMs, IdleAfter: 20 * time.Millisecond})
+	a := h.connect("a")
+	b := h.connect("b")
+	half := func(c *client.Client) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Second); ; {
+			if g := c.Grant(); !g.Alone && g.Range.Count() == testSMs/2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("client %d holds %v, want half the GPU", c.ID(), c.Grant())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	whole := func(c *client.Client, within time.Duration) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		for deadline := t0.Add(within); ; {
+			if g := c.Grant(); g.Alone && g.Range.Count() == testSMs {
+				return time.Since(t0)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("client %d holds %v after %v, want the whole GPU", c.ID(), c.Grant(), within)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// a launches all along (a note every 2 ms, as the C++ client does).
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for n := uint64(1); ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+				a.Load(n, 0, "ka", "")
+			}
+		}
+	}()
+	b.Load(1, 0, "kb", "")
+	half(a)
+	half(b)
+	// b stops launching: a gets the whole GPU within IdleAfter and a tick.
+	took := whole(a, time.Second)
+	whole(b, time.Second)
+	t.Logf("b idle: a alone %v after b's last note (IdleAfter 20 ms)", took)
+	if st := h.d.Status(); len(st.Clients) != 2 || st.Clients[0].Idle || !st.Clients[1].Idle {
+		t.Errorf("status clients %+v, want b idle, a not", st.Clients)
+	}
+	// b launches again: split again.
+	b.Load(2, 0, "kb", "")
+	half(a)
+	half(b)
+	// b with a launch running on its range stays active without notes.
+	b.Load(3, 1, "kb", "")
+	time.Sleep(100 * time.Millisecond)
+	half(b)
 }

@@ -39,6 +39,7 @@ type ClientStatus struct {
 	InFlight int    `json:"inflight"` // served launches running (its last load note)
 	Kernel   string `json:"kernel,omitempty"`
 	Class    string `json:"class,omitempty"`
+	Idle     bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
 }
 
 // ResizeRecord is one grant change of a client and its outcome: ok
@@ -78,6 +79,8 @@ func (s *Status) WriteText(w io.Writer) {
 			switch {
 			case c.Stuck:
 				state = "STUCK"
+			case c.Idle:
+				state = "idle" // its share went to the others; native when it launches again
 			case c.Alone:
 				state = "native" // alone, or overlapping unplanned processes
 			case !c.Acked:

@@ -1373,19 +1373,36 @@ struct served_ops : slate_serve::launch_ops {
             return true; // a device error: nothing more will run
         return *next >= p.cfg.total;
     }
-    bool retreat()
+    retreat_result retreat(long wait_ms)
     {
         unsigned long long* next = host + 5 + p.slot;
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
         if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess || cudaEventSynchronize(event) != cudaSuccess ||
+            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+            return retreat_done; // a device error: nothing more will run; do not relaunch
+        cudaError_t e = cudaSuccess;
+        if (wait_ms <= 0) {
+            e = cudaEventSynchronize(event);
+        } else {
+            const std::chrono::steady_clock::time_point end =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+            while ((e = cudaEventQuery(event)) == cudaErrorNotReady && std::chrono::steady_clock::now() < end)
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+        if (e == cudaErrorNotReady) {
+            // Not drained: withdraw the word; the launch runs on.
+            cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream);
+            cudaStreamSynchronize(ctl_stream);
+            return retreat_stuck;
+        }
+        if (e != cudaSuccess ||
             cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
-            return true; // a device error: nothing more will run; do not relaunch
-        return *next >= p.cfg.total;
+            return retreat_done; // a device error: nothing more will run; do not relaunch
+        return *next >= p.cfg.total ? retreat_done : retreat_drained;
     }
     void finish()
     {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,7 @@ type driverLaunch struct {
 	thread, index int
 	served, ok    bool
 	us            int64
+	lateUs        int64 // from the fake kernel's end to run()'s return; -1 when not served
 	ranges        []string
 }
 
@@ -109,6 +111,7 @@ type driverRun struct {
 	served    int
 	frames    int64 // frames the client wrote
 	out       string
+	stderr    string
 }
 
 // runDriver runs the driver with SLATEC_SOCKET=sock (SMS THREADS LAUNCHES
@@ -139,7 +142,7 @@ func runDriver(t *testing.T, sock string, timeout time.Duration, env []string, a
 		t.Fatalf("driver: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
 	t.Logf("driver stderr:\n%s", stderr.String())
-	r := driverRun{out: out}
+	r := driverRun{out: out, stderr: stderr.String()}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -167,7 +170,7 @@ func runDriver(t *testing.T, sock string, timeout time.Duration, env []string, a
 		case "connect":
 			r.connected, r.connectUs = num("served") == 1, num("us")
 		case "launch":
-			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, ok: num("ok") == 1, us: num("us")}
+			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, ok: num("ok") == 1, us: num("us"), lateUs: num("late_us")}
 			if kv["ranges"] != "" {
 				l.ranges = strings.Split(kv["ranges"], ",")
 			}
@@ -203,8 +206,10 @@ func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 	// turn scheduling delays into "stuck"; acknowledgements take ~1 ms here.
 	// Equal shares: these tests check served launches on split ranges
 	// (the default, Overlap, grants every process the whole GPU natively).
+	// No idle: the Go client standing for the other process sends no load
+	// notes (TestServeClientIdleShareGoesToTheOther tests idleness).
 	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
-		Unplanned: serve.EqualShares, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
+		Unplanned: serve.EqualShares, IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
 	if events != nil {
 		cfg.OnEvent = func(ev serve.Event) {
 			select {
@@ -490,7 +495,7 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 			ps.Kernels[i].Name = "other"
 		}
 	}
-	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
+	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second, IdleAfter: -1,
 		Profiles: ps, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
 	d, err := serve.New(cfg)
 	if err != nil {
@@ -524,6 +529,34 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 			native, split, r.out)
 	}
 	t.Logf("%d launches native, then %d on the planned share", native, split)
+}
+
+// TestServeClientSeesTheEndOfALaunchSoon: a served launch returns when its
+// kernel has ended, and the program's next launch waits for that, so the
+// time between the two is GPU time lost. The client waits for most of the
+// kernel's last time on its range, then looks every 5 us: launches after
+// the first are seen ended within tens of microseconds (the backoff to
+// 320 us polls the client had saw a 600 us kernel's end ~350 us late).
+func TestServeClientSeesTheEndOfALaunchSoon(t *testing.T) {
+	d := startDaemon(t, nil)
+	goClient(t, d.Socket())
+	// 64 blocks, 4 a task, 8 fake workers, 300 us a task: ~600 us a launch.
+	r := runDriver(t, d.Socket(), 30*time.Second, nil, 1, 41, 64, 4, 300)
+	var late []int64
+	for _, l := range r.launches {
+		if l.served && l.index > 0 && len(l.ranges) == 1 {
+			late = append(late, l.lateUs)
+		}
+	}
+	if len(late) < 20 {
+		t.Fatalf("%d served launches after the first on one range, want most of 40:\n%s", len(late), r.out)
+	}
+	slices.Sort(late)
+	med := late[len(late)/2]
+	t.Logf("a launch's end seen after: median %d us, max %d us (%d launches)", med, late[len(late)-1], len(late))
+	if med > 60 {
+		t.Errorf("the median launch was seen ended %d us after its kernel ended, want <= 60", med)
+	}
 }
 
 // TestServeClientNativeDrain: a process alone launches natively; when
@@ -563,7 +596,7 @@ func TestServeClientNativeDrain(t *testing.T) {
 // late ack clears the mark.
 func TestServeClientStuck(t *testing.T) {
 	events := make(chan serve.Event, 4096)
-	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: 50 * time.Millisecond,
+	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: 50 * time.Millisecond, IdleAfter: -1,
 		Unplanned: serve.EqualShares, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) },
 		OnEvent: func(ev serve.Event) {
 			select {
@@ -623,6 +656,43 @@ func TestServeClientDetachesAKernelThatWaitsForTheHost(t *testing.T) {
 	us, _ := strconv.ParseInt(m[2], 10, 64)
 	if us < 200_000 || us > 5_000_000 {
 		t.Errorf("the launch returned after %d us, want just past the 200 ms limit", us)
+	}
+	for _, l := range r.launches {
+		if !l.ok {
+			t.Errorf("launch %+v: a logical block did not run exactly once", l)
+		}
+	}
+}
+
+// TestServeClientMoveOfAKernelThatWaitsForTheHost: the grant changes while
+// a served kernel waits for the host (which acts only after the launch
+// returns). The move's drain cannot happen; it must not wait forever: the
+// retreat is withdrawn within the detach limit, the launch stays where it
+// runs (never moved again) and is detached; every block still runs once.
+// (A drain without a limit hung here once the daemon re-split idle
+// processes' shares.)
+func TestServeClientMoveOfAKernelThatWaitsForTheHost(t *testing.T) {
+	events := make(chan serve.Event, 4096)
+	d := startDaemon(t, events)
+	other := goClient(t, d.Socket()) // not alone: the launch is served
+	go func() {
+		waitFor(t, events, "load", other.ID(), 10*time.Second) // the driver's launch runs
+		time.Sleep(20 * time.Millisecond)
+		other.Close() // its share returns: the driver's launch should grow
+	}()
+	r := runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_HOLD=1", "SLATE_SERVE_DETACH_MS=300"}, 1, 1, 2000, 4, 0)
+	if !r.connected || r.served != 1 {
+		t.Fatalf("connected=%v served=%d, want the launch served:\n%s", r.connected, r.served, r.out)
+	}
+	m := regexp.MustCompile(`returned t=0 i=0 detached=(\d) us=(\d+)`).FindStringSubmatch(r.out)
+	if m == nil || m[1] != "1" {
+		t.Fatalf("want the launch detached:\n%s", r.out)
+	}
+	if !strings.Contains(r.stderr, "did not drain for a move") {
+		t.Errorf("no move was withdrawn (stderr):\n%s", r.stderr)
+	}
+	if us, _ := strconv.ParseInt(m[2], 10, 64); us > 5_000_000 {
+		t.Errorf("the launch returned after %d us, want about the 300 ms limit", us)
 	}
 	for _, l := range r.launches {
 		if !l.ok {

@@ -12,7 +12,10 @@
 //   connect served=0|1 us=N            the first (and only) connection attempt; with
 //                                       $SERVE_DRIVER_WELCOMED=1, served=1 only once
 //                                       the welcome came (waited for, at most 2 s)
-//   launch t=T i=I served=0|1 ok=0|1 us=N ranges=lo:hi,...
+//   launch t=T i=I served=0|1 ok=0|1 us=N late_us=L ranges=lo:hi,...
+//                                       (late_us: from the last fake worker's end to the
+//                                       first query that saw it, for launches with threads;
+//                                       else -1)
 //   summary launches=N served=N bad=N
 //   frames sent=N                       frames the client wrote (hello, notes, acks, bye not yet)
 // served=1: the launch ran on a granted range (not alone); served=0: natively.
@@ -56,6 +59,7 @@ public:
     void start(unsigned int lo, unsigned int hi)
     {
         join();
+        ended_ = seen_ = clk::time_point();
         ranges_ += (ranges_.empty() ? "" : ",") + std::to_string(lo) + ":" + std::to_string(hi);
         if (starved_ < starve()) { // every worker landed outside the range: none ran
             ++starved_;
@@ -73,17 +77,34 @@ public:
         for (int w = 0; w < workers; ++w)
             threads_.push_back(std::thread(&fake_launch::worker, this));
     }
-    bool query() { return running_.load() == 0; }
+    bool query()
+    {
+        if (running_.load() != 0)
+            return false;
+        if (seen_ == clk::time_point())
+            seen_ = clk::now();
+        return true;
+    }
     bool complete() { return next_.load() >= total_; }
-    bool retreat()
+    retreat_result retreat(long wait_ms)
     {
         if (const char* d = std::getenv("SERVE_DRIVER_RETREAT_MS"))
             std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
         retreat_ = 1;
-        join(); // the drain
+        // The drain, at most wait_ms (0: forever).
+        const clk::time_point end = clk::now() + std::chrono::milliseconds(wait_ms);
+        while (running_.load() != 0 && (wait_ms <= 0 || clk::now() < end))
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (running_.load() != 0) {
+            retreat_ = 0; // withdrawn: the workers run on
+            ++stuck_retreats_;
+            return retreat_stuck;
+        }
+        join();
         retreat_ = 0;
-        return next_.load() >= total_;
+        return next_.load() >= total_ ? retreat_done : retreat_drained;
     }
+    int stuck_retreats() const { return stuck_retreats_; }
     void finish() { join(); }
     void detach() { detached_ = true; } // the threads are joined later, by finish or the destructor
     bool detached() const { return detached_; }
@@ -95,6 +116,14 @@ public:
         return true;
     }
     const std::string& ranges() const { return ranges_; }
+    // late_us: microseconds from the last worker's end to the first query
+    // that saw it (-1: no threads ran).
+    long long late_us() const
+    {
+        if (us_ < 0 || ended_ == clk::time_point() || seen_ == clk::time_point())
+            return -1;
+        return (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen_ - ended_).count();
+    }
 
 private:
     void worker()
@@ -117,7 +146,8 @@ private:
             if (us_ > 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(us_));
         }
-        running_--;
+        if (running_.fetch_sub(1) == 1)
+            ended_ = clk::now(); // the last worker: the kernel's end
     }
     void join()
     {
@@ -134,8 +164,10 @@ private:
     std::unique_ptr<std::atomic<unsigned int>[]> counts_;
     std::vector<std::thread> threads_;
     std::string ranges_;
+    clk::time_point ended_, seen_; // the last worker's end, the first query that saw it
     bool detached_ = false;
     int starved_ = 0;
+    int stuck_retreats_ = 0;
 
 public:
     static bool hold_kernels()
@@ -260,6 +292,7 @@ int main(int argc, char** argv)
                 s.cls = 0;
                 const clk::time_point l0 = clk::now();
                 const bool sv = c && c->run(s, f);
+                const long long late = sv ? f.late_us() : -1;
                 if (fake_launch::hold_kernels()) {
                     // The host acts after the launch returned (a served launch
                     // detaches its kernel rather than wait for this forever).
@@ -280,8 +313,8 @@ int main(int argc, char** argv)
                 bad += !ok;
                 {
                     std::lock_guard<std::mutex> l(out);
-                    std::printf("launch t=%d i=%d served=%d ok=%d us=%lld ranges=%s\n", t, i, sv ? 1 : 0, ok ? 1 : 0,
-                                since_us(l0), f.ranges().c_str());
+                    std::printf("launch t=%d i=%d served=%d ok=%d us=%lld late_us=%lld ranges=%s\n", t, i, sv ? 1 : 0,
+                                ok ? 1 : 0, since_us(l0), late, f.ranges().c_str());
                     std::fflush(stdout);
                 }
                 if (const char* g = std::getenv("SERVE_DRIVER_GAP_US"))
