@@ -235,15 +235,15 @@ makespan() {
     fi
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1)
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1)
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$a+$b-$mode.out" 2>&1)
+        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$a+$b-$mode.out" 2>&1)
     else
         # Both wait at the start line of their first timed phase (HARNESS_GATE).
         local gate="$W/gate/$a+$b.$mode"
         rm -rf "$gate"
-        (cd "$W" && env "${ea[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$mode.out" 2>&1) &
+        (cd "$W" && env "${ea[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$a+$b-$mode.out" 2>&1) &
         p1=$!
-        (cd "$W" && env "${eb[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$mode.out" 2>&1) &
+        (cd "$W" && env "${eb[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$a+$b-$mode.out" 2>&1) &
         p2=$!
         wait "$p1" "$p2"
     fi
@@ -258,9 +258,13 @@ makespan() {
             if (seq) d = (e[1] - s[1]) + (e[2] - s[2])
             else d = (e[1] > e[2] ? e[1] : e[2]) - (s[1] < s[2] ? s[1] : s[2])
             printf "%.3f\n", d / 1000
-        }' "$L/$a.ms-$mode.out" "$L/$b.ms-$mode.out")
+        }' "$L/$a.ms-$a+$b-$mode.out" "$L/$b.ms-$a+$b-$mode.out")
+    # Each program's own span and time per run (HARNESS_TIME median).
+    local own
+    own=$(for n in "$a" "$b"; do awk -v n="$n" '$1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } $1 == "HARNESS_TIME" { t = t " " $3 }
+        END { printf "%s %.1f ms (us/run%s); ", n, s, t }' "$L/$n.ms-$a+$b-$mode.out"; done)
     printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
-    say "    makespan $a+$b $mode wall $ms ms, span $span ms"
+    say "    makespan $a+$b $mode wall $ms ms, span $span ms: $own"
 }
 
 # median_row A B MODE [FILE]: the median span of the pair's rounds in MODE,

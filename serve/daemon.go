@@ -533,12 +533,14 @@ func aloneText(native bool) string {
 func (c *conn) load(m *Msg) {
 	d := c.d
 	d.mu.Lock()
+	woke := false
 	if m.Launches != c.launches || m.InFlight > 0 {
 		c.active = d.cfg.Clock()
+		woke, c.idle = c.idle, false
 	}
 	c.launches, c.inflight = m.Launches, m.InFlight
 	var pushes []push
-	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) || c.idle && !d.idleLocked(c, d.cfg.Clock()) {
+	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) || woke {
 		c.kernel, c.class = m.Kernel, m.Class
 		pushes = d.regrantLocked(nil)
 	}
@@ -559,6 +561,7 @@ func (c *conn) ack(m *Msg) {
 	switch m.Epoch {
 	case c.ackEpoch:
 		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant
+		c.active = now                             // its launches (native ones included) drained just now
 		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
 		kind = "ack"
 	case c.late:
@@ -603,7 +606,6 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	// MPS, until its load note makes it active and the split is redone).
 	var active []*conn
 	for _, c := range cs {
-		c.idle = d.idleLocked(c, now)
 		if !c.idle {
 			active = append(active, c)
 		}
@@ -679,15 +681,22 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native bo
 	d.cfg.Logf("grants (%s)%s", how, b.String())
 }
 
-// idleLocked reports whether client c has gone IdleAfter without launching
-// (d.mu held). A process with a launch running on a range is never idle.
-func (d *Daemon) idleLocked(c *conn, now time.Time) bool {
-	return d.cfg.IdleAfter > 0 && c.inflight == 0 && now.Sub(c.active) > d.cfg.IdleAfter
+// goneIdleLocked reports whether client c, not idle yet, has gone
+// IdleAfter without launching (d.mu held). Only a process launching on a
+// range can be seen idle: its served launches are synchronous, so a
+// launching process sends load notes, and one with a launch running says
+// so. Native launches are not: a process's launches queued ahead keep
+// the GPU busy long after its host thread went quiet waiting for them. A
+// process owing an ack is draining (its native launches, after an alone
+// grant ended), and the ack itself counts as activity.
+func (d *Daemon) goneIdleLocked(c *conn, now time.Time) bool {
+	return d.cfg.IdleAfter > 0 && !c.idle && !c.grant.Alone && c.ackEpoch == 0 && c.late == 0 &&
+		c.inflight == 0 && now.Sub(c.active) > d.cfg.IdleAfter
 }
 
 // watchIdle redoes the grants when a process becomes idle (its share
-// goes to the others), checking every IdleAfter/2; a process that
-// launches again is seen in its load note (load).
+// goes to the others), checking every IdleAfter/2. Idle is sticky: a
+// process that launches again is seen in its load note (load).
 func (d *Daemon) watchIdle(stop <-chan struct{}) {
 	if d.cfg.IdleAfter <= 0 {
 		return
@@ -703,11 +712,14 @@ func (d *Daemon) watchIdle(stop <-chan struct{}) {
 		now := d.cfg.Clock()
 		d.mu.Lock()
 		var pushes []push
+		idled := false
 		for c := range d.conns {
-			if c.id != 0 && !c.idle && d.idleLocked(c, now) {
-				pushes = d.regrantLocked(nil)
-				break
+			if c.id != 0 && d.goneIdleLocked(c, now) {
+				c.idle, idled = true, true
 			}
+		}
+		if idled {
+			pushes = d.regrantLocked(nil)
 		}
 		d.mu.Unlock()
 		d.sendGrants(pushes)

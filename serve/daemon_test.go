@@ -626,8 +626,9 @@ func TestUnplannedOverlap(t *testing.T) {
 	}
 }
 
-// TestIdleClientShareGoesToTheOthers: a process that stops launching (no
-// load note with new launches, none running) is idle after IdleAfter: its
+// TestIdleClientShareGoesToTheOthers: a process on a split range that
+// stops launching (no load note with new launches, none running, its grant
+// acknowledged) is idle after IdleAfter: its
 // share goes to the others (one left active: alone, native) and it gets
 // the whole GPU natively for when it starts again; its next load note with
 // new launches splits the GPU again. A process with a launch running on
@@ -692,4 +693,19 @@ func TestIdleClientShareGoesToTheOthers(t *testing.T) {
 	b.Load(3, 1, "kb", "")
 	time.Sleep(100 * time.Millisecond)
 	half(b)
+}
+
+// TestNativeClientsAreNeverIdle: a process launching natively (alone, or
+// overlapping unplanned ones) may have launches queued ahead that run long
+// after its last note; it is never taken for idle.
+func TestNativeClientsAreNeverIdle(t *testing.T) {
+	h := newHarness(t, serve.Config{SMs: testSMs, IdleAfter: 5 * time.Millisecond, Unplanned: serve.Overlap})
+	h.connect("a").Load(1, 0, "ka", "")
+	h.connect("b").Load(1, 0, "kb", "")
+	time.Sleep(60 * time.Millisecond)
+	for _, c := range h.d.Status().Clients {
+		if c.Idle || !c.Alone {
+			t.Errorf("client %+v: want native on the whole GPU, not idle", c)
+		}
+	}
 }
