@@ -1106,7 +1106,12 @@ public:
                     hi = (unsigned int)sms_ - 1u;
                     full = true;
                 }
+                if (std::getenv("SLATE_LOG"))
+                    std::fprintf(stderr, "slate: serve: %s starved on [%u,%u] (start %d, %lld us into the launch): started again\n",
+                                 s.kernel, lo, hi, starts,
+                                 (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
                 ops.start(lo, hi);
+                quantum_us = 5; // a starved start ends within microseconds: look again soon
             }
             if (detach_after_ms() > 0 && clock_type::now() - began > std::chrono::milliseconds(detach_after_ms())) {
                 // A served launch returns when its kernel is done, and a kernel
@@ -1119,16 +1124,21 @@ public:
                 detached = true;
                 break;
             }
-            // Until shortly before the expected end, sleep (a grant change
-            // wakes the wait); from there poll without sleeping (a timed
-            // wait of 5 us takes 50 or more: the kernel's timer slack);
-            // past twice the expected time (or with none known), back off
-            // to 200 us.
+            // With an expected time E: sleep through the first half (a
+            // grant change wakes the wait), look every ~70 us (a timed wait
+            // of 20 us; timer slack makes it 50 more) to 0.9 E, then poll
+            // without sleeping to 2 E; past that (or with no E), back off
+            // to 200 us. E is only the last launch's time: when it ran
+            // long (it waited behind another process's kernels), a launch
+            // that is quick again is seen at E/2, and E halves launch by
+            // launch, where sleeping most of E would have kept it long.
             long wait_us = quantum_us;
             if (expect_us > 0) {
                 const double el = (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
-                if (el < 0.85 * expect_us - 60)
-                    wait_us = (long)std::min(0.85 * expect_us - el - 50, 2000.0);
+                if (el < 0.5 * expect_us - 60)
+                    wait_us = (long)std::min(0.5 * expect_us - el - 50, 2000.0);
+                else if (el < 0.9 * expect_us - 60)
+                    wait_us = 20;
                 else if (el < 2 * expect_us + 100) {
                     std::this_thread::yield();
                     continue;
@@ -1176,12 +1186,12 @@ public:
             std::fprintf(stderr, "slate: serve: %s did not drain for a move: it stays on its range (no more moves)\n", kernel);
     }
 
-    // expected_us is a lower bound on how long a launch of kernel takes on
-    // sms SMs, from its last launch that ran on one range from start to end
-    // (0: none yet): that launch's time on as many SMs or more, its time
-    // scaled linearly on fewer (no kernel speeds up more than that), so
-    // that waiting for 0.85 of it never oversleeps a kernel that runs as
-    // it did. Kernel names are static strings: the pointer is the key.
+    // expected_us is how long a launch of kernel should take on sms SMs,
+    // from its last launch that ran on one range from start to end (0: none
+    // yet): that launch's time on as many SMs or more, its time scaled
+    // linearly on fewer (no kernel speeds up more than that), a lower bound
+    // for a kernel that runs as it did. Kernel names are static strings:
+    // the pointer is the key.
     double expected_us(const char* kernel, unsigned int sms)
     {
         std::lock_guard<std::mutex> l(mu_);

@@ -559,6 +559,32 @@ func TestServeClientSeesTheEndOfALaunchSoon(t *testing.T) {
 	}
 }
 
+// TestServeClientRecoversFromALongLaunch: the expected time is the last
+// launch's; two launches that ran 20x long (behind another process's
+// kernels) must not make the quick ones after them wait for most of that:
+// within a few launches they take their own time again.
+func TestServeClientRecoversFromALongLaunch(t *testing.T) {
+	d := startDaemon(t, nil)
+	goClient(t, d.Socket())
+	// 64 blocks, 4 a task, 8 workers: 2 tasks a worker; 300 us a task
+	// (~600 us a launch), the first two 6000 us a task (~12 ms).
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SERVE_DRIVER_SLOW=2:6000"}, 1, 20, 64, 4, 300)
+	var late []int64
+	for _, l := range r.launches {
+		if l.served && l.index >= 8 && len(l.ranges) == 1 {
+			late = append(late, l.us)
+		}
+	}
+	if len(late) < 8 {
+		t.Fatalf("%d served launches from the 9th on, want most of 12:\n%s", len(late), r.out)
+	}
+	slices.Sort(late)
+	t.Logf("launches 9-20: median %d us, max %d us (~600 us of work each)", late[len(late)/2], late[len(late)-1])
+	if late[len(late)/2] > 1500 {
+		t.Errorf("launches after two long ones take %d us (median), want their own ~600 us:\n%s", late[len(late)/2], r.out)
+	}
+}
+
 // TestServeClientNativeDrain: a process alone launches natively; when
 // another registers, its ack waits for the native launches in flight (the
 // fake drain: 30 ms) and reports it.

@@ -23,7 +23,8 @@
 // $SERVE_DRIVER_STARVE=N makes the first N starts of each launch run nothing;
 // $SERVE_DRIVER_NATIVE_MS is how long the fake native drain takes (native
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
-// sleeps between a thread's launches.
+// sleeps between a thread's launches; $SERVE_DRIVER_SLOW=N:US makes the
+// first N launches take US a task.
 // US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
 // that a launch's time is the protocol's. With $SERVE_DRIVER_PROBE=N, the
 // driver first times N more connection attempts to the socket and prints
@@ -281,7 +282,16 @@ int main(int argc, char** argv)
         ts.push_back(std::thread([&, t]() {
             const std::string kernel = "k" + std::to_string(t);
             for (int i = 0; i < launches; ++i) {
-                fake_launch f(total, iters, us);
+                // $SERVE_DRIVER_SLOW=N:US: the first N launches take US a task
+                // (they waited behind another process's kernels).
+                int task_us = us;
+                if (const char* sl = std::getenv("SERVE_DRIVER_SLOW")) {
+                    const int n = std::atoi(sl);
+                    const char* c2 = std::strchr(sl, ':');
+                    if (i < n && c2)
+                        task_us = std::atoi(c2 + 1);
+                }
+                fake_launch f(total, iters, task_us);
                 slate_serve::launch_spec s;
                 s.kernel = kernel.c_str();
                 s.grid[0] = (unsigned int)total;
