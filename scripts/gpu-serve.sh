@@ -185,13 +185,15 @@ if has served; then
             # second to make would otherwise start after the other ended).
             gate="$W/gate/$a+$b.served"
             rm -rf "$gate"
-            run "$a" "served-$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
+            # Tags name the pair in its order (two harnesses make the pair
+            # twice, mirrored: its files must not be overwritten).
+            run "$a" "served-$a+$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
             p1=$!
-            run "$b" "served-$a" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
+            run "$b" "served-$a+$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
             p2=$!
             wait "$p1" "$p2"
-            check "$a" "served-$b"
-            check "$b" "served-$a"
+            check "$a" "served-$a+$b"
+            check "$b" "served-$a+$b"
             # the daemon keeps the last 64 grant changes: collect per pair
             "$SLATEC" top --json --socket "$sock" >"$L/top-served-$a-$b.json" 2>&1
             python3 - "$L/top-served-$a-$b.json" >>"$OUT/serve/acks.tsv" <<'EOF'
@@ -226,7 +228,9 @@ fi
 # the modes alternating, and the rows keep the median span.
 makespan() {
     local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock" ea=() eb=()
-    [ "${mode%-equal}" = serve ] && sk="$sock"
+    # Served runs log each start (SLATE_LOG: ranges, starved restarts) into
+    # their .out files (the span parse reads only the HARNESS lines).
+    [ "${mode%-equal}" = serve ] && sk="$sock" && ea=(SLATE_LOG=1) && eb=(SLATE_LOG=1)
     if [[ $mode == split-* ]]; then
         # A static split without the daemon: A on the first M SMs, B on the
         # rest (workers on SLATE_SM_RANGE), both under MPS.
