@@ -614,7 +614,26 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	for i, c := range active {
 		kernels[i] = c.kernel
 	}
-	ranges := Split(d.sms, d.pol.Weights(kernels))
+	// Contiguous ranges, the smallest share first (lowest %smid; ties in
+	// registration order): low ids spread a small range over all the big
+	// GPCs two SMs at a time, the top ids hold the H100's 2-SM GPCs. A
+	// float4 triad on SMs 104-131 of an H100 ran at half its speed on SMs
+	// 0-27 (bench/RESULTS.md, 2026-11-26), and a bandwidth-bound kernel is
+	// the one a plan gives the small share.
+	weights := d.pol.Weights(kernels)
+	order := make([]int, len(active))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weights[order[a]] < weights[order[b]] })
+	sorted := make([]float64, len(order))
+	for j, i := range order {
+		sorted[j] = weights[i]
+	}
+	ranges := make([]Range, len(active))
+	for j, r := range Split(d.sms, sorted) {
+		ranges[order[j]] = r
+	}
 	// Alone, or overlapping the others where no plan splits them: the
 	// whole GPU, native launches.
 	native := len(active) <= 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)

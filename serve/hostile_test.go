@@ -182,18 +182,29 @@ func TestSteadySplitFromProfiles(t *testing.T) {
 		t.Fatalf("b before any load: %v, want half", b.Grant())
 	}
 	nextGrant(t, a, time.Second) // the halves
-	st, err := plan.SteadySplitFor(ps, []string{"triad_f4", "fma_loop"}, plan.SteadyOptions{})
-	if err != nil || st == nil || st.STP < serve.MinSTP || st.SMs[1] == sms/2 {
-		t.Fatalf("the test needs a pair the policy splits unequally: %+v, %v", st, err)
+	st, err := plan.SteadySplitFor(ps, []string{"fma_loop", "triad_f4"}, plan.SteadyOptions{})
+	if err != nil || st == nil || st.STP < serve.MinSTP || st.SMs[1] >= st.SMs[0] {
+		t.Fatalf("the test needs a pair the policy splits, triad_f4 the smaller share: %+v, %v", st, err)
 	}
-	a.Load(1, 1, "triad_f4", "")
-	b.Load(1, 1, "fma_loop", "")
-	// The steady split of triad_f4 and fma_loop: fma_loop's share.
+	a.Load(1, 1, "fma_loop", "")
+	b.Load(1, 1, "triad_f4", "")
+	// The steady split of fma_loop and triad_f4: triad_f4's share, the
+	// smaller one, first (lowest SM ids), though b registered second.
 	deadline := time.After(2 * time.Second)
 	for {
 		select {
 		case g := <-b.Grants():
 			if got := g.Range.Count(); got == st.SMs[1] {
+				if g.Range.Lo != 0 {
+					t.Errorf("triad_f4's smaller share %v, want it first (from SM 0)", g.Range)
+				}
+				ga := a.Grant() // pushed with b's: wait for it
+				for until := time.Now().Add(time.Second); ga.Range.Lo != st.SMs[1] && time.Now().Before(until); ga = a.Grant() {
+					time.Sleep(time.Millisecond)
+				}
+				if ga.Range.Lo != st.SMs[1] || ga.Range.Hi != sms-1 {
+					t.Errorf("fma_loop's share %v, want %d:%d", ga.Range, st.SMs[1], sms-1)
+				}
 				b.Load(2, 1, "unprofiled", "") // no plan: equal shares again
 				for {
 					select {
@@ -207,7 +218,7 @@ func TestSteadySplitFromProfiles(t *testing.T) {
 				}
 			}
 		case <-deadline:
-			t.Fatalf("fma_loop never got the split's %d of %d SMs; b holds %v", st.SMs[1], sms, b.Grant())
+			t.Fatalf("triad_f4 never got the split's %d of %d SMs; b holds %v", st.SMs[1], sms, b.Grant())
 		}
 	}
 }
