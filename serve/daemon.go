@@ -561,7 +561,7 @@ func (c *conn) ack(m *Msg) {
 	switch m.Epoch {
 	case c.ackEpoch:
 		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant
-		c.active = now                             // its launches (native ones included) drained just now
+		c.active = now                            // its launches (native ones included) drained just now
 		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
 		kind = "ack"
 	case c.late:
