@@ -85,6 +85,7 @@ type Daemon struct {
 	resizes    []ResizeRecord
 	closing    bool
 	stopIdle   chan struct{} // closed by stop: ends watchIdle
+	split      bool          // the active clients are split (regrantLocked's last decision)
 	wg         sync.WaitGroup
 }
 
@@ -114,7 +115,26 @@ type conn struct {
 	class    string
 	active   time.Time // hello, or the last load note with new launches or one running
 	idle     bool      // its share went to the others (regrantLocked)
+	// Its launch rate, launches a millisecond over the last window of at
+	// least rateWindow (from load notes; < 0: not measured yet).
+	rate         float64
+	rateAt       time.Time
+	rateLaunches uint64
 }
+
+// rateWindow is the least time a launch rate is measured over: the C++
+// client's notes come every 2 ms, and launches queued ahead come in bursts.
+const rateWindow = 5 * time.Millisecond
+
+// MinBusy is how busy every process of a set must keep the GPU on its
+// grant (launch rate x the profile's time a launch there) for the daemon
+// to split the set; once split, it stays split down to half that. A
+// process that launches now and then (its host does most of the work)
+// would hold its share idle most of the time: on an H100 a tiled SGEMM
+// program busy about a quarter of the time, given 118 SMs beside a triad
+// on 14, made the pair 11% slower than MPS, which overlaps the two at no
+// cost.
+const MinBusy = 0.5
 
 const resizeHistory = 64
 
@@ -505,6 +525,7 @@ func (c *conn) hello(m *Msg) bool {
 	d.nextClient++
 	c.id, c.pid, c.name, c.device = d.nextClient, m.PID, m.Name, m.Device
 	c.active = d.cfg.Clock() // it registers at its first launch
+	c.rate, c.rateAt = -1, c.active
 	sms := d.sms
 	// The others shrink first (their grants are pushed before the welcome
 	// leaves), and the newcomer's first grant rides on its welcome: it needs
@@ -533,16 +554,23 @@ func aloneText(native bool) string {
 func (c *conn) load(m *Msg) {
 	d := c.d
 	d.mu.Lock()
+	now := d.cfg.Clock()
 	woke := false
 	if m.Launches != c.launches || m.InFlight > 0 {
-		c.active = d.cfg.Clock()
+		c.active = now
 		woke, c.idle = c.idle, false
+	}
+	if dt := now.Sub(c.rateAt); dt >= rateWindow && m.Launches >= c.rateLaunches {
+		c.rate = float64(m.Launches-c.rateLaunches) / (float64(dt) / float64(time.Millisecond))
+		c.rateAt, c.rateLaunches = now, m.Launches
 	}
 	c.launches, c.inflight = m.Launches, m.InFlight
 	var pushes []push
 	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) || woke {
 		c.kernel, c.class = m.Kernel, m.Class
 		pushes = d.regrantLocked(nil)
+	} else if d.splitLocked(d.activeLocked()) != d.split {
+		pushes = d.regrantLocked(nil) // a process became busy enough, or no longer is
 	}
 	d.mu.Unlock()
 	d.sendGrants(pushes)
@@ -614,6 +642,8 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	for i, c := range active {
 		kernels[i] = c.kernel
 	}
+	planned := d.splitLocked(active)
+	d.split = planned
 	// Contiguous ranges, the smallest share first (lowest %smid; ties in
 	// registration order): low ids spread a small range over all the big
 	// GPCs two SMs at a time, the top ids hold the H100's 2-SM GPCs. A
@@ -621,6 +651,11 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	// 0-27 (bench/RESULTS.md, 2026-11-26), and a bandwidth-bound kernel is
 	// the one a plan gives the small share.
 	weights := d.pol.Weights(kernels)
+	if !planned {
+		for i := range weights {
+			weights[i] = 1 // equal shares, where they apply
+		}
+	}
 	order := make([]int, len(active))
 	for i := range order {
 		order[i] = i
@@ -636,12 +671,12 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	}
 	// Alone, or overlapping the others where no plan splits them: the
 	// whole GPU, native launches.
-	native := len(active) <= 1 || d.cfg.Unplanned != EqualShares && !d.pol.Planned(kernels)
+	native := len(active) <= 1 || d.cfg.Unplanned != EqualShares && !planned
 	var out []push
 	changed := false
 	defer func() {
 		if changed && len(cs) > 1 {
-			d.logGrantsLocked(cs, active, kernels, native)
+			d.logGrantsLocked(cs, active, kernels, native, planned)
 		}
 	}()
 	next := 0
@@ -672,7 +707,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 // logGrantsLocked logs a changed split of two or more clients (d.mu held):
 // the kernels of the active ones, whether they were split, and every
 // grant, so a daemon log shows what each set of kernels was given.
-func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native bool) {
+func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, planned bool) {
 	how := "planned split"
 	if st := d.pol.Steady(kernels); st != nil {
 		how = fmt.Sprintf("planned split, predicted STP %.3f", st.STP)
@@ -682,7 +717,12 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native bo
 		how = fmt.Sprintf("%d active: whole GPU each", len(active))
 	case native:
 		how = "unplanned: overlap, whole GPU each"
-	case !d.pol.Planned(kernels):
+	case !planned && d.pol.Planned(kernels):
+		how = "not split: a process keeps the GPU busy too little; equal shares"
+		if native {
+			how = "not split: a process keeps the GPU busy too little; overlap, whole GPU each"
+		}
+	case !planned:
 		how = "unplanned: equal shares"
 	}
 	var b strings.Builder
@@ -691,13 +731,72 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native bo
 		if k == "" {
 			k = "?"
 		}
-		idle := ""
+		note := ""
 		if c.idle {
-			idle = " (idle)"
+			note = " (idle)"
+		} else if busy, ok := d.busyLocked(c); ok {
+			note = fmt.Sprintf(" (busy %.2f)", busy)
 		}
-		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.grant.Range, idle)
+		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.grant.Range, note)
 	}
 	d.cfg.Logf("grants (%s)%s", how, b.String())
+}
+
+// activeLocked returns the registered clients that are not idle.
+func (d *Daemon) activeLocked() []*conn {
+	var out []*conn
+	for c := range d.conns {
+		if c.id != 0 && !c.idle {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// busyLocked is how busy client c keeps the GPU on its grant: its launch
+// rate times its kernel's time a launch on the grant's SMs (the profile's
+// R), so about 1 for a process launching back to back. False when not
+// known (no rate measured yet, no profile of its kernel).
+func (d *Daemon) busyLocked(c *conn) (float64, bool) {
+	if c.rate < 0 || c.kernel == "" {
+		return 0, false
+	}
+	m := d.sms
+	if !c.grant.Alone && c.grant.Epoch != 0 {
+		m = c.grant.Range.Count()
+	}
+	ms, ok := d.pol.LaunchMs(c.kernel, m)
+	if !ok {
+		return 0, false
+	}
+	return c.rate * ms, true
+}
+
+// splitLocked decides whether the active clients are split (d.mu held):
+// the policy plans their set, and each keeps the GPU busy, at least
+// MinBusy (MinBusy/2 while the set is split already: a process on a small
+// share launches less often, and a set must not flap).
+func (d *Daemon) splitLocked(active []*conn) bool {
+	if len(active) < 2 {
+		return false
+	}
+	kernels := make([]string, len(active))
+	for i, c := range active {
+		kernels[i] = c.kernel
+	}
+	if !d.pol.Planned(kernels) {
+		return false
+	}
+	floor := MinBusy
+	if d.split {
+		floor = MinBusy / 2
+	}
+	for _, c := range active {
+		if b, ok := d.busyLocked(c); !ok || b < floor {
+			return false
+		}
+	}
+	return true
 }
 
 // goneIdleLocked reports whether client c, not idle yet, has gone

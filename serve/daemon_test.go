@@ -597,8 +597,8 @@ func TestUnplannedOverlap(t *testing.T) {
 	if g := nextGrant(t, a, time.Second); !g.Alone || g.Range != whole || g.Clients != 2 {
 		t.Fatalf("a after b joined: %+v, want the whole GPU, native", g)
 	}
-	a.Load(1, 1, "triad_f4", "")
-	b.Load(1, 1, "fma_loop", "") // the plan co-runs them: its split
+	launching(t, a, "triad_f4")
+	lb := launching(t, b, "fma_loop") // the plan splits them, both busy
 	deadline := time.After(2 * time.Second)
 	for split := false; !split; {
 		select {
@@ -617,7 +617,7 @@ func TestUnplannedOverlap(t *testing.T) {
 			t.Fatal("no log line of the planned split")
 		}
 	}
-	b.Load(2, 1, "unprofiled", "") // no plan: overlap again
+	lb.set("unprofiled") // no plan: overlap again
 	for {
 		select {
 		case g := <-b.Grants():
@@ -713,6 +713,88 @@ func TestNativeClientsAreNeverIdle(t *testing.T) {
 	for _, c := range h.d.Status().Clients {
 		if c.Idle || !c.Alone {
 			t.Errorf("client %+v: want native on the whole GPU, not idle", c)
+		}
+	}
+}
+
+// launcher stands for a process that keeps the GPU busy: a load note every
+// millisecond, each with 1000 more launches, naming its latest kernel.
+type launcher struct {
+	kernel atomic.Pointer[string]
+}
+
+func launching(t *testing.T, c *client.Client, kernel string) *launcher {
+	l := &launcher{}
+	l.set(kernel)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for n := uint64(1000); ; n += 1000 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				if c.Load(n, 0, *l.kernel.Load(), "") != nil {
+					return
+				}
+			}
+		}
+	}()
+	return l
+}
+
+func (l *launcher) set(kernel string) { l.kernel.Store(&kernel) }
+
+// TestSplitOnlyBusyProcesses: a set the policy would split is split only
+// while every process keeps the GPU busy on its grant (launch rate x the
+// profile's time a launch, MinBusy): a process that launches now and then
+// would hold a share idle most of the time, which MPS's overlap does not.
+func TestSplitOnlyBusyProcesses(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	conn := func(name string) *client.Client {
+		c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: sms, HandshakeTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Abort)
+		return c
+	}
+	a, b := conn("a"), conn("b")
+	launching(t, a, "triad_f4")
+	// b: one fma_loop launch every 5 R ms, busy 0.2.
+	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
+	every := time.Duration(5 * r * float64(time.Millisecond))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := uint64(1); ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(every):
+				b.Load(n, 0, "fma_loop", "")
+			}
+		}
+	}()
+	time.Sleep(max(100*time.Millisecond, 6*every))
+	if g := b.Grant(); !g.Alone || g.Range.Count() != sms {
+		t.Errorf("b, busy 0.2, holds %+v: want no split (the whole GPU, native)", g)
+	}
+	close(stop)
+	<-done
+	launching(t, b, "fma_loop") // busy now: split
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if g := b.Grant(); !g.Alone && g.Range.Count() < sms {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b, busy, holds %+v: want its share of the split", b.Grant())
 		}
 	}
 }

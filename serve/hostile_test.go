@@ -186,8 +186,8 @@ func TestSteadySplitFromProfiles(t *testing.T) {
 	if err != nil || st == nil || st.STP < serve.MinSTP || st.SMs[1] >= st.SMs[0] {
 		t.Fatalf("the test needs a pair the policy splits, triad_f4 the smaller share: %+v, %v", st, err)
 	}
-	a.Load(1, 1, "fma_loop", "")
-	b.Load(1, 1, "triad_f4", "")
+	launching(t, a, "fma_loop")
+	lb := launching(t, b, "triad_f4")
 	// The steady split of fma_loop and triad_f4: triad_f4's share, the
 	// smaller one, first (lowest SM ids), though b registered second.
 	deadline := time.After(2 * time.Second)
@@ -205,7 +205,7 @@ func TestSteadySplitFromProfiles(t *testing.T) {
 				if ga.Range.Lo != st.SMs[1] || ga.Range.Hi != sms-1 {
 					t.Errorf("fma_loop's share %v, want %d:%d", ga.Range, st.SMs[1], sms-1)
 				}
-				b.Load(2, 1, "unprofiled", "") // no plan: equal shares again
+				lb.set("unprofiled") // no plan: equal shares again
 				for {
 					select {
 					case g := <-b.Grants():

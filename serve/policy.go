@@ -82,6 +82,19 @@ func (p *Policy) Planned(kernels []string) bool {
 	return ok
 }
 
+// LaunchMs is how long one launch of kernel takes on sms SMs by its
+// profile (R[sms]); false without a profile of it.
+func (p *Policy) LaunchMs(kernel string, sms int) (float64, bool) {
+	if p.profiles == nil || kernel == "" {
+		return 0, false
+	}
+	i := p.profiles.KernelIndex(kernel)
+	if i < 0 {
+		return 0, false
+	}
+	return p.profiles.Kernels[i].R(max(1, min(sms, p.profiles.Device.SMs))), true
+}
+
 // Steady returns the steady split the policy found for the set of kernels
 // (in any order) when it splits them, else nil: for logs and status.
 func (p *Policy) Steady(kernels []string) *plan.SteadySplit { return p.planOf(kernels).split }

@@ -508,7 +508,22 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 		<-done
 	})
 	other := goClient(t, d.Socket())
-	other.Load(1, 1, "other", "")
+	// The other process keeps the GPU busy: a note every millisecond with
+	// many launches (the daemon splits only busy processes).
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for n := uint64(1000); ; n += 1000 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				if other.Load(n, 0, "other", "") != nil {
+					return
+				}
+			}
+		}
+	}()
 	// 600 launches 200 us apart (~150 ms): the first run natively on the
 	// whole GPU (overlap), the plan's split follows the first load note.
 	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SERVE_DRIVER_GAP_US=200"}, 1, 600, 64, 4, -1)
