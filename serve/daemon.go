@@ -320,6 +320,9 @@ func (d *Daemon) Status() *Status {
 		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
 			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
 			Launches: c.launches, InFlight: c.inflight, Kernel: c.kernel, Class: c.class, Idle: c.idle})
+		if b, ok := d.busyLocked(c); ok {
+			s.Clients[len(s.Clients)-1].Busy = &b
+		}
 		s.Running += c.inflight
 	}
 	sort.Slice(s.Clients, func(i, j int) bool { return s.Clients[i].Client < s.Clients[j].Client })

@@ -788,6 +788,10 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	}
 	close(stop)
 	<-done
+	st := h.d.Status()
+	if len(st.Clients) != 2 || st.Clients[1].Busy == nil || *st.Clients[1].Busy > serve.MinBusy {
+		t.Errorf("status clients %+v: want b's busy known and below %v", st.Clients, serve.MinBusy)
+	}
 	launching(t, b, "fma_loop") // busy now: split
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
 		if g := b.Grant(); !g.Alone && g.Range.Count() < sms {

@@ -40,6 +40,10 @@ type ClientStatus struct {
 	Kernel   string `json:"kernel,omitempty"`
 	Class    string `json:"class,omitempty"`
 	Idle     bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
+	// Busy is how busy it keeps the GPU on its grant: launch rate x its
+	// kernel's profiled time a launch there (absent: not known yet, or no
+	// profile). A set is split only while each is busy (serve.MinBusy).
+	Busy *float64 `json:"busy,omitempty"`
 }
 
 // ResizeRecord is one grant change of a client and its outcome: ok
@@ -92,6 +96,9 @@ func (s *Status) WriteText(w io.Writer) {
 			}
 			if c.InFlight > 0 {
 				k += fmt.Sprintf(" (%d running)", c.InFlight)
+			}
+			if c.Busy != nil {
+				k += fmt.Sprintf(" busy %.2f", *c.Busy)
 			}
 			fmt.Fprintf(w, "%-6d %-8d %-16s %-9s %-5d %-6d %-9d %-8s %s\n", c.Client, c.PID, trunc(c.Name, 16), c.Range, c.SMs, c.Epoch, c.Launches, state, k)
 		}
