@@ -764,11 +764,12 @@ public:
             // With an expected time E: sleep through the first half (a
             // grant change wakes the wait), look every ~70 us (a timed wait
             // of 20 us; timer slack makes it 50 more) to 0.9 E, then poll
-            // without sleeping to 2 E; past that (or with no E), back off
-            // to 200 us. E is only the last launch's time: when it ran
-            // long (it waited behind another process's kernels), a launch
-            // that is quick again is seen at E/2, and E halves launch by
-            // launch, where sleeping most of E would have kept it long.
+            // without sleeping to 2 E (at most 1 ms: a core spins); past
+            // that (or with no E), back off to 200 us. E is only the last
+            // launch's time: when it ran long (it waited behind another
+            // process's kernels) or the kernel runs faster now (a
+            // co-runner left), a launch is still seen by E/2, and within
+            // 2 ms (the longest sleep), and E follows it.
             long wait_us = quantum_us;
             if (expect_us > 0) {
                 const double el = (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
@@ -776,7 +777,7 @@ public:
                     wait_us = (long)std::min(0.5 * expect_us - el - 50, 2000.0);
                 else if (el < 0.9 * expect_us - 60)
                     wait_us = 20;
-                else if (el < 2 * expect_us + 100) {
+                else if (el < std::min(2 * expect_us + 100, 0.9 * expect_us + 1000)) {
                     std::this_thread::yield();
                     continue;
                 }
