@@ -60,7 +60,7 @@ unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
 ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms (median span)
 : >"$ROWS"
-: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us (all pairs)
+: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us, native_us, moved (all pairs)
 : >"$OUT/serve/solo.txt"
 now_ns() { date +%s%N; }
 # built_commit is the commit the carried binaries were built at (the device's
@@ -199,7 +199,8 @@ if has served; then
             python3 - "$L/top-served-$a-$b.json" >>"$OUT/serve/acks.tsv" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1])).get("resizes") or []:
-    print("%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0)))
+    print("%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
+                                       r.get("native_us", 0), r.get("moved", 0)))
 EOF
         done < <(pairs)
         python3 - "$OUT/serve/acks.tsv" <<'EOF' | tee -a "$S"
@@ -212,6 +213,16 @@ dr = sorted(float(r[4]) for r in rows if r[2] == "ok")
 p = lambda v, q: v[min(len(v) - 1, int(q * len(v)))] if v else 0
 print("served: %d grant changes: %s; push->ack p50 %.0f us p90 %.0f us p99 %.0f us; client drain p50 %.0f us p99 %.0f us"
       % (len(rows), dict(o), p(lat, .5), p(lat, .9), p(lat, .99), p(dr, .5), p(dr, .99)))
+# Moves of served launches (a launch retreated and relaunched on the new
+# range), apart from acks that waited for native launches (the first split
+# after an alone grant: those kernels cannot move, the ack waits for them).
+mv = [r for r in rows if r[2] == "ok" and len(r) > 6 and int(r[6]) > 0 and float(r[5]) == 0]
+nat = [r for r in rows if r[2] == "ok" and len(r) > 6 and float(r[5]) > 0]
+if mv:
+    print("served: %d moves of running launches: client drain %s us; push->ack %s us" % (
+        len(mv), " ".join("%.0f" % float(r[4]) for r in mv), " ".join("%.0f" % float(r[3]) for r in mv)))
+if nat:
+    print("served: %d acks after native launches drained: native %s us" % (len(nat), " ".join("%.0f" % float(r[5]) for r in nat)))
 EOF
         stop_daemon
     }
