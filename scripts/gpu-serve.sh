@@ -14,12 +14,14 @@
 #             logical block exactly once, across moves) and SLATE_LOG=1;
 #             outputs match; `slatec top --json` is kept after each pair
 #             (grant acks: the resize p99)
-#   makespan  each pair's wall time (plain builds, both started together):
+#   makespan  each pair's span of GPU work (plain builds, started together
+#             at a start line), and of each of $TRIPLES (three at once):
 #             sequential (one after the other, no daemon), mps (together, no
-#             daemon: both native; MPS=1 for real MPS) and serve (together,
+#             daemon: all native; MPS=1 for real MPS) and serve (together,
 #             under the daemon: its default, --unplanned overlap) and
-#             serve-equal (--unplanned equal; summary and rounds.tsv only);
-#             $ROUNDS rounds, modes alternating, median
+#             serve-equal (--unplanned equal; summary and rounds.tsv only),
+#             static splits of pairs ($SPLITS); $ROUNDS rounds, modes
+#             alternating, median
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
 #             programs finish on the whole GPU, outputs match
 #   cost      host cost per launch: HARNESS_TIME medians of a program built
@@ -54,6 +56,7 @@ COMPUTE=${COMPUTE:-sgemm_tiled black_scholes}
 REPS=${REPS:-30}
 ROUNDS=${ROUNDS:-3} # makespan rounds per pair and mode (median kept)
 SPLITS=${SPLITS:-}  # makespan of static splits too: "16 28 44" runs A on SMs 0..M-1, B on the rest (split-M rows of the summary)
+TRIPLES=${TRIPLES:-} # makespan of three programs at once too: "a+b+c ..." (names among NAMES; rows in serve.json)
 SMS=${SMS:-132}    # the GPU's SM count, for split-M (H100 SXM and H200: 132)
 SLATEC=${SLATEC:-.gpu/slatec}
 unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
@@ -228,102 +231,131 @@ EOF
     }
 fi
 
-# makespan A B MODE: one run of the pair of plain builds (no hooks), appended
-# to $L/rounds.tsv as pair, mode, wall ms, span ms. The wall time holds both
+# makespan MODE NAME...: one run of a group of plain builds (no hooks; a
+# pair, or more with TRIPLES), appended to $L/rounds.tsv as group (the
+# names joined by +), mode, wall ms, span ms. The wall time holds the
 # processes' start (CUDA initialisation, input generation: tens to hundreds
-# of ms, varying run to run); the span is the pair's GPU work, from the
-# programs' HARNESS_SPAN lines (the wall-clock start of the first timed phase
-# and end of the last; run together, both first wait at a start line,
-# HARNESS_GATE): together, from the earlier start to the later end;
-# one after the other, the sum of the two. Each mode is timed $ROUNDS times,
-# the modes alternating, and the rows keep the median span.
+# of ms, varying run to run); the span is the group's GPU work, from the
+# programs' HARNESS_SPAN lines (the wall-clock start of the first timed
+# phase and end of the last; run together, all first wait at a start line,
+# HARNESS_GATE): together, from the earliest start to the latest end; one
+# after the other, the sum. Each mode is timed $ROUNDS times, the modes
+# alternating, and the rows keep the median span. split-M (pairs): the
+# first program on SMs 0..M-1, the second on the rest, without the daemon.
 makespan() {
-    local a=$1 b=$2 mode=$3 t0 t1 p1 p2 sk="$W/nothing/serve.sock" ea=() eb=()
+    local mode=$1
+    shift
+    local names=("$@") w t0 t1 i n sk="$W/nothing/serve.sock" pids=() files=()
+    w=$(IFS=+; echo "${names[*]}")
+    local common=()
     # Served runs log each start (SLATE_LOG: ranges, starved restarts) into
     # their .out files (the span parse reads only the HARNESS lines).
-    [ "${mode%-equal}" = serve ] && sk="$sock" && ea=(SLATE_LOG=1) && eb=(SLATE_LOG=1)
-    if [[ $mode == split-* ]]; then
-        # A static split without the daemon: A on the first M SMs, B on the
-        # rest (workers on SLATE_SM_RANGE), both under MPS.
-        local m=${mode#split-}
-        ea=(SLATE_SM_RANGE="0:$((m - 1))") eb=(SLATE_SM_RANGE="$m:$((SMS - 1))")
-    fi
+    [ "${mode%-equal}" = serve ] && sk="$sock" && common=(SLATE_LOG=1)
+    for n in "${names[@]}"; do files+=("$L/$n.ms-$w-$mode.out"); done
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$a.plain" >"$L/$a.ms-$a+$b-$mode.out" 2>&1)
-        (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/$b.plain" >"$L/$b.ms-$a+$b-$mode.out" 2>&1)
+        for i in "${!names[@]}"; do
+            (cd "$W" && SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 timeout 300 "$W/${names[$i]}.plain" >"${files[$i]}" 2>&1)
+        done
     else
-        # Both wait at the start line of their first timed phase (HARNESS_GATE).
-        local gate="$W/gate/$a+$b.$mode"
+        # All wait at the start line of their first timed phase (HARNESS_GATE).
+        local gate="$W/gate/$w.$mode"
         rm -rf "$gate"
-        (cd "$W" && env "${ea[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$a.plain" >"$L/$a.ms-$a+$b-$mode.out" 2>&1) &
-        p1=$!
-        (cd "$W" && env "${eb[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:2" timeout 300 "$W/$b.plain" >"$L/$b.ms-$a+$b-$mode.out" 2>&1) &
-        p2=$!
-        wait "$p1" "$p2"
+        for i in "${!names[@]}"; do
+            local e=("${common[@]}")
+            if [[ $mode == split-* ]]; then
+                local m=${mode#split-}
+                if [ "$i" = 0 ]; then e=(SLATE_SM_RANGE="0:$((m - 1))"); else e=(SLATE_SM_RANGE="$m:$((SMS - 1))"); fi
+            fi
+            (cd "$W" && env "${e[@]}" SLATEC_SOCKET="$sk" HARNESS_REPS="$REPS" HARNESS_SPAN=1 HARNESS_GATE="$gate:${#names[@]}" \
+                timeout 300 "$W/${names[$i]}.plain" >"${files[$i]}" 2>&1) &
+            pids+=($!)
+        done
+        wait "${pids[@]}"
     fi
     t1=$(now_ns)
     local us=$(((t1 - t0) / 1000))
     local ms="$((us / 1000)).$(printf %03d $((us % 1000)))"
     local span
-    span=$(awk -v seq="$([ "$mode" = sequential ] && echo 1 || echo 0)" '
+    span=$(awk -v seq="$([ "$mode" = sequential ] && echo 1 || echo 0)" -v want="${#names[@]}" '
         $1 == "HARNESS_SPAN" { n++; s[n] = $2; e[n] = $3 }
         END {
-            if (n != 2) { print "-"; exit }
-            if (seq) d = (e[1] - s[1]) + (e[2] - s[2])
-            else d = (e[1] > e[2] ? e[1] : e[2]) - (s[1] < s[2] ? s[1] : s[2])
+            if (n != want) { print "-"; exit }
+            d = 0
+            if (seq) {
+                for (i = 1; i <= n; i++) d += e[i] - s[i]
+            } else {
+                lo = s[1]; hi = e[1]
+                for (i = 2; i <= n; i++) { if (s[i] < lo) lo = s[i]; if (e[i] > hi) hi = e[i] }
+                d = hi - lo
+            }
             printf "%.3f\n", d / 1000
-        }' "$L/$a.ms-$a+$b-$mode.out" "$L/$b.ms-$a+$b-$mode.out")
+        }' "${files[@]}")
     # Each program's own span and time per run (HARNESS_TIME median).
     local own
-    own=$(for n in "$a" "$b"; do awk -v n="$n" '$1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } $1 == "HARNESS_TIME" { t = t " " $3 }
-        END { printf "%s %.1f ms (us/run%s); ", n, s, t }' "$L/$n.ms-$a+$b-$mode.out"; done)
-    printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
-    say "    makespan $a+$b $mode wall $ms ms, span $span ms: $own"
+    own=$(for i in "${!names[@]}"; do awk -v n="${names[$i]}" '$1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } $1 == "HARNESS_TIME" { t = t " " $3 }
+        END { printf "%s %.1f ms (us/run%s); ", n, s, t }' "${files[$i]}"; done)
+    printf '%s\t%s\t%s\t%s\n' "$w" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
+    say "    makespan $w $mode wall $ms ms, span $span ms: $own"
 }
 
-# median_row A B MODE [FILE]: the median span of the pair's rounds in MODE,
-# as a row of FILE (default $ROWS).
+# median_row MODE FILE NAME...: the median span of the group's rounds in
+# MODE, as a row of FILE ("-": $ROWS). A group is complementary when it
+# mixes compute-bound programs ($COMPUTE) with others.
 median_row() {
-    local a=$1 b=$2 mode=$3 out=${4:-$ROWS} comp=false ms
-    if grep -qw "$a" <<<"$COMPUTE"; then grep -qw "$b" <<<"$COMPUTE" || comp=true; else grep -qw "$b" <<<"$COMPUTE" && comp=true; fi
-    ms=$(awk -F'\t' -v w="$a+$b" -v m="$mode" '$1 == w && $2 == m && $4 != "-" { print $4 }' "$L/rounds.tsv" | sort -g |
+    local mode=$1 out=$2 comp=false ms w n c=0
+    shift 2
+    [ "$out" = - ] && out=$ROWS
+    w=$(IFS=+; echo "$*")
+    for n in "$@"; do grep -qw "$n" <<<"$COMPUTE" && c=$((c + 1)); done
+    [ "$c" -gt 0 ] && [ "$c" -lt "$#" ] && comp=true
+    ms=$(awk -F'\t' -v w="$w" -v m="$mode" '$1 == w && $2 == m && $4 != "-" { print $4 }' "$L/rounds.tsv" | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
-    [ -n "$ms" ] && printf '%s+%s\t%s\t%s\t%s\n' "$a" "$b" "$comp" "$mode" "$ms" >>"$out"
+    [ -n "$ms" ] && printf '%s\t%s\t%s\t%s\n' "$w" "$comp" "$mode" "$ms" >>"$out"
+}
+
+# group_rounds NAME...: the makespan rounds of one group (sequential, MPS,
+# serve under a daemon kept up through them, and SPLITS for pairs), then
+# the same under --unplanned equal, and the group's medians.
+group_rounds() {
+    local w m r up=0
+    w=$(IFS=+; echo "$*")
+    # The other modes' programs are pointed at no socket.
+    start_daemon "ms-$w" && up=1
+    for r in $(seq 1 "$ROUNDS"); do
+        makespan sequential "$@"
+        makespan mps "$@"
+        [ "$up" = 1 ] && makespan serve "$@"
+        [ "$#" = 2 ] && for m in $SPLITS; do makespan "split-$m" "$@"; done
+    done
+    [ "$up" = 1 ] && stop_daemon
+    # What the daemon gave the group (its log's distinct splits).
+    grep -h 'grants (' "$L/serve-ms-$w.log" 2>/dev/null | sed 's/^.*grants (/grants (/; s/client [0-9]* //g; s/ (busy [0-9.]*)//g' |
+        sort | uniq -c | sed 's/^ */    split x/' | tee -a "$S"
+    # The same under --unplanned equal (kept in rounds.tsv and the
+    # summary; serve.json's serve rows are the daemon's default).
+    if start_daemon "ms-equal-$w" --unplanned equal; then
+        for r in $(seq 1 "$ROUNDS"); do makespan serve-equal "$@"; done
+        stop_daemon
+    fi
+    for m in sequential mps serve; do median_row "$m" - "$@"; done
+    [ "$#" = 2 ] && for m in $SPLITS; do median_row "split-$m" "$L/split-rows.tsv" "$@"; done
+    median_row serve-equal "$L/equal-rows.tsv" "$@"
+    for f in "$ROWS" "$L/split-rows.tsv" "$L/equal-rows.tsv"; do
+        awk -F'\t' -v w="$w" '$1 == w { printf "    median %s %s %s ms\n", $1, $3, $4 }' "$f" 2>/dev/null
+    done | tee -a "$S"
 }
 
 if has makespan; then
     : >"$L/rounds.tsv"
     : >"$L/equal-rows.tsv"
     : >"$L/split-rows.tsv"
-    while read -r a b; do
-        # The daemon stays up through the pair's rounds; the other modes'
-        # programs are pointed at no socket.
-        up=0
-        start_daemon "ms-$a-$b" && up=1
-        for r in $(seq 1 "$ROUNDS"); do
-            makespan "$a" "$b" sequential
-            makespan "$a" "$b" mps
-            [ "$up" = 1 ] && makespan "$a" "$b" serve
-            for m in $SPLITS; do makespan "$a" "$b" "split-$m"; done
-        done
-        [ "$up" = 1 ] && stop_daemon
-        # What the daemon gave the pair (its log's distinct splits).
-        grep -h 'grants (' "$L/serve-ms-$a-$b.log" 2>/dev/null | sed 's/^.*grants (/grants (/; s/client [0-9]* //g' |
-            sort | uniq -c | sed 's/^ */    split x/' | tee -a "$S"
-        # The same under --unplanned equal (kept in rounds.tsv and the
-        # summary; serve.json's serve rows are the daemon's default).
-        if start_daemon "ms-equal-$a-$b" --unplanned equal; then
-            for r in $(seq 1 "$ROUNDS"); do makespan "$a" "$b" serve-equal; done
-            stop_daemon
-        fi
-        for mode in sequential mps serve; do median_row "$a" "$b" "$mode"; done
-        grep -F "$a+$b" "$ROWS" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
-        for m in $SPLITS; do median_row "$a" "$b" "split-$m" "$L/split-rows.tsv"; done
-        grep -F "$a+$b" "$L/split-rows.tsv" 2>/dev/null | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
-        median_row "$a" "$b" serve-equal "$L/equal-rows.tsv"
-        grep -F "$a+$b" "$L/equal-rows.tsv" | awk -F'\t' '{ printf "    median %s %s %s ms\n", $1, $3, $4 }' | tee -a "$S"
-    done < <(pairs)
+    while read -r a b; do group_rounds "$a" "$b"; done < <(pairs)
+    # Three programs at once: TRIPLES="a+b+c ...", each name among NAMES.
+    for t in ${TRIPLES:-}; do
+        read -r -a tri <<<"${t//+/ }"
+        group_rounds "${tri[@]}"
+    done
 fi
 
 if has killed; then
