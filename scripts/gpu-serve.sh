@@ -35,7 +35,10 @@
 # split can pay for): NAMES='serve_stream_ms serve_fma_ms sgemm_tiled'
 # COMPUTE='serve_fma_ms sgemm_tiled' (a STREAM triad over 3 x 256 MB, eight
 # launches a run, and four FMA chains of 2048 a thread over 4M threads, two
-# launches a run).
+# launches a run); serve_dep_ms (48 blocks of dependent rsqrt chains,
+# latency-bound) makes a triple with the first two:
+# TRIPLES='serve_stream_ms+serve_fma_ms+serve_dep_ms' (its names in NAMES).
+# scripts/serve-profiles.tsv says how the profiles phase profiles each.
 #
 # Runs on the GPU machine (nvcc, python3; no Go): `make gpu-build` here first
 # and carry .gpu. MPS=1 starts the MPS control daemon (and stops it after).
