@@ -356,6 +356,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
 #include <cmath>
 #include <atomic>
@@ -1761,6 +1762,83 @@ static inline cudaError_t slate_first_use(cudaError_t result)
 }
 #endif // __CUDACC_RTC__
 #endif // SLATE_FIRST_USE_H
+// ---- slatec SM order: GPC by GPC, from thread-block clusters ----------------
+// The drop-in launcher's SLATE_SM_ORDER=gpc (prelude.cu, gpc_places) orders
+// the SMs as the Go runtime does (runtime/smorder.go, smGroupsFromClusters):
+// the blocks of one thread-block cluster run in one GPC, so SMs seen in one
+// cluster are one group (transitively); the groups by their lowest SM, each
+// in ascending SM order, then the SMs never seen, one by one. Plain C++ (no
+// CUDA), so that a CPU test checks it against the Go runtime's.
+#ifndef SLATE_SM_ORDER_H
+#define SLATE_SM_ORDER_H
+#ifndef __CUDACC_RTC__
+#include <cstring>
+#include <vector>
+
+namespace slate_sm_order {
+
+inline int find_root(std::vector<int>& parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+// order_of returns the SM order of a device of sms SMs from cluster
+// records: smids holds the %smid of blocks, cluster by cluster (each
+// cluster `cluster` consecutive entries; ids outside 0..sms-1 ignored).
+inline std::vector<int> order_of(int sms, const unsigned int* smids, long long n, int cluster)
+{
+    std::vector<int> parent(sms > 0 ? sms : 0);
+    std::vector<bool> seen(parent.size(), false);
+    for (int i = 0; i < sms; ++i)
+        parent[i] = i;
+    for (long long c = 0; cluster > 0 && c + cluster <= n; c += cluster) {
+        int first = -1;
+        for (long long b = c; b < c + cluster; ++b) {
+            const unsigned int sm = smids[b];
+            if (sm >= (unsigned int)sms)
+                continue; // not an SM of this device
+            seen[sm] = true;
+            if (first < 0) {
+                first = (int)sm;
+                continue;
+            }
+            const int a = find_root(parent, first), r = find_root(parent, (int)sm);
+            if (a != r)
+                parent[a > r ? a : r] = a < r ? a : r; // the root is the group's lowest SM
+        }
+    }
+    std::vector<int> order;
+    for (int root = 0; root < sms; ++root) {
+        if (!seen[root] || find_root(parent, root) != root)
+            continue;
+        for (int sm = root; sm < sms; ++sm)
+            if (seen[sm] && find_root(parent, sm) == root)
+                order.push_back(sm);
+    }
+    for (int sm = 0; sm < sms; ++sm)
+        if (!seen[sm])
+            order.push_back(sm);
+    return order;
+}
+
+// place_table fills table (slate_ctl.sm_place, `size` bytes) for order:
+// byte s is SM s's place plus one, 0 where the place is s itself or past
+// what a byte holds (docs/ABI.md), as the Go runtime's placeTable.
+inline void place_table(const std::vector<int>& order, unsigned char* table, int size)
+{
+    std::memset(table, 0, (size_t)size);
+    for (int place = 0; place < (int)order.size(); ++place) {
+        const int sm = order[place];
+        if (sm >= 0 && sm < size && place < 255 && place != sm)
+            table[sm] = (unsigned char)(place + 1);
+    }
+}
+
+} // namespace slate_sm_order
+#endif // __CUDACC_RTC__
+#endif // SLATE_SM_ORDER_H
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
 // relaunch mid-run (tests).
 #ifdef SLATE_TEST_HOOKS
@@ -1799,8 +1877,15 @@ struct env_config {
     launch_mode mode;
     bool has_range;
     unsigned int lo, hi, iters;
-    env_config() : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0)
+    bool gpc_order; // $SLATE_SM_ORDER=gpc: ranges are of places GPC by GPC (gpc_places)
+    env_config() : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false)
     {
+        if (const char* o = std::getenv("SLATE_SM_ORDER")) {
+            if (std::strcmp(o, "gpc") == 0)
+                gpc_order = true;
+            else if (*o && std::strcmp(o, "id") != 0)
+                std::fprintf(stderr, "slatec: ignoring SLATE_SM_ORDER=%s (want id or gpc)\n", o);
+        }
         if (const char* m = std::getenv("SLATE_MODE")) {
             if (std::strcmp(m, "persistent") == 0)
                 mode = kModePersistent;
@@ -2038,6 +2123,87 @@ static int occupancy_locked(kernel_state& k, int device, int threads, size_t shm
     return per_sm;
 }
 
+// ---- the SM order of ranges ($SLATE_SM_ORDER) --------------------------------
+// A range (SLATE_SM_RANGE, a slatec serve grant) is of places in the
+// device's SM order, which the control block's sm_place holds (zero: %smid
+// order, the default of the drop-in launcher). %smid numbers interleave the
+// GPCs two SMs at a time, so a range of ids spans every GPC and kernels on
+// two ranges share each GPC's path to L2; SLATE_SM_ORDER=gpc orders the SMs
+// GPC by GPC, as the Go runtime does by default (runtime/smorder.go, and
+// the same discovery: clusters of 8 blocks run in one GPC). Every process
+// sharing a GPU must use the same order (the daemon's ranges mean places).
+
+namespace {
+// slate_smid_probe records the SM of each block (thread 0), then spins so
+// that the blocks of a launch stay resident together.
+__global__ void slate_smid_probe(unsigned int* out, long long spin)
+{
+    if (threadIdx.x == 0) {
+        unsigned int s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        out[blockIdx.x] = s;
+        const long long t0 = clock64();
+        while (clock64() - t0 < spin) {
+        }
+    }
+}
+} // namespace
+
+// gpc_places fills place (sm_place of the control blocks) with the GPC order
+// of the current device's SMs: SMs seen in one cluster are one group
+// (transitively), groups by their lowest SM, each ascending, SMs never seen
+// last. False (place untouched) where it cannot: before compute capability
+// 9.0 (no clusters), a runtime before CUDA 12, more SMs than a byte holds,
+// or a probe that fails; the caller keeps %smid order then.
+static bool gpc_places(int device, int sms, unsigned char place[SLATE_RANK_SMS])
+{
+#if CUDART_VERSION >= 12000
+    int major = 0;
+    if (sms <= 0 || sms > 255 || sms > SLATE_RANK_SMS ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess || major < 9)
+        return false;
+    const cudaError_t before = cudaPeekAtLastError();
+    const int cluster = 8, blocks = (sms * 8 + cluster - 1) / cluster * cluster;
+    unsigned int* out = 0;
+    if (cudaMalloc((void**)&out, sizeof(unsigned int) * blocks) != cudaSuccess) {
+        quiet_error(before);
+        return false;
+    }
+    std::vector<unsigned int> host(blocks), all;
+    bool ok = true;
+    for (int rep = 0; rep < 6 && ok; ++rep) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(blocks);
+        cfg.blockDim = dim3(32);
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = cluster;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        long long spin = 2000 + 1000 * rep;
+        ok = cudaLaunchKernelEx(&cfg, slate_smid_probe, out, spin) == cudaSuccess &&
+             cudaMemcpy(host.data(), out, sizeof(unsigned int) * blocks, cudaMemcpyDeviceToHost) == cudaSuccess;
+        all.insert(all.end(), host.begin(), host.end());
+    }
+    cudaFree(out);
+    quiet_error(before);
+    if (!ok)
+        return false;
+    const std::vector<int> order = slate_sm_order::order_of(sms, all.data(), (long long)all.size(), cluster);
+    if ((int)order.size() != sms)
+        return false;
+    slate_sm_order::place_table(order, place, SLATE_RANK_SMS);
+    return true;
+#else
+    (void)device;
+    (void)sms;
+    (void)place;
+    return false;
+#endif
+}
+
 // pool_locked makes the device's control-block pool (st.mu held).
 static bool pool_locked(device_state& ds)
 {
@@ -2048,8 +2214,26 @@ static bool pool_locked(device_state& ds)
     // non-blocking stream's launch (a worker could read a slot not yet
     // zeroed), so wait for it here, once per device.
     if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
-        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
-        cudaStreamSynchronize(0) != cudaSuccess)
+        cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
+        return false;
+    if (env().gpc_order) {
+        // Every slot's sm_place, once; a failed discovery keeps %smid order.
+        int device = 0;
+        unsigned char place[SLATE_RANK_SMS];
+        if (cudaGetDevice(&device) == cudaSuccess && gpc_places(device, sms_locked(ds, device), place)) {
+            std::vector<unsigned char> all((size_t)kPoolSlots * SLATE_RANK_SMS);
+            for (int i = 0; i < kPoolSlots; ++i)
+                std::memcpy(&all[(size_t)i * SLATE_RANK_SMS], place, SLATE_RANK_SMS);
+            if (cudaMemcpy2D((char*)ds.ctls + offsetof(slate_ctl, sm_place), sizeof(slate_ctl), all.data(), SLATE_RANK_SMS,
+                             SLATE_RANK_SMS, kPoolSlots, cudaMemcpyHostToDevice) != cudaSuccess)
+                return false;
+            if (std::getenv("SLATE_LOG"))
+                std::fprintf(stderr, "slate: SM order: gpc (from thread-block clusters)\n");
+        } else if (std::getenv("SLATE_LOG")) {
+            std::fprintf(stderr, "slate: SM order: id (SLATE_SM_ORDER=gpc, but the GPCs could not be found on this device)\n");
+        }
+    }
+    if (cudaStreamSynchronize(0) != cudaSuccess)
         return false;
     for (int i = 0; i < kPoolSlots; ++i)
         if (cudaEventCreateWithFlags(&ds.events[i], cudaEventDisableTiming) != cudaSuccess)

@@ -9,13 +9,13 @@ import (
 	"text/template"
 )
 
-//go:embed *.cu *.tmpl serve_client.h first_use.h
+//go:embed *.cu *.tmpl serve_client.h first_use.h sm_order.h
 var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
 // control-block types, the worker loop and the host launch machinery, with
-// the slatec serve client (serve_client.h) and the first-use registry
-// (first_use.h) in place of their markers.
+// the slatec serve client (serve_client.h), the first-use registry
+// (first_use.h) and the SM order (sm_order.h) in place of their markers.
 func Prelude() string {
 	p := mustRead("prelude.cu")
 	const marker = "// @@SLATE_SERVE_CLIENT_H@@\n"
@@ -27,8 +27,18 @@ func Prelude() string {
 	if !strings.Contains(p, fuMarker) {
 		panic("templates: prelude.cu lost its first-use marker")
 	}
-	return strings.Replace(p, fuMarker, FirstUseHeader(), 1)
+	p = strings.Replace(p, fuMarker, FirstUseHeader(), 1)
+	const soMarker = "// @@SLATE_SM_ORDER_H@@\n"
+	if !strings.Contains(p, soMarker) {
+		panic("templates: prelude.cu lost its SM order marker")
+	}
+	return strings.Replace(p, soMarker, SMOrderHeader(), 1)
 }
+
+// SMOrderHeader is the SM order from thread-block clusters (sm_order.h):
+// plain C++ the prelude's SLATE_SM_ORDER=gpc uses, tested against the Go
+// runtime's.
+func SMOrderHeader() string { return mustRead("sm_order.h") }
 
 // FirstUseHeader is the process-wide first-use registry and the
 // slate_first_use() hook (first_use.h): the prelude includes it, and a
