@@ -10,7 +10,8 @@
 #   nodaemon  SLATEC_SOCKET names nothing: the programs run natively; the
 #             output matches, and the log says "no daemon"
 #   served    the daemon (.gpu/slatec serve) runs; harnesses run two processes
-#             at a time, $REPS repetitions each, with SLATE_COUNT=1 (every
+#             at a time (three for each of $TRIPLES), $REPS repetitions each,
+#             started together at a start line, with SLATE_COUNT=1 (every
 #             logical block exactly once, across moves) and SLATE_LOG=1;
 #             outputs match; `slatec top --json` is kept after each pair
 #             (grant acks: the resize p99)
@@ -183,32 +184,40 @@ if has served; then
     # Equal shares: the served and killed checks need launches on split
     # ranges (the default, overlap, runs unplanned processes natively).
     start_daemon served --unplanned equal && {
-        while read -r a b; do
-            # wait on the two programs only: a bare wait would also wait
-            # for the daemon, a background job of this shell.
-            # Both wait at the start line of their first timed phase, so
-            # that their launches overlap (a program whose input takes a
-            # second to make would otherwise start after the other ended).
-            gate="$W/gate/$a+$b.served"
+        # served_group NAME...: the group's programs at once under the
+        # daemon, each checked; the daemon's grant records kept.
+        served_group() {
+            local w n pids=()
+            w=$(IFS=+; echo "$*")
+            # All wait at the start line of their first timed phase, so that
+            # their launches overlap (a program whose input takes a second to
+            # make would otherwise start after the other ended). Tags name
+            # the group in its order (two harnesses make a pair twice,
+            # mirrored: its files must not be overwritten). Wait on the
+            # programs only: a bare wait would also wait for the daemon, a
+            # background job of this shell.
+            local gate="$W/gate/$w.served"
             rm -rf "$gate"
-            # Tags name the pair in its order (two harnesses make the pair
-            # twice, mirrored: its files must not be overwritten).
-            run "$a" "served-$a+$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
-            p1=$!
-            run "$b" "served-$a+$b" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:2" &
-            p2=$!
-            wait "$p1" "$p2"
-            check "$a" "served-$a+$b"
-            check "$b" "served-$a+$b"
-            # the daemon keeps the last 64 grant changes: collect per pair
-            "$SLATEC" top --json --socket "$sock" >"$L/top-served-$a-$b.json" 2>&1
-            python3 - "$L/top-served-$a-$b.json" >>"$OUT/serve/acks.tsv" <<'EOF'
+            for n in "$@"; do
+                run "$n" "served-$w" SLATEC_SOCKET="$sock" SLATE_COUNT=1 HARNESS_REPS="$REPS" HARNESS_GATE="$gate:$#" &
+                pids+=($!)
+            done
+            wait "${pids[@]}"
+            for n in "$@"; do check "$n" "served-$w"; done
+            # the daemon keeps the last 64 grant changes: collect per group
+            "$SLATEC" top --json --socket "$sock" >"$L/top-served-$w.json" 2>&1
+            python3 - "$L/top-served-$w.json" >>"$OUT/serve/acks.tsv" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1])).get("resizes") or []:
     print("%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
                                        r.get("native_us", 0), r.get("moved", 0)))
 EOF
-        done < <(pairs)
+        }
+        while read -r a b; do served_group "$a" "$b"; done < <(pairs)
+        for t in ${TRIPLES:-}; do
+            read -r -a tri <<<"${t//+/ }"
+            served_group "${tri[@]}"
+        done
         python3 - "$OUT/serve/acks.tsv" <<'EOF' | tee -a "$S"
 import collections, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
