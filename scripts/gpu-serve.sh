@@ -113,6 +113,11 @@ if has profiles; then
         spec=$(awk -F'\t' -v n="$n" '$1 == n' scripts/serve-profiles.tsv)
         if [ -z "$spec" ]; then say "FAIL $n: no line in scripts/serve-profiles.tsv"; ok=0; continue; fi
         IFS=$'\t' read -r _ k blk grid bpb args <<<"$spec"
+        # In the SM order the programs use (the drop-in launcher's: %smid
+        # unless SLATE_SM_ORDER=gpc): the DRAM sensitivity is measured beside
+        # a stream on the other SMs, and %smid ranges share every GPC's path
+        # to L2 where GPC ranges do not.
+        SLATEC_SM_ORDER="$([ "${SLATE_SM_ORDER:-id}" = gpc ] && echo gpc || echo id)" \
         "$SLATEC" profile "testdata/kernels/$n.cu" -I testdata/include --kernel "$k" --block "$blk" --grid "$grid" \
             --bytes-per-block "$bpb" --args "$args" --sms "${PROFILE_SMS:-step:4}" -o "$pf" --append \
             >"$L/profile-$n.log" 2>&1 || { say "FAIL $n profile: $(tail -1 "$L/profile-$n.log")"; ok=0; }
