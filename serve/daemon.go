@@ -115,12 +115,20 @@ type conn struct {
 	class    string
 	active   time.Time // hello, or the last load note with new launches or one running
 	idle     bool      // its share went to the others (regrantLocked)
+	// planKernel is the kernel the process is planned with (load);
+	// kernelSince when its latest kernel became the latest.
+	planKernel  string
+	kernelSince time.Time
 	// Its launch rate, launches a millisecond over the last window of at
 	// least rateWindow (from load notes; < 0: not measured yet).
 	rate         float64
 	rateAt       time.Time
 	rateLaunches uint64
 }
+
+// kernelSettle is how long a process's latest kernel must stay its latest
+// before the daemon plans with it instead of the one before.
+const kernelSettle = 10 * time.Millisecond
 
 // rateWindow is the least time a launch rate is measured over: the C++
 // client's notes come every 2 ms, and launches queued ahead come in bursts.
@@ -568,9 +576,18 @@ func (c *conn) load(m *Msg) {
 		c.rateAt, c.rateLaunches = now, m.Launches
 	}
 	c.launches, c.inflight = m.Launches, m.InFlight
+	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) {
+		c.kernel, c.class, c.kernelSince = m.Kernel, m.Class, now
+	}
+	// The kernel the process is planned with: its first, then one that has
+	// been its latest for kernelSettle (a program that alternates kernels
+	// launch by launch must not re-split the GPU at every note).
+	replan := false
+	if c.kernel != c.planKernel && (c.planKernel == "" || now.Sub(c.kernelSince) >= kernelSettle) {
+		c.planKernel, replan = c.kernel, true
+	}
 	var pushes []push
-	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) || woke {
-		c.kernel, c.class = m.Kernel, m.Class
+	if replan || woke {
 		pushes = d.regrantLocked(nil)
 	} else if d.splitLocked(d.activeLocked()) != d.split {
 		pushes = d.regrantLocked(nil) // a process became busy enough, or no longer is
@@ -643,7 +660,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	}
 	kernels := make([]string, len(active))
 	for i, c := range active {
-		kernels[i] = c.kernel
+		kernels[i] = c.planKernel
 	}
 	planned := d.splitLocked(active)
 	d.split = planned
@@ -730,7 +747,7 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, p
 	}
 	var b strings.Builder
 	for _, c := range cs {
-		k := c.kernel
+		k := c.planKernel
 		if k == "" {
 			k = "?"
 		}
@@ -761,14 +778,14 @@ func (d *Daemon) activeLocked() []*conn {
 // R), so about 1 for a process launching back to back. False when not
 // known (no rate measured yet, no profile of its kernel).
 func (d *Daemon) busyLocked(c *conn) (float64, bool) {
-	if c.rate < 0 || c.kernel == "" {
+	if c.rate < 0 || c.planKernel == "" {
 		return 0, false
 	}
 	m := d.sms
 	if !c.grant.Alone && c.grant.Epoch != 0 {
 		m = c.grant.Range.Count()
 	}
-	ms, ok := d.pol.LaunchMs(c.kernel, m)
+	ms, ok := d.pol.LaunchMs(c.planKernel, m)
 	if !ok {
 		return 0, false
 	}
@@ -785,7 +802,7 @@ func (d *Daemon) splitLocked(active []*conn) bool {
 	}
 	kernels := make([]string, len(active))
 	for i, c := range active {
-		kernels[i] = c.kernel
+		kernels[i] = c.planKernel
 	}
 	if !d.pol.Planned(kernels) {
 		return false

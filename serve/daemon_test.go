@@ -802,3 +802,69 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestAlternatingKernelsDoNotChurn: a program that alternates kernels
+// launch by launch names a different one in note after note; the daemon
+// plans with a kernel only once it has stayed the latest for a while, so
+// the split is not redone (and running launches moved) at every note.
+func TestAlternatingKernelsDoNotChurn(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	conn := func(name string) *client.Client {
+		c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: sms, HandshakeTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Abort)
+		return c
+	}
+	a, b := conn("a"), conn("b")
+	launching(t, a, "triad_f4")
+	// b's notes, every millisecond with many launches: fma_loop until the
+	// split, then 100 notes whose kernel alternates note by note between
+	// fma_loop and one without a profile (no plan: overlap), then fma_loop.
+	alternate := make(chan struct{})
+	alternated := make(chan struct{})
+	go func() {
+		n := uint64(0)
+		note := func(k string) {
+			n += 1000
+			b.Load(n, 0, k, "")
+			time.Sleep(time.Millisecond)
+		}
+		for {
+			select {
+			case <-alternate:
+				for i := range 100 {
+					note(map[bool]string{true: "unprofiled", false: "fma_loop"}[i%2 == 0])
+				}
+				note("fma_loop")
+				close(alternated)
+				return
+			default:
+				note("fma_loop")
+			}
+		}
+	}()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if g := b.Grant(); !g.Alone && g.Range.Count() < sms {
+			break // split
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b holds %+v: want the split first", b.Grant())
+		}
+	}
+	split := b.Grant()
+	for len(b.Grants()) > 0 {
+		<-b.Grants()
+	}
+	close(alternate)
+	<-alternated
+	if n := len(b.Grants()); n > 0 || b.Grant().Epoch != split.Epoch {
+		t.Errorf("%d grants pushed to b while its kernels alternated (holds %+v, had %+v): want none", n, b.Grant(), split)
+	}
+}
