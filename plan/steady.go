@@ -58,6 +58,12 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 		return nil, err
 	}
 	step := max(opts.Step, 1)
+	// The search is exhaustive over shares in steps: coarser steps for
+	// larger sets keep it to about maxSteadySplits splits (a daemon plans
+	// a new set while processes wait for their grants).
+	for compositions(mdl.M/step, n) > maxSteadySplits {
+		step++
+	}
 	floor := opts.MinSpeed
 	if floor <= 0 {
 		floor = 1 / float64(2*n)
@@ -104,4 +110,20 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 	}
 	rec(0, M)
 	return best, nil
+}
+
+// maxSteadySplits bounds the splits SteadySplitFor evaluates.
+const maxSteadySplits = 200000
+
+// compositions is how many ways k units split into n positive parts,
+// C(k-1, n-1), saturating at math.MaxFloat64 (0 when k < n).
+func compositions(k, n int) float64 {
+	if n <= 0 || k < n {
+		return 0
+	}
+	c := 1.0
+	for i := 1; i < n; i++ {
+		c = c * float64(k-i) / float64(i)
+	}
+	return c
 }

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,4 +90,35 @@ func TestSteadySplitForBounds(t *testing.T) {
 	assert.ErrorContains(t, err, "two or more kernels")
 	_, err = SteadySplitFor(ps, []string{"compute", "nope"}, SteadyOptions{})
 	assert.ErrorContains(t, err, `no profile of kernel "nope"`)
+}
+
+// Sets of many kernels are searched in coarser steps: six kernels on 132
+// SMs plan in well under a second and still cover the GPU.
+func TestSteadySplitForManyKernels(t *testing.T) {
+	ps := &ProfileSet{Format: FormatVersion, Device: Device{Name: "test-132", SMs: 132, PeakBWGBs: 1000, MemBytes: 1 << 34}}
+	var names []string
+	for i := range 6 {
+		k := Kernel{Name: fmt.Sprintf("k%d", i), Blocks: 4096, ThreadsPerBlock: 256, Registers: 32, GlobalBytes: 1 << 20}
+		for m := 1; m <= 132; m++ {
+			k.RMs = append(k.RMs, Sample{m, float64(10+i) / float64(min(m, 20+10*i))})
+			k.BWGBs = append(k.BWGBs, Sample{m, 1})
+		}
+		ps.Kernels = append(ps.Kernels, k)
+		names = append(names, k.Name)
+	}
+	start := time.Now()
+	s, err := SteadySplitFor(ps, names, SteadyOptions{})
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.NotNil(t, s)
+	total := 0
+	for _, m := range s.SMs {
+		total += m
+	}
+	assert.Equal(t, 132, total)
+	assert.Less(t, took, 2*time.Second, "six kernels took %v", took)
+	t.Logf("six kernels: %v in %v, STP %.3f", s.SMs, took, s.STP)
+	assert.Less(t, compositions(132, 6), 1e9)
+	assert.Equal(t, 0.0, compositions(3, 4))
+	assert.Equal(t, 131.0, compositions(132, 2))
 }
