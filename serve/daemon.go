@@ -670,11 +670,12 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	// float4 triad on SMs 104-131 of an H100 ran at half its speed on SMs
 	// 0-27 (bench/RESULTS.md, 2026-11-26), and a bandwidth-bound kernel is
 	// the one a plan gives the small share.
-	weights := d.pol.Weights(kernels)
-	if !planned {
-		for i := range weights {
-			weights[i] = 1 // equal shares, where they apply
-		}
+	weights := make([]float64, len(active))
+	for i := range weights {
+		weights[i] = 1 // equal shares, where they apply
+	}
+	if planned {
+		weights = d.pol.Weights(kernels)
 	}
 	order := make([]int, len(active))
 	for i := range order {

@@ -89,14 +89,32 @@ func newHarness(t *testing.T, cfg serve.Config) *harness {
 	return h
 }
 
-func (h *harness) connect(name string) *client.Client {
+func (h *harness) connect(name string) *client.Client { return h.connectSMs(name, testSMs) }
+
+// connectSMs registers a client of a GPU of sms SMs (the profiles' device,
+// in the tests that plan).
+func (h *harness) connectSMs(name string, sms int) *client.Client {
 	h.t.Helper()
-	c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: testSMs, HandshakeTimeout: 2 * time.Second})
+	c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: sms, HandshakeTimeout: 2 * time.Second})
 	if err != nil {
 		h.t.Fatalf("connect %s: %v", name, err)
 	}
 	h.t.Cleanup(func() { c.Abort() })
 	return c
+}
+
+// waitShare waits up to 2 s for c to hold a share of a split (a range of
+// fewer than sms SMs, not native).
+func waitShare(t *testing.T, c *client.Client, sms int) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if g := c.Grant(); !g.Alone && g.Range.Count() < sms {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client %d holds %+v: want its share of a split", c.ID(), c.Grant())
+		}
+	}
 }
 
 // waitEvent waits for an event of kind (and client, when nonzero).
@@ -756,15 +774,7 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	}
 	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
 	sms := ps.Device.SMs
-	conn := func(name string) *client.Client {
-		c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: sms, HandshakeTimeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Abort)
-		return c
-	}
-	a, b := conn("a"), conn("b")
+	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
 	launching(t, a, "triad_f4")
 	// b: one fma_loop launch every 5 R ms, busy 0.2.
 	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
@@ -793,14 +803,7 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 		t.Errorf("status clients %+v: want b's busy known and below %v", st.Clients, serve.MinBusy)
 	}
 	launching(t, b, "fma_loop") // busy now: split
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
-		if g := b.Grant(); !g.Alone && g.Range.Count() < sms {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b, busy, holds %+v: want its share of the split", b.Grant())
-		}
-	}
+	waitShare(t, b, sms)
 }
 
 // TestAlternatingKernelsDoNotChurn: a program that alternates kernels
@@ -814,15 +817,7 @@ func TestAlternatingKernelsDoNotChurn(t *testing.T) {
 	}
 	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
 	sms := ps.Device.SMs
-	conn := func(name string) *client.Client {
-		c, err := client.Connect(client.Options{Socket: h.sock, Name: name, SMs: sms, HandshakeTimeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Abort)
-		return c
-	}
-	a, b := conn("a"), conn("b")
+	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
 	launching(t, a, "triad_f4")
 	// b's notes, every millisecond with many launches: fma_loop until the
 	// split, then 100 notes whose kernel alternates note by note between
@@ -850,14 +845,7 @@ func TestAlternatingKernelsDoNotChurn(t *testing.T) {
 			}
 		}
 	}()
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
-		if g := b.Grant(); !g.Alone && g.Range.Count() < sms {
-			break // split
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b holds %+v: want the split first", b.Grant())
-		}
-	}
+	waitShare(t, b, sms)
 	split := b.Grant()
 	for len(b.Grants()) > 0 {
 		<-b.Grants()
