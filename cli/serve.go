@@ -47,7 +47,8 @@ kernels the processes run are split between them for the most throughput
 (a bandwidth-bound kernel gets the SMs that saturate DRAM, a compute-bound
 one the rest) when the profiles predict that the split does at least 1.15x
 the work of running them one after another and each process keeps the GPU
-busy (its launch rate times its kernel's time a launch; a process idle for
+busy (its launches at its kernel's time a launch fill at least half of
+the recent time, launches queued ahead included; a process idle for
 --idle-after gives its share to the others); others each get the whole GPU
 with native launches, overlapping as MPS schedules them (--unplanned
 overlap, the default: without a plan no split is known to pay), or equal

@@ -45,7 +45,8 @@ int main() {
     int sms, cluster; long long n;
     while (std::scanf("%d %d %lld", &sms, &cluster, &n) == 3) {
         std::vector<unsigned int> ids(n);
-        for (long long i = 0; i < n; ++i) std::scanf("%u", &ids[i]);
+        for (long long i = 0; i < n; ++i)
+            if (std::scanf("%u", &ids[i]) != 1) return 1;
         std::vector<int> o = slate_sm_order::order_of(sms, ids.data(), n, cluster);
         for (size_t i = 0; i < o.size(); ++i) std::printf("%d ", o[i]);
         std::printf("\n");

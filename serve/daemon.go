@@ -119,23 +119,17 @@ type conn struct {
 	// kernelSince when its latest kernel became the latest.
 	planKernel  string
 	kernelSince time.Time
-	// Its launch rate, launches a millisecond over the last window of at
-	// least rateWindow (from load notes; < 0: not measured yet).
-	rate         float64
-	rateAt       time.Time
-	rateLaunches uint64
+	// How busy it keeps the GPU (busy.go), from its load notes.
+	meter busyMeter
 }
 
 // kernelSettle is how long a process's latest kernel must stay its latest
 // before the daemon plans with it instead of the one before.
 const kernelSettle = 10 * time.Millisecond
 
-// rateWindow is the least time a launch rate is measured over: the C++
-// client's notes come every 2 ms, and launches queued ahead come in bursts.
-const rateWindow = 5 * time.Millisecond
-
 // MinBusy is how busy every process of a set must keep the GPU on its
-// grant (launch rate x the profile's time a launch there) for the daemon
+// grant (the share of recent time its announced launches, at the
+// profile's time a launch there, kept the GPU working: busy.go) for the daemon
 // to split the set; once split, it stays split down to half that. A
 // process that launches now and then (its host does most of the work)
 // would hold its share idle most of the time: on an H100 a tiled SGEMM
@@ -536,7 +530,7 @@ func (c *conn) hello(m *Msg) bool {
 	d.nextClient++
 	c.id, c.pid, c.name, c.device = d.nextClient, m.PID, m.Name, m.Device
 	c.active = d.cfg.Clock() // it registers at its first launch
-	c.rate, c.rateAt = -1, c.active
+	c.meter.advance(c.active)
 	sms := d.sms
 	// The others shrink first (their grants are pushed before the welcome
 	// leaves), and the newcomer's first grant rides on its welcome: it needs
@@ -571,14 +565,16 @@ func (c *conn) load(m *Msg) {
 		c.active = now
 		woke, c.idle = c.idle, false
 	}
-	if dt := now.Sub(c.rateAt); dt >= rateWindow && m.Launches >= c.rateLaunches {
-		c.rate = float64(m.Launches-c.rateLaunches) / (float64(dt) / float64(time.Millisecond))
-		c.rateAt, c.rateLaunches = now, m.Launches
-	}
-	c.launches, c.inflight = m.Launches, m.InFlight
 	if m.Kernel != "" && (m.Kernel != c.kernel || m.Class != c.class) {
 		c.kernel, c.class, c.kernelSince = m.Kernel, m.Class, now
 	}
+	var launched uint64
+	if m.Launches > c.launches {
+		launched = m.Launches - c.launches
+	}
+	launchMs, _ := d.pol.LaunchMs(c.kernel, d.grantSMsLocked(c))
+	c.meter.add(now, launched, launchMs)
+	c.launches, c.inflight = m.Launches, m.InFlight
 	// The kernel the process is planned with: its first, then one that has
 	// been its latest for kernelSettle (a program that alternates kernels
 	// launch by launch must not re-split the GPU at every note).
@@ -774,23 +770,24 @@ func (d *Daemon) activeLocked() []*conn {
 	return out
 }
 
-// busyLocked is how busy client c keeps the GPU on its grant: its launch
-// rate times its kernel's time a launch on the grant's SMs (the profile's
-// R), so about 1 for a process launching back to back. False when not
-// known (no rate measured yet, no profile of its kernel).
+// busyLocked is how busy client c keeps the GPU on its grant, in [0, 1]
+// (busyMeter): about 1 for a process launching back to back or with
+// launches queued ahead. False when not known (too short a history, no
+// profile of its kernel).
 func (d *Daemon) busyLocked(c *conn) (float64, bool) {
-	if c.rate < 0 || c.planKernel == "" {
+	if _, ok := d.pol.LaunchMs(c.planKernel, d.sms); !ok {
 		return 0, false
 	}
-	m := d.sms
+	return c.meter.value(d.cfg.Clock())
+}
+
+// grantSMsLocked is how many SMs client c's launches run on: its range,
+// or the whole GPU for native launches.
+func (d *Daemon) grantSMsLocked(c *conn) int {
 	if !c.grant.Alone && c.grant.Epoch != 0 {
-		m = c.grant.Range.Count()
+		return c.grant.Range.Count()
 	}
-	ms, ok := d.pol.LaunchMs(c.planKernel, m)
-	if !ok {
-		return 0, false
-	}
-	return c.rate * ms, true
+	return d.sms
 }
 
 // splitLocked decides whether the active clients are split (d.mu held):

@@ -764,8 +764,8 @@ func launching(t *testing.T, c *client.Client, kernel string) *launcher {
 func (l *launcher) set(kernel string) { l.kernel.Store(&kernel) }
 
 // TestSplitOnlyBusyProcesses: a set the policy would split is split only
-// while every process keeps the GPU busy on its grant (launch rate x the
-// profile's time a launch, MinBusy): a process that launches now and then
+// while every process keeps the GPU busy on its grant (its launches at the
+// profile's time a launch fill MinBusy of the time): a process that launches now and then
 // would hold a share idle most of the time, which MPS's overlap does not.
 func TestSplitOnlyBusyProcesses(t *testing.T) {
 	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
@@ -804,6 +804,50 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	}
 	launching(t, b, "fma_loop") // busy now: split
 	waitShare(t, b, sms)
+}
+
+// TestQueuedLaunchesKeepTheSplit: a program that enqueues its launches
+// ahead (a loop of asynchronous launches, then a synchronize) announces
+// them in one note, then only that a launch is running while the GPU works
+// through them. It keeps the GPU busy all that time: the set stays split.
+// (A launch rate over a few milliseconds read it as 2.3, then 0.04, and the
+// daemon undid the split 30 ms after making it; on an H100 that cost the
+// pair its 1.14x over MPS.)
+func TestQueuedLaunchesKeepTheSplit(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
+	launching(t, a, "triad_f4")
+	// b: 400 ms of fma_loop launches on the whole GPU, in one note.
+	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
+	queued := uint64(400/r) + 1
+	if err := b.Load(queued, 0, "fma_loop", ""); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // then a note every 2 ms: one launch running, no new ones
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+				b.Load(queued, 1, "fma_loop", "")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	waitShare(t, b, sms)
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if g := b.Grant(); g.Alone || g.Range.Count() == sms {
+			t.Fatalf("b, with %d launches queued (%.0f ms of work), lost its share: holds %+v", queued, float64(queued)*r, g)
+		}
+	}
 }
 
 // TestAlternatingKernelsDoNotChurn: a program that alternates kernels

@@ -40,9 +40,10 @@ type ClientStatus struct {
 	Kernel   string `json:"kernel,omitempty"`
 	Class    string `json:"class,omitempty"`
 	Idle     bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
-	// Busy is how busy it keeps the GPU on its grant: launch rate x its
-	// kernel's profiled time a launch there (absent: not known yet, or no
-	// profile). A set is split only while each is busy (serve.MinBusy).
+	// Busy is the share of recent time, 0 to 1, its announced launches kept
+	// the GPU working at its kernel's profiled time a launch on its grant
+	// (absent: not known yet, or no profile). A set is split only while
+	// each is busy (serve.MinBusy).
 	Busy *float64 `json:"busy,omitempty"`
 }
 
