@@ -59,6 +59,14 @@ func (b *busyMeter) advance(now time.Time) {
 	b.at = now
 }
 
+// hold counts the queue as working up to now (a launch is known to be
+// running or waiting for the GPU, whatever the profile says it takes).
+func (b *busyMeter) hold(now time.Time) {
+	if b.queueEnd.Before(now) {
+		b.queueEnd = now
+	}
+}
+
 // add puts n launches of launchMs each on the virtual queue at now.
 func (b *busyMeter) add(now time.Time, n uint64, launchMs float64) {
 	b.advance(now)

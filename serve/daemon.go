@@ -111,6 +111,7 @@ type conn struct {
 	lateFrom Range
 	launches uint64 // from load notes
 	inflight int
+	pending  bool // its native launches have not all ended (load notes)
 	kernel   string
 	class    string
 	active   time.Time // hello, or the last load note with new launches or one running
@@ -321,7 +322,7 @@ func (d *Daemon) Status() *Status {
 		g := c.grant
 		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
 			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
-			Launches: c.launches, InFlight: c.inflight, Kernel: c.kernel, Class: c.class, Idle: c.idle})
+			Launches: c.launches, InFlight: c.inflight, NativePending: c.pending, Kernel: c.kernel, Class: c.class, Idle: c.idle})
 		if b, ok := d.busyLocked(c); ok {
 			s.Clients[len(s.Clients)-1].Busy = &b
 		}
@@ -561,7 +562,7 @@ func (c *conn) load(m *Msg) {
 	d.mu.Lock()
 	now := d.cfg.Clock()
 	woke := false
-	if m.Launches != c.launches || m.InFlight > 0 {
+	if m.Launches != c.launches || m.InFlight > 0 || m.NativePending {
 		c.active = now
 		woke, c.idle = c.idle, false
 	}
@@ -572,9 +573,12 @@ func (c *conn) load(m *Msg) {
 	if m.Launches > c.launches {
 		launched = m.Launches - c.launches
 	}
+	if c.waitingGPU() {
+		c.meter.hold(now) // since its last note, a launch of it was running or waiting
+	}
 	launchMs, _ := d.pol.LaunchMs(c.kernel, d.grantSMsLocked(c))
 	c.meter.add(now, launched, launchMs)
-	c.launches, c.inflight = m.Launches, m.InFlight
+	c.launches, c.inflight, c.pending = m.Launches, m.InFlight, m.NativePending
 	// The kernel the process is planned with: its first, then one that has
 	// been its latest for kernelSettle (a program that alternates kernels
 	// launch by launch must not re-split the GPU at every note).
@@ -778,8 +782,19 @@ func (d *Daemon) busyLocked(c *conn) (float64, bool) {
 	if _, ok := d.pol.LaunchMs(c.planKernel, d.sms); !ok {
 		return 0, false
 	}
-	return c.meter.value(d.cfg.Clock())
+	now, m := d.cfg.Clock(), c.meter
+	if c.waitingGPU() {
+		m.hold(now)
+	}
+	return m.value(now)
 }
+
+// waitingGPU: by its last load note, client c has a launch running or
+// waiting for the GPU (served ones in flight, or native ones not ended).
+// Such a process is busy, however few launches it makes: its launches wait
+// behind another's (a latency-bound program beside one that fills the GPU
+// under MPS) or run slower than its profile says on its share.
+func (c *conn) waitingGPU() bool { return c.inflight > 0 || c.pending }
 
 // grantSMsLocked is how many SMs client c's launches run on: its range,
 // or the whole GPU for native launches.
@@ -827,7 +842,7 @@ func (d *Daemon) splitLocked(active []*conn) bool {
 // grant ended), and the ack itself counts as activity.
 func (d *Daemon) goneIdleLocked(c *conn, now time.Time) bool {
 	return d.cfg.IdleAfter > 0 && !c.idle && !c.grant.Alone && c.ackEpoch == 0 && c.late == 0 &&
-		c.inflight == 0 && now.Sub(c.active) > d.cfg.IdleAfter
+		!c.waitingGPU() && now.Sub(c.active) > d.cfg.IdleAfter
 }
 
 // watchIdle redoes the grants when a process becomes idle (its share

@@ -850,6 +850,61 @@ func TestQueuedLaunchesKeepTheSplit(t *testing.T) {
 	}
 }
 
+// TestWaitingProcessesAreBusy: a process whose launches wait for the GPU
+// makes few launches, like one whose host does most of the work, but it is
+// busy: under MPS a latency-bound program's launches wait behind those of
+// one that fills the GPU (H100: 48 blocks beside 16384, 75 -> 142 ms), and
+// on its share a served launch may wait for SMs still held by another's
+// native launches. Its notes say so (native_pending, inflight), and the
+// set is split, and stays split.
+func TestWaitingProcessesAreBusy(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sms := ps.Device.SMs
+	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
+	every := time.Duration(5 * r * float64(time.Millisecond)) // busy 0.2 by its launches
+	for _, tc := range []struct {
+		name string
+		note func(b *client.Client, n uint64) error
+	}{
+		{"native launches waiting", func(b *client.Client, n uint64) error { return b.LoadNative(n, "fma_loop", true) }},
+		{"served launch waiting", func(b *client.Client, n uint64) error { return b.Load(n, 1, "fma_loop", "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+			a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
+			launching(t, a, "triad_f4")
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for n := uint64(1); ; n++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(every):
+						if tc.note(b, n) != nil {
+							return
+						}
+					}
+				}
+			}()
+			defer func() { close(stop); <-done }()
+			waitShare(t, b, sms)
+			for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				if g := b.Grant(); g.Alone || g.Range.Count() == sms {
+					t.Fatalf("b, waiting for the GPU, lost its share: holds %+v", g)
+				}
+			}
+			if st := h.d.Status(); st.Clients[1].Busy == nil || *st.Clients[1].Busy < serve.MinBusy {
+				t.Errorf("b's status %+v: want busy", st.Clients[1])
+			}
+		})
+	}
+}
+
 // TestAlternatingKernelsDoNotChurn: a program that alternates kernels
 // launch by launch names a different one in note after note; the daemon
 // plans with a kernel only once it has stayed the latest for a while, so

@@ -127,8 +127,11 @@ type Msg struct {
 	// load
 	Launches uint64 `json:"launches,omitempty"` // launches since hello (served and native)
 	InFlight int    `json:"inflight,omitempty"` // served launches running now
-	Kernel   string `json:"kernel,omitempty"`   // the latest launch's kernel
-	Class    string `json:"class,omitempty"`    // its Slate class, if known
+	// NativePending: native launches made while other clients are registered
+	// have not all ended (the client follows them with an event).
+	NativePending bool   `json:"native_pending,omitempty"`
+	Kernel        string `json:"kernel,omitempty"` // the latest launch's kernel
+	Class         string `json:"class,omitempty"`  // its Slate class, if known
 
 	// error
 	Code string `json:"code,omitempty"`

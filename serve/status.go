@@ -37,9 +37,12 @@ type ClientStatus struct {
 	Acked    bool   `json:"acked"`    // it acknowledged its current grant
 	Launches uint64 `json:"launches"` // launches since hello (its last load note)
 	InFlight int    `json:"inflight"` // served launches running (its last load note)
-	Kernel   string `json:"kernel,omitempty"`
-	Class    string `json:"class,omitempty"`
-	Idle     bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
+	// NativePending: its native launches made while sharing have not all
+	// ended (its last load note).
+	NativePending bool   `json:"native_pending,omitempty"`
+	Kernel        string `json:"kernel,omitempty"`
+	Class         string `json:"class,omitempty"`
+	Idle          bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
 	// Busy is the share of recent time, 0 to 1, its announced launches kept
 	// the GPU working at its kernel's profiled time a launch on its grant
 	// (absent: not known yet, or no profile). A set is split only while
@@ -94,6 +97,9 @@ func (s *Status) WriteText(w io.Writer) {
 			k := c.Kernel
 			if c.Class != "" {
 				k += " " + c.Class
+			}
+			if c.NativePending {
+				k += " (native running)"
 			}
 			if c.InFlight > 0 {
 				k += fmt.Sprintf(" (%d running)", c.InFlight)

@@ -471,6 +471,49 @@ static void native_drain()
     cudaGetLastError(); // the helper thread's own
 }
 
+// The native launches of a served process that shares the GPU are followed
+// with one event (the serve client's native_launched): recorded after each
+// on its stream, queried by the client's listener, so that its load notes
+// say whether they are still running (a process whose launches wait behind
+// another's is busy, not idle). Not on streams being captured into a graph.
+static std::atomic<cudaEvent_t>& native_event()
+{
+    static std::atomic<cudaEvent_t> e{nullptr};
+    return e;
+}
+
+static void native_mark(void* stream)
+{
+    const cudaError_t before = cudaPeekAtLastError();
+    int device = -1;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
+        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+        static const cudaEvent_t created = [] {
+            cudaEvent_t e = nullptr;
+            if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+                e = nullptr;
+            native_event().store(e, std::memory_order_release);
+            return e;
+        }();
+        if (created)
+            cudaEventRecord(created, (cudaStream_t)stream);
+    }
+    quiet_error(before);
+}
+
+static bool native_pending()
+{
+    const cudaEvent_t e = native_event().load(std::memory_order_acquire);
+    if (!e || cudaSetDevice(served_device()) != cudaSuccess) {
+        cudaGetLastError(); // the listener thread's own
+        return false;
+    }
+    const bool pending = cudaEventQuery(e) == cudaErrorNotReady;
+    cudaGetLastError();
+    return pending;
+}
+
 static int decide_policy()
 {
     if (persistent())
@@ -495,6 +538,7 @@ static int decide_policy()
     if (!c)
         return kPolicyNative;
     c->set_native_drain(&native_drain);
+    c->set_native_marks(&native_mark, &native_pending);
     return kPolicyServed;
 }
 
@@ -502,6 +546,14 @@ static int launch_policy()
 {
     static const int p = decide_policy();
     return p;
+}
+
+// after_native follows a native launch of a served process (native_mark);
+// otherwise it costs the policy's load and a branch.
+static inline void after_native(cudaStream_t stream)
+{
+    if (launch_policy() == kPolicyServed)
+        slate_serve::process_client(0, 0)->native_launched((void*)stream);
 }
 
 struct device_state {

@@ -546,6 +546,64 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 	t.Logf("%d launches native, then %d on the planned share", native, split)
 }
 
+// TestServeClientSaysNativeLaunchesAreRunning: while other processes are
+// registered (the grant says how many), the client follows its native
+// launches (the prelude records an event after each) and its load notes say
+// whether they are still running, so that the daemon sees a process whose
+// launches wait behind another's as busy. Alone it follows nothing.
+func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		other bool
+	}{{"sharing", true}, {"alone", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
+				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }} // overlap: native launches
+			d, err := serve.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- d.Serve() }()
+			t.Cleanup(func() {
+				d.Close()
+				<-done
+			})
+			if tc.other {
+				goClient(t, d.Socket())
+			}
+			seen := make(chan bool, 1)
+			stop := make(chan struct{})
+			go func() { // the daemon's view of the driver, every 500 us
+				pending := false
+				defer func() { seen <- pending }()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(500 * time.Microsecond):
+					}
+					for _, c := range d.Status().Clients {
+						if c.Name == "serve_driver" && c.NativePending {
+							pending = true
+						}
+					}
+				}
+			}()
+			// 40 native launches of ~2 ms (one 2000 us task each).
+			r := runDriver(t, d.Socket(), 30*time.Second, nil, 1, 40, 16, 16, 2000)
+			close(stop)
+			pending := <-seen
+			if !r.connected || r.served != 0 {
+				t.Fatalf("connected=%v served=%d, want every launch native:\n%s", r.connected, r.served, r.out)
+			}
+			if pending != tc.other {
+				t.Errorf("the daemon saw native launches running: %v, want %v", pending, tc.other)
+			}
+		})
+	}
+}
+
 // TestServeClientSeesTheEndOfALaunchSoon: a served launch returns when its
 // kernel has ended, and the program's next launch waits for that, so the
 // time between the two is GPU time lost. The client waits for most of the

@@ -491,6 +491,11 @@ public:
         key(k);
         s_ += std::to_string(v);
     }
+    void boolean(const char* k, bool v)
+    {
+        key(k);
+        s_ += v ? "true" : "false";
+    }
     void range(unsigned int lo, unsigned int hi)
     {
         key("range");
@@ -517,11 +522,11 @@ private:
 // msg holds the fields of a daemon message the client uses; the rest are
 // skipped (unknown fields are ignored, as the protocol asks).
 struct msg {
-    unsigned long long v, re, id, client, sms;
+    unsigned long long v, re, id, client, sms, clients;
     bool has_v, has_range, alone;
     unsigned long long lo, hi;
     std::string type, code;
-    msg() : v(0), re(0), id(0), client(0), sms(0), has_v(false), has_range(false), alone(false), lo(0), hi(0) {}
+    msg() : v(0), re(0), id(0), client(0), sms(0), clients(0), has_v(false), has_range(false), alone(false), lo(0), hi(0) {}
 };
 
 // json_reader decodes exactly one JSON object (RFC 8259 syntax, nesting at
@@ -718,6 +723,8 @@ private:
             u = &m->client;
         } else if (k == "sms") {
             u = &m->sms;
+        } else if (k == "clients") {
+            u = &m->clients;
         }
         if (u) {
             if (!uint(u))
@@ -952,6 +959,32 @@ public:
         std::lock_guard<std::mutex> l(mu_);
         if (!native_drain_)
             native_drain_ = f;
+    }
+
+    // set_native_marks sets how the process's native launches are followed
+    // while it shares the GPU (the prelude: mark records an event on the
+    // launch's stream, pending queries it). The first call wins.
+    void set_native_marks(void (*mark)(void* stream), bool (*pending)())
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!native_mark_) {
+            native_mark_ = mark;
+            native_pending_fn_ = pending;
+        }
+    }
+
+    // native_launched follows a native launch just made on stream while other
+    // processes are registered: the load notes then say whether the
+    // process's native launches have all ended (native_pending). The daemon
+    // cannot tell otherwise a process whose launches wait behind another's
+    // (MPS runs the one that filled the GPU first) from one that launches
+    // now and then: both send few notes. Alone, it costs one relaxed load.
+    void native_launched(void* stream)
+    {
+        if (!sharing_.load(std::memory_order_relaxed) || !native_mark_)
+            return;
+        native_mark_(stream);
+        marked_.store(true, std::memory_order_release);
     }
 
     // take_native reports whether a launch runs natively now (the daemon is
@@ -1239,7 +1272,7 @@ private:
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
           launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), moved_(0),
-          native_us_(0), native_drain_(0)
+          native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
     {
     }
 
@@ -1391,6 +1424,7 @@ private:
         if (g.alone && (g.lo != 0 || g.hi + 1 != (unsigned int)sms_))
             return false; // alone means the whole GPU
         grant_.store(g.pack(), std::memory_order_release);
+        sharing_.store(m.clients > 1, std::memory_order_relaxed);
         g_epoch_ = m.id;
         grant_at_ = clock_type::now();
         return true;
@@ -1481,6 +1515,8 @@ private:
             w.str("kernel", kernel_.c_str());
         if (!cls_.empty())
             w.str("class", cls_.c_str());
+        if (native_pending_sent_)
+            w.boolean("native_pending", true);
         return w.done();
     }
 
@@ -1509,15 +1545,27 @@ private:
             if (r < 0 && errno != EINTR)
                 break;
             if (r <= 0) {
-                if (dirty_.exchange(false)) {
+                // Native launches followed while sharing: still running? (A
+                // mark made after the exchange is seen next time.)
+                bool pending = false;
+                if (marked_.exchange(false, std::memory_order_acquire) && native_pending_fn_()) {
+                    pending = true;
+                    marked_.store(true, std::memory_order_relaxed);
+                }
+                const bool dirty = dirty_.exchange(false);
+                if (dirty || pending) {
                     last_busy = clock_type::now();
-                    std::string note;
-                    {
-                        std::lock_guard<std::mutex> l(mu_);
+                }
+                std::string note;
+                {
+                    std::lock_guard<std::mutex> l(mu_);
+                    if (dirty || pending != native_pending_sent_) {
+                        native_pending_sent_ = pending;
                         note = load_note_locked();
                     }
-                    send(note);
                 }
+                if (!note.empty())
+                    send(note);
                 std::lock_guard<std::mutex> l(mu_);
                 if (lost_)
                     break;
@@ -1613,6 +1661,12 @@ private:
     int moved_;
     unsigned long long native_us_;
     void (*native_drain_)();
+    // Native launches followed while sharing (native_launched): marked_ once
+    // one was marked since the listener last found them all ended.
+    std::atomic<bool> sharing_{false}, marked_{false};
+    void (*native_mark_)(void*);
+    bool (*native_pending_fn_)();
+    bool native_pending_sent_; // what the last load note said (mu_)
 };
 
 inline client*& process_client_slot()
@@ -1653,6 +1707,8 @@ public:
     int sms() const { return 0; }
     bool take_native(const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
+    void set_native_marks(void (*)(void*), bool (*)()) {}
+    void native_launched(void*) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
 };
 inline client* process_client(int, int) { return 0; }
@@ -1948,6 +2004,49 @@ static void native_drain()
     cudaGetLastError(); // the helper thread's own
 }
 
+// The native launches of a served process that shares the GPU are followed
+// with one event (the serve client's native_launched): recorded after each
+// on its stream, queried by the client's listener, so that its load notes
+// say whether they are still running (a process whose launches wait behind
+// another's is busy, not idle). Not on streams being captured into a graph.
+static std::atomic<cudaEvent_t>& native_event()
+{
+    static std::atomic<cudaEvent_t> e{nullptr};
+    return e;
+}
+
+static void native_mark(void* stream)
+{
+    const cudaError_t before = cudaPeekAtLastError();
+    int device = -1;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
+        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+        static const cudaEvent_t created = [] {
+            cudaEvent_t e = nullptr;
+            if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+                e = nullptr;
+            native_event().store(e, std::memory_order_release);
+            return e;
+        }();
+        if (created)
+            cudaEventRecord(created, (cudaStream_t)stream);
+    }
+    quiet_error(before);
+}
+
+static bool native_pending()
+{
+    const cudaEvent_t e = native_event().load(std::memory_order_acquire);
+    if (!e || cudaSetDevice(served_device()) != cudaSuccess) {
+        cudaGetLastError(); // the listener thread's own
+        return false;
+    }
+    const bool pending = cudaEventQuery(e) == cudaErrorNotReady;
+    cudaGetLastError();
+    return pending;
+}
+
 static int decide_policy()
 {
     if (persistent())
@@ -1972,6 +2071,7 @@ static int decide_policy()
     if (!c)
         return kPolicyNative;
     c->set_native_drain(&native_drain);
+    c->set_native_marks(&native_mark, &native_pending);
     return kPolicyServed;
 }
 
@@ -1979,6 +2079,14 @@ static int launch_policy()
 {
     static const int p = decide_policy();
     return p;
+}
+
+// after_native follows a native launch of a served process (native_mark);
+// otherwise it costs the policy's load and a branch.
+static inline void after_native(cudaStream_t stream)
+{
+    if (launch_policy() == kPolicyServed)
+        slate_serve::process_client(0, 0)->native_launched((void*)stream);
 }
 
 struct device_state {
@@ -4330,7 +4438,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 4334 "golden/merge/bs_vecadd.split.cu"
+#line 4442 "golden/merge/bs_vecadd.split.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (split mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -285,6 +285,12 @@ func (c *Client) Load(launches uint64, inflight int, kernel, class string) error
 	return c.write(&serve.Msg{Type: serve.TLoad, Launches: launches, InFlight: inflight, Kernel: kernel, Class: class})
 }
 
+// LoadNative sends a load note of a process that launches natively while
+// sharing the GPU: pending says whether its native launches have all ended.
+func (c *Client) LoadNative(launches uint64, kernel string, pending bool) error {
+	return c.write(&serve.Msg{Type: serve.TLoad, Launches: launches, Kernel: kernel, NativePending: pending})
+}
+
 // Status asks the daemon for its state.
 func (c *Client) Status(ctx context.Context) (*serve.Status, error) {
 	r, err := c.Request(ctx, &serve.Msg{Type: serve.TStatus})

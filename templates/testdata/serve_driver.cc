@@ -190,6 +190,15 @@ public:
     }
 };
 
+// Native launches running now: the fake marks (native_launched) ask it.
+std::atomic<int>& native_running()
+{
+    static std::atomic<int> n(0);
+    return n;
+}
+void fake_native_mark(void*) {}
+bool fake_native_pending() { return native_running().load() > 0; }
+
 void fake_native_drain()
 {
     if (const char* d = std::getenv("SERVE_DRIVER_NATIVE_MS"))
@@ -264,6 +273,8 @@ int main(int argc, char** argv)
     slate_serve::client* c = slate_serve::process_client(0, sms);
     if (c)
         c->set_native_drain(&fake_native_drain);
+    if (c)
+        c->set_native_marks(&fake_native_mark, &fake_native_pending);
     bool connected = c != 0;
     if (c && std::getenv("SERVE_DRIVER_WELCOMED") && std::atoi(std::getenv("SERVE_DRIVER_WELCOMED")) == 1) {
         // The client does not wait for the welcome (launches run natively
@@ -313,10 +324,14 @@ int main(int argc, char** argv)
                         f.finish();
                 }
                 if (!sv) { // native: the whole GPU, as the prelude's fallback
+                    ++native_running();
                     f.start(0, (unsigned int)sms - 1u);
+                    if (c)
+                        c->native_launched(0);
                     while (!f.query())
                         std::this_thread::sleep_for(std::chrono::microseconds(20));
                     f.finish();
+                    --native_running();
                 }
                 const bool ok = f.ok();
                 served += sv;
