@@ -8,7 +8,10 @@ import (
 // busyMeter estimates how busy a process keeps the GPU from its load
 // notes: each launch it announces joins a virtual queue at the profile's
 // time a launch on its grant, and the meter is the share of recent time
-// that queue had work, weighted exponentially over busyTau.
+// that queue had work, weighted exponentially: the larger of two readings,
+// over busyTaus[0] (a process that starts working reads busy within a few
+// milliseconds, whatever it did before) and over busyTaus[1] (one that
+// stops reads idle only after a while, so that a split set does not flap).
 //
 // Why a queue and not a launch rate: a program that enqueues its launches
 // ahead (a loop of asynchronous launches, then one synchronize) sends them
@@ -22,14 +25,17 @@ type busyMeter struct {
 	queueEnd time.Time // when the announced launches end, one after another
 	at       time.Time // the meter counts up to here
 	since    time.Time // from here (its first note)
-	busy     float64   // milliseconds the queue had work, weighted
-	span     float64   // milliseconds counted, weighted the same way
+	busy     [2]float64 // milliseconds the queue had work, weighted over each of busyTaus
+	span     [2]float64 // milliseconds counted, weighted the same way
 }
 
-// busyTau weighs the meter's history: a process that stops launching reads
-// below MinBusy/2 (so a split set is undone) about 70 ms after its queue
-// ran dry; one that starts with a backlog reads busy at once.
-const busyTau = 50 * time.Millisecond
+// busyTaus weigh the meter's history. A process that starts working reads
+// MinBusy within 7 ms (its programs ran 70 ms on the H100: over 50 ms alone,
+// the history of waiting at their start line held the split back 90 ms,
+// until one of them was done); one that stops launching reads below
+// MinBusy/2 (so a split set is undone) about 70 ms after its queue ran dry;
+// one that starts with a backlog reads busy at once.
+var busyTaus = [2]time.Duration{10 * time.Millisecond, 50 * time.Millisecond}
 
 // busyMinSpan is how much time the meter must have counted before it says
 // anything (the C++ client's notes come every 2 ms).
@@ -40,7 +46,7 @@ const busyMinSpan = 5 * time.Millisecond
 const busyMaxBacklog = time.Second
 
 // advance counts the time from the meter's last point up to now, each
-// instant weighted by exp(-age/busyTau) (exactly, however long the step:
+// instant weighted by exp(-age/tau) (exactly, however long the step:
 // the queue works from the step's start for its first `worked`).
 func (b *busyMeter) advance(now time.Time) {
 	if b.at.IsZero() {
@@ -52,10 +58,12 @@ func (b *busyMeter) advance(now time.Time) {
 		return
 	}
 	worked := min(max(b.queueEnd.Sub(b.at), 0), dt)
-	tau := millis(busyTau)
-	decay := math.Exp(-millis(dt) / tau)
-	b.busy = b.busy*decay + tau*(math.Exp(-millis(dt-worked)/tau)-decay)
-	b.span = b.span*decay + tau*(1-decay)
+	for i, t := range busyTaus {
+		tau := millis(t)
+		decay := math.Exp(-millis(dt) / tau)
+		b.busy[i] = b.busy[i]*decay + tau*(math.Exp(-millis(dt-worked)/tau)-decay)
+		b.span[i] = b.span[i]*decay + tau*(1-decay)
+	}
 	b.at = now
 }
 
@@ -97,7 +105,11 @@ func (b busyMeter) value(now time.Time) (float64, bool) {
 	if b.at.IsZero() || now.Sub(b.since)+ahead < busyMinSpan {
 		return 0, false
 	}
-	return (b.busy + millis(ahead)) / (b.span + millis(ahead)), true
+	v := 0.0
+	for i := range busyTaus {
+		v = max(v, (b.busy[i]+millis(ahead))/(b.span[i]+millis(ahead)))
+	}
+	return v, true
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -29,7 +29,10 @@ func TestBusyMeter(t *testing.T) {
 		{"backlog, read at once", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 6, 0.99, 1},
 		{"backlog, read as it drains", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 38, 0.97, 1},
 		{"backlog, long drained", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 40 + 75, 0, 0.25},
-		{"short bursts, host work between", func(k int) uint64 { return uint64(21 * b2i(k%15 == 0)) }, 0.06, 300, 300, 0, 0.1},
+		{"short bursts, host work between", func(k int) uint64 { return uint64(21 * b2i(k%15 == 0)) }, 0.06, 300, 300, 0, MinBusy / 2},
+		// Registered, then 100 ms at a start line, then launches back to back.
+		{"starts after waiting", func(k int) uint64 { return uint64(2 * b2i(k == 0 || k > 50)) }, 1, 300, 108, MinBusy, 1},
+		{"stops", func(k int) uint64 { return 2 }, 1, 200, 200 + 80, 0, MinBusy / 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
