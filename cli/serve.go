@@ -29,6 +29,7 @@ type serveFlags struct {
 	status        bool
 	asJSON        bool
 	unplanned     string
+	traceNotes    bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -83,6 +84,7 @@ daemon (as slatec top) instead.`,
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
+	fl.BoolVar(&f.traceNotes, "trace-notes", false, "log every load note (launches, running, native_pending, busy): why a set is or is not split")
 	fl.StringVar(&f.unplanned, "unplanned", string(serve.Overlap), "what processes that no plan co-runs get: overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
@@ -119,7 +121,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
 		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, Version: Version, Logf: lg.Printf,
-		Unplanned: serve.Unplanned(f.unplanned),
+		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes,
 	}
 	if f.profiles != "" {
 		ps, err := plan.ReadProfileFile(f.profiles)

@@ -22,9 +22,9 @@ import (
 // had just made (H100: triad + FMA chains, 1.14x MPS with the split, 1.00x
 // without).
 type busyMeter struct {
-	queueEnd time.Time // when the announced launches end, one after another
-	at       time.Time // the meter counts up to here
-	since    time.Time // from here (its first note)
+	queueEnd time.Time  // when the announced launches end, one after another
+	at       time.Time  // the meter counts up to here
+	since    time.Time  // from here (its first note)
 	busy     [2]float64 // milliseconds the queue had work, weighted over each of busyTaus
 	span     [2]float64 // milliseconds counted, weighted the same way
 }

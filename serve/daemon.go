@@ -37,6 +37,9 @@ type Config struct {
 	// their registration between phases of GPU work (input, checks,
 	// output on the host); a share kept through them starves the others.
 	IdleAfter time.Duration
+	// TraceNotes logs every load note with the client's busy reading and
+	// whether the set is split (diagnostics; a line a note).
+	TraceNotes bool
 }
 
 // DefaultIdleAfter is Config.IdleAfter's default: five of the C++
@@ -591,6 +594,14 @@ func (c *conn) load(m *Msg) {
 		pushes = d.regrantLocked(nil)
 	} else if d.splitLocked(d.activeLocked()) != d.split {
 		pushes = d.regrantLocked(nil) // a process became busy enough, or no longer is
+	}
+	if d.cfg.TraceNotes {
+		busy := "?"
+		if b, ok := d.busyLocked(c); ok {
+			busy = fmt.Sprintf("%.2f", b)
+		}
+		d.cfg.Logf("note client %d: launches %d (+%d) inflight %d native_pending %v kernel %s busy %s; split %v",
+			c.id, m.Launches, launched, m.InFlight, m.NativePending, c.kernel, busy, d.split)
 	}
 	d.mu.Unlock()
 	d.sendGrants(pushes)

@@ -555,7 +555,8 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		other bool
-	}{{"sharing", true}, {"alone", false}} {
+		later bool // the other process joins after the driver (its grant changes)
+	}{{"sharing", true, false}, {"sharing, the other joins later", true, true}, {"alone", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
 				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }} // overlap: native launches
@@ -569,8 +570,17 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 				d.Close()
 				<-done
 			})
-			if tc.other {
+			if tc.other && !tc.later {
 				goClient(t, d.Socket())
+			}
+			if tc.later {
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					c, err := client.Connect(client.Options{Socket: d.Socket(), SMs: driverSMs, Name: "other", HandshakeTimeout: 2 * time.Second})
+					if err == nil {
+						t.Cleanup(c.Abort)
+					}
+				}()
 			}
 			seen := make(chan bool, 1)
 			stop := make(chan struct{})
