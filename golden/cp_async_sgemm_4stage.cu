@@ -977,10 +977,16 @@ public:
     // process's native launches have all ended (native_pending). The daemon
     // cannot tell otherwise a process whose launches wait behind another's
     // (MPS runs the one that filled the GPU first) from one that launches
-    // now and then: both send few notes. Alone, it costs one relaxed load.
+    // now and then: both send few notes. Alone, it costs two relaxed loads.
+    // Launches made before the welcome are followed too: the grant does not
+    // say yet whether others are registered, and a program's first
+    // launches, then a synchronize, may wait behind another's for tens of
+    // milliseconds without a note (H100: a latency-bound program's warm-up
+    // behind 22 launches of FMA chains).
     void native_launched(void* stream)
     {
-        if (!sharing_.load(std::memory_order_relaxed) || !native_mark_)
+        if (!native_mark_ ||
+            !(sharing_.load(std::memory_order_relaxed) || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0))
             return;
         native_mark_(stream);
         marked_.store(true, std::memory_order_release);

@@ -6,7 +6,7 @@
 #   profiles  (only when named in PHASES) `slatec profile` of each harness's
 #             kernel as scripts/serve-profiles.tsv describes it, into
 #             $OUT/serve/profiles.json; the daemons of the later phases get
-#             `--profiles` with it (unless SERVE_ARGS is set)
+#             `--profiles` with it (unless SERVE_ARGS has a --profiles)
 #   nodaemon  SLATEC_SOCKET names nothing: the programs run natively; the
 #             output matches, and the log says "no daemon"
 #   served    the daemon (.gpu/slatec serve) runs; harnesses run two processes
@@ -129,7 +129,7 @@ for k in json.load(open(sys.argv[1]))["kernels"]:
     r = k["r_ms"]
     print("profile %s: class %s, R[1] %.3f ms, R[%s] %.3f ms, dram_sensitivity %s" % (k["name"], k.get("class"), r["1"], max(r, key=int), r[max(r, key=int)], k.get("dram_sensitivity")))
 PY
-        [ -z "${SERVE_ARGS:-}" ] && SERVE_ARGS="--profiles $pf"
+        case " ${SERVE_ARGS:-} " in *" --profiles "*) ;; *) SERVE_ARGS="${SERVE_ARGS:-} --profiles $pf" ;; esac
         "$SLATEC" plan "$pf" >"$L/plan.txt" 2>&1
         sed 's/^/    /' "$L/plan.txt" | head -20 | tee -a "$S"
     fi

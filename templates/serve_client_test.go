@@ -614,6 +614,43 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 	}
 }
 
+// TestServeClientFollowsLaunchesBeforeTheWelcome: a program's first
+// launches run natively before the welcome says whether others are
+// registered; they are followed too (a warm-up, then a synchronize, may
+// wait behind another program's launches for tens of milliseconds, and
+// the daemon must see that). The fake daemon welcomes 30 ms into a 100 ms
+// launch, saying two clients are registered.
+func TestServeClientFollowsLaunchesBeforeTheWelcome(t *testing.T) {
+	buildDriver(t)
+	pending := make(chan bool, 1)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil || m.Type != serve.THello {
+			return
+		}
+		time.Sleep(30 * time.Millisecond)
+		welcome(c, m.ID, 0, driverSMs-1, true)
+		seen := false
+		defer func() { pending <- seen }()
+		for {
+			m := read()
+			if m == nil {
+				return
+			}
+			if m.Type == serve.TLoad && m.NativePending {
+				seen = true
+			}
+		}
+	})
+	r := runDriver(t, sock, 20*time.Second, []string{"SERVE_DRIVER_WELCOMED=0"}, 1, 1, 16, 16, 100000)
+	if r.served != 0 || len(r.launches) != 1 {
+		t.Fatalf("served=%d launches=%d, want one native launch:\n%s", r.served, len(r.launches), r.out)
+	}
+	if !<-pending {
+		t.Errorf("no load note said the launch made before the welcome was running:\n%s", r.out)
+	}
+}
+
 // TestServeClientSeesTheEndOfALaunchSoon: a served launch returns when its
 // kernel has ended, and the program's next launch waits for that, so the
 // time between the two is GPU time lost. The client waits for most of the
