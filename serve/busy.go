@@ -8,10 +8,7 @@ import (
 // busyMeter estimates how busy a process keeps the GPU from its load
 // notes: each launch it announces joins a virtual queue at the profile's
 // time a launch on its grant, and the meter is the share of recent time
-// that queue had work, weighted exponentially: the larger of two readings,
-// over busyTaus[0] (a process that starts working reads busy within a few
-// milliseconds, whatever it did before) and over busyTaus[1] (one that
-// stops reads idle only after a while, so that a split set does not flap).
+// that queue had work, weighted exponentially over busyTau.
 //
 // Why a queue and not a launch rate: a program that enqueues its launches
 // ahead (a loop of asynchronous launches, then one synchronize) sends them
@@ -22,24 +19,28 @@ import (
 // had just made (H100: triad + FMA chains, 1.14x MPS with the split, 1.00x
 // without).
 type busyMeter struct {
-	queueEnd time.Time  // when the announced launches end, one after another
-	at       time.Time  // the meter counts up to here
-	since    time.Time  // from here (its first note)
-	busy     [2]float64 // milliseconds the queue had work, weighted over each of busyTaus
-	span     [2]float64 // milliseconds counted, weighted the same way
+	queueEnd time.Time // when the announced launches end, one after another
+	at       time.Time // the meter counts up to here
+	since    time.Time // from here (its first note)
+	busy     float64   // milliseconds the queue had work, weighted
+	span     float64   // milliseconds counted, weighted the same way
 }
 
-// busyTaus weigh the meter's history. A process that starts working reads
-// MinBusy within 7 ms (its programs ran 70 ms on the H100: over 50 ms alone,
-// the history of waiting at their start line held the split back 90 ms,
-// until one of them was done); one that stops launching reads below
-// MinBusy/2 (so a split set is undone) about 70 ms after its queue ran dry;
-// one that starts with a backlog reads busy at once.
-var busyTaus = [2]time.Duration{10 * time.Millisecond, 50 * time.Millisecond}
+// busyTau weighs the meter's history: a process that starts working after
+// an idle while reads MinBusy about 35 ms later, one that stops reads below
+// MinBusy/2 (so a split set is undone) about 70 ms after its queue ran dry.
+// (A 10 ms reading beside it, to split sooner, lost on the H100: a split
+// made while a process's native launches still queued ahead ran on the
+// whole GPU held the others to their shares for nothing, and a short
+// program's one burst was split for: triad + FMA chains 116-127 ms against
+// 110-111 without it, a 9 ms SGEMM program beside the triad 3% behind MPS.)
+const busyTau = 50 * time.Millisecond
 
-// busyMinSpan is how much time the meter must have counted before it says
-// anything (the C++ client's notes come every 2 ms).
-const busyMinSpan = 5 * time.Millisecond
+// busyMinSpan is how much time the meter must have seen (since the
+// process registered) before it says anything: a program that makes one
+// burst of work and is done (a 9 ms SGEMM program on the H100) is not worth
+// a split, and its first notes, a burst queued ahead, read busy.
+const busyMinSpan = 20 * time.Millisecond
 
 // busyMaxBacklog caps the virtual queue, so that a profile far slower than
 // the kernel runs cannot keep a process busy for long after it stopped.
@@ -58,12 +59,10 @@ func (b *busyMeter) advance(now time.Time) {
 		return
 	}
 	worked := min(max(b.queueEnd.Sub(b.at), 0), dt)
-	for i, t := range busyTaus {
-		tau := millis(t)
-		decay := math.Exp(-millis(dt) / tau)
-		b.busy[i] = b.busy[i]*decay + tau*(math.Exp(-millis(dt-worked)/tau)-decay)
-		b.span[i] = b.span[i]*decay + tau*(1-decay)
-	}
+	tau := millis(busyTau)
+	decay := math.Exp(-millis(dt) / tau)
+	b.busy = b.busy*decay + tau*(math.Exp(-millis(dt-worked)/tau)-decay)
+	b.span = b.span*decay + tau*(1-decay)
 	b.at = now
 }
 
@@ -94,22 +93,18 @@ func (b *busyMeter) add(now time.Time, n uint64, launchMs float64) {
 
 // value is the share of recent time the queue had work, in [0, 1], as of
 // now; false until the meter has seen busyMinSpan. Work still queued
-// counts as busy: a process with a backlog of at least busyMinSpan reads
-// busy at once, though its host has gone quiet.
+// counts as busy: a process with a backlog reads busy, though its host has
+// gone quiet.
 func (b busyMeter) value(now time.Time) (float64, bool) {
 	b.advance(now)
 	var ahead time.Duration
 	if b.queueEnd.After(now) {
 		ahead = b.queueEnd.Sub(now)
 	}
-	if b.at.IsZero() || now.Sub(b.since)+ahead < busyMinSpan {
+	if b.at.IsZero() || now.Sub(b.since) < busyMinSpan {
 		return 0, false
 	}
-	v := 0.0
-	for i := range busyTaus {
-		v = max(v, (b.busy[i]+millis(ahead))/(b.span[i]+millis(ahead)))
-	}
-	return v, true
+	return (b.busy + millis(ahead)) / (b.span + millis(ahead)), true
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

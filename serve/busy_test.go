@@ -26,12 +26,14 @@ func TestBusyMeter(t *testing.T) {
 		{"a fifth of the time", func(k int) uint64 { return uint64(b2i(k%5 == 0)) }, 2, 300, 300, 0.12, 0.28},
 		// A loop of asynchronous launches, then a synchronize: 40 ms of work in
 		// one note, then the host waits (or is blocked in a served launch).
-		{"backlog, read at once", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 6, 0.99, 1},
+		{"backlog, read as soon as known", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 21, 0.99, 1},
 		{"backlog, read as it drains", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 38, 0.97, 1},
 		{"backlog, long drained", func(k int) uint64 { return uint64(40 * b2i(k == 0)) }, 1, 300, 40 + 75, 0, 0.25},
 		{"short bursts, host work between", func(k int) uint64 { return uint64(21 * b2i(k%15 == 0)) }, 0.06, 300, 300, 0, MinBusy / 2},
 		// Registered, then 100 ms at a start line, then launches back to back.
-		{"starts after waiting", func(k int) uint64 { return uint64(2 * b2i(k == 0 || k > 50)) }, 1, 300, 108, MinBusy, 1},
+		{"starts after waiting", func(k int) uint64 { return uint64(2 * b2i(k == 0 || k > 50)) }, 1, 300, 102 + 40, MinBusy, 1},
+		// One burst of 9 ms of work, then done: not worth a split.
+		{"one short burst", func(k int) uint64 { return uint64(9 * b2i(k == 0)) }, 1, 300, 21, 0, MinBusy},
 		{"stops", func(k int) uint64 { return 2 }, 1, 200, 200 + 80, 0, MinBusy / 2},
 	}
 	for _, tc := range tests {
