@@ -576,8 +576,8 @@ func (c *conn) load(m *Msg) {
 	if m.Launches > c.launches {
 		launched = m.Launches - c.launches
 	}
-	if c.waitingGPU() {
-		c.meter.hold(now) // since its last note, a launch of it was running or waiting
+	if c.inflight > 0 {
+		c.meter.hold(now) // since its last note, a served launch of it was running
 	}
 	launchMs, _ := d.pol.LaunchMs(c.kernel, d.grantSMsLocked(c))
 	c.meter.add(now, launched, launchMs)
@@ -794,17 +794,21 @@ func (d *Daemon) busyLocked(c *conn) (float64, bool) {
 		return 0, false
 	}
 	now, m := d.cfg.Clock(), c.meter
-	if c.waitingGPU() {
+	if c.inflight > 0 {
 		m.hold(now)
 	}
 	return m.value(now)
 }
 
 // waitingGPU: by its last load note, client c has a launch running or
-// waiting for the GPU (served ones in flight, or native ones not ended).
-// Such a process is busy, however few launches it makes: its launches wait
-// behind another's (a latency-bound program beside one that fills the GPU
-// under MPS) or run slower than its profile says on its share.
+// waiting for the GPU (served ones in flight, or native ones not ended):
+// it is not idle. A served launch running also counts as busy (the
+// process holds its share, however slowly the launch runs there); native
+// launches that wait do not: under MPS a short program's launches wait
+// behind a long one's (grids are dispatched in order of submission), and
+// counted busy it was split for (H100, 0cb67e3: a 1.5 ms SGEMM program
+// waiting 32 ms behind FMA chains got 64 SMs, and the pair ran 12% behind
+// MPS, whose makespan is the FMA program's anyway).
 func (c *conn) waitingGPU() bool { return c.inflight > 0 || c.pending }
 
 // grantSMsLocked is how many SMs client c's launches run on: its range,
