@@ -1,0 +1,133 @@
+// mps_order: does a kernel from one MPS client wait behind the grids another
+// client queued earlier, even when SMs are free? (issue 13, fourteenth
+// session: a latency-bound program of 48 blocks did almost nothing while a
+// program that queues 20 launches of FMA chains at a time ran, under MPS and
+// with static SM ranges alike.) scripts/mps-order.sh runs it.
+//
+//   mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS
+//       ROUNDS times: LAUNCHES_AHEAD launches of a ~1 ms kernel of BLOCKS
+//       blocks of 1024 threads (the hardware spreads them one an SM, so with
+//       BLOCKS below the GPU's SMs the others stay free), then a synchronize.
+//       Prints "hog ready" and waits for the file $MPS_ORDER_GO.
+//   mps_order probe COUNT
+//       COUNT times, 2 ms apart: one launch of a tiny kernel (one block, one
+//       warp, ~5 us), timed from the host's launch call to its end (event
+//       synchronize). Prints each latency and p50/p90/max in us.
+//
+// If grids dispatch in submission order across clients, the probe waits
+// for the hog's queue even with BLOCKS well below the GPU's SMs; if not,
+// its latency stays near its own run time whatever the hog queues.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#define CHECK(x)                                                                              \
+    do {                                                                                      \
+        cudaError_t e_ = (x);                                                                 \
+        if (e_ != cudaSuccess) {                                                              \
+            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            std::exit(1);                                                                     \
+        }                                                                                     \
+    } while (0)
+
+// spin keeps one block busy for about `cycles` clock cycles.
+__global__ void spin(long long cycles, int* out)
+{
+    const long long t0 = clock64();
+    int x = threadIdx.x;
+    while (clock64() - t0 < cycles)
+        x = x * 1664525 + 1013904223;
+    if (x == 42)
+        out[0] = x; // never, but the loop is not dead code
+}
+
+static double now_us()
+{
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// wait_for_go waits for the file $MPS_ORDER_GO (the script's start line).
+static void wait_for_go()
+{
+    const char* go = std::getenv("MPS_ORDER_GO");
+    if (!go)
+        return;
+    for (;;) {
+        if (std::FILE* f = std::fopen(go, "r")) {
+            std::fclose(f);
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+static long long cycles_for_us(double us)
+{
+    int khz = 0;
+    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    return (long long)(us * (double)khz / 1000.0);
+}
+
+static int hog(int blocks, int ahead, int rounds)
+{
+    int* out;
+    CHECK(cudaMalloc(&out, sizeof(int)));
+    const long long c = cycles_for_us(1000.0);
+    spin<<<blocks, 1024>>>(c / 100, out); // load the module, warm up
+    CHECK(cudaDeviceSynchronize());
+    std::printf("hog ready\n");
+    std::fflush(stdout);
+    wait_for_go();
+    const double t0 = now_us();
+    for (int r = 0; r < rounds; ++r) {
+        for (int i = 0; i < ahead; ++i)
+            spin<<<blocks, 1024>>>(c, out);
+        CHECK(cudaDeviceSynchronize());
+    }
+    std::printf("hog blocks=%d ahead=%d rounds=%d ms=%.1f\n", blocks, ahead, rounds, (now_us() - t0) / 1000.0);
+    return 0;
+}
+
+static int probe(int count)
+{
+    int* out;
+    CHECK(cudaMalloc(&out, sizeof(int)));
+    cudaEvent_t e;
+    CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
+    const long long c = cycles_for_us(5.0);
+    spin<<<1, 32>>>(c, out); // load the module before the hog starts
+    CHECK(cudaDeviceSynchronize());
+    std::printf("probe ready\n");
+    std::fflush(stdout);
+    wait_for_go();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5)); // the hog's first queue is in
+    std::vector<double> us;
+    for (int i = 0; i < count; ++i) {
+        const double t0 = now_us();
+        spin<<<1, 32>>>(c, out);
+        CHECK(cudaEventRecord(e, 0));
+        CHECK(cudaEventSynchronize(e));
+        us.push_back(now_us() - t0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::vector<double> s = us;
+    std::sort(s.begin(), s.end());
+    std::printf("probe n=%d p50_us=%.0f p90_us=%.0f max_us=%.0f\n", count, s[s.size() / 2], s[s.size() * 9 / 10], s.back());
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc == 5 && !std::strcmp(argv[1], "hog"))
+        return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
+    if (argc == 3 && !std::strcmp(argv[1], "probe"))
+        return probe(std::atoi(argv[2]));
+    std::fprintf(stderr, "usage: mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS | mps_order probe COUNT\n");
+    return 2;
+}
