@@ -763,6 +763,27 @@ func launching(t *testing.T, c *client.Client, kernel string) *launcher {
 
 func (l *launcher) set(kernel string) { l.kernel.Store(&kernel) }
 
+// noting sends note(n) for n = 1, 2, ... every period until the returned
+// stop is called (stop waits for the last note to be sent).
+func noting(every time.Duration, note func(n uint64) error) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := uint64(1); ; n++ {
+			select {
+			case <-quit:
+				return
+			case <-time.After(every):
+				if note(n) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // TestSplitOnlyBusyProcesses: a set the policy would split is split only
 // while every process keeps the GPU busy on its grant (its launches at the
 // profile's time a launch fill MinBusy of the time): a process that launches now and then
@@ -779,25 +800,12 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	// b: one fma_loop launch every 5 R ms, busy 0.2.
 	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
 	every := time.Duration(5 * r * float64(time.Millisecond))
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for n := uint64(1); ; n++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(every):
-				b.Load(n, 0, "fma_loop", "")
-			}
-		}
-	}()
+	stop := noting(every, func(n uint64) error { return b.Load(n, 0, "fma_loop", "") })
 	time.Sleep(max(100*time.Millisecond, 6*every))
 	if g := b.Grant(); !g.Alone || g.Range.Count() != sms {
 		t.Errorf("b, busy 0.2, holds %+v: want no split (the whole GPU, native)", g)
 	}
-	close(stop)
-	<-done
+	stop()
 	st := h.d.Status()
 	if len(st.Clients) != 2 || st.Clients[1].Busy == nil || *st.Clients[1].Busy > serve.MinBusy {
 		t.Errorf("status clients %+v: want b's busy known and below %v", st.Clients, serve.MinBusy)
@@ -828,20 +836,8 @@ func TestQueuedLaunchesKeepTheSplit(t *testing.T) {
 	if err := b.Load(queued, 0, "fma_loop", ""); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // then a note every 2 ms: one launch running, no new ones
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-				b.Load(queued, 1, "fma_loop", "")
-			}
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	// Then a note every 2 ms: one launch running, no new ones.
+	defer noting(2*time.Millisecond, func(uint64) error { return b.Load(queued, 1, "fma_loop", "") })()
 	waitShare(t, b, sms)
 	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if g := b.Grant(); g.Alone || g.Range.Count() == sms {
@@ -877,22 +873,7 @@ func TestWaitingProcesses(t *testing.T) {
 			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
 			a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
 			launching(t, a, "triad_f4")
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for n := uint64(1); ; n++ {
-					select {
-					case <-stop:
-						return
-					case <-time.After(every):
-						if tc.note(b, n) != nil {
-							return
-						}
-					}
-				}
-			}()
-			defer func() { close(stop); <-done }()
+			defer noting(every, func(n uint64) error { return tc.note(b, n) })()
 			if !tc.split {
 				time.Sleep(150 * time.Millisecond)
 				if g := b.Grant(); !g.Alone || g.Range.Count() != sms {

@@ -218,6 +218,12 @@ func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 			}
 		}
 	}
+	return serveDaemon(t, cfg)
+}
+
+// serveDaemon starts a daemon with cfg, stopped when the test ends.
+func serveDaemon(t *testing.T, cfg serve.Config) *serve.Daemon {
+	t.Helper()
 	d, err := serve.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -495,18 +501,8 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 			ps.Kernels[i].Name = "other"
 		}
 	}
-	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second, IdleAfter: -1,
-		Profiles: ps, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}
-	d, err := serve.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Serve() }()
-	t.Cleanup(func() {
-		d.Close()
-		<-done
-	})
+	d := serveDaemon(t, serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
+		IdleAfter: -1, Profiles: ps, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }})
 	other := goClient(t, d.Socket())
 	// The other process keeps the GPU busy: a note every millisecond with
 	// many launches (the daemon splits only busy processes).
@@ -558,18 +554,8 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 		later bool // the other process joins after the driver (its grant changes)
 	}{{"sharing", true, false}, {"sharing, the other joins later", true, true}, {"alone", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
-				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }} // overlap: native launches
-			d, err := serve.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- d.Serve() }()
-			t.Cleanup(func() {
-				d.Close()
-				<-done
-			})
+			d := serveDaemon(t, serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
+				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}) // overlap: native launches
 			if tc.other && !tc.later {
 				goClient(t, d.Socket())
 			}
