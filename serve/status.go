@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -107,7 +108,8 @@ func (s *Status) WriteText(w io.Writer) {
 			if c.Busy != nil {
 				k += fmt.Sprintf(" busy %.2f", *c.Busy)
 			}
-			fmt.Fprintf(w, "%-6d %-8d %-16s %-9s %-5d %-6d %-9d %-8s %s\n", c.Client, c.PID, trunc(c.Name, 16), c.Range, c.SMs, c.Epoch, c.Launches, state, k)
+			line := fmt.Sprintf("%-6d %-8d %-16s %-9s %-5d %-6d %-9d %-8s %s", c.Client, c.PID, trunc(c.Name, 16), c.Range, c.SMs, c.Epoch, c.Launches, state, k)
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
 		fmt.Fprintln(w)
 	}
@@ -116,7 +118,11 @@ func (s *Status) WriteText(w io.Writer) {
 		rs := append([]ResizeRecord(nil), s.Resizes...)
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].At.After(rs[j].At) })
 		for _, r := range rs {
-			fmt.Fprintf(w, "  %s  client %d %s epoch %d  %s -> %s  moved %d  drain %dus  ack %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Epoch, r.From, r.To, r.Moved, r.DrainUs, r.LatencyUs, r.Outcome)
+			native := ""
+			if r.NativeUs > 0 { // the ack waited for native launches, which cannot move
+				native = fmt.Sprintf("  native %dus", r.NativeUs)
+			}
+			fmt.Fprintf(w, "  %s  client %d %s epoch %d  %s -> %s  moved %d  drain %dus%s  ack %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Epoch, r.From, r.To, r.Moved, r.DrainUs, native, r.LatencyUs, r.Outcome)
 		}
 	}
 }
