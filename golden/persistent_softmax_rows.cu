@@ -973,20 +973,17 @@ public:
     }
 
     // native_launched follows a native launch just made on stream while other
-    // processes are registered: the load notes then say whether the
-    // process's native launches have all ended (native_pending). The daemon
-    // cannot tell otherwise a process whose launches wait behind another's
-    // (MPS runs the one that filled the GPU first) from one that launches
-    // now and then: both send few notes. Alone, it costs two relaxed loads.
-    // Launches made before the welcome are followed too: the grant does not
-    // say yet whether others are registered, and a program's first
-    // launches, then a synchronize, may wait behind another's for tens of
-    // milliseconds without a note (H100: a latency-bound program's warm-up
-    // behind 22 launches of FMA chains).
+    // processes are registered, or before the welcome says whether they are
+    // (a program's warm-up, then a synchronize, may wait behind another's
+    // launches for tens of milliseconds). The load notes then say whether
+    // the process's native launches have all ended (native_pending): such a
+    // process is waiting, not idle, though it sends no launches. Alone, it
+    // costs two relaxed loads.
     void native_launched(void* stream)
     {
         if (!native_mark_ ||
-            !(sharing_.load(std::memory_order_relaxed) || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0))
+            !(sharing_.load(std::memory_order_relaxed) || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
+            !alive()) // the daemon gone (nobody reads the notes), or a child after fork()
             return;
         native_mark_(stream);
         marked_.store(true, std::memory_order_release);

@@ -939,6 +939,36 @@ func TestServeClientDaemonKilled(t *testing.T) {
 	}
 }
 
+// TestServeClientStopsFollowingWhenTheDaemonIsLost: native launches are
+// followed (an event record each) only while a daemon reads the notes. The
+// fake daemon welcomes the driver as one of two clients, then goes away
+// 30 ms into 40 native launches of ~2 ms.
+func TestServeClientStopsFollowingWhenTheDaemonIsLost(t *testing.T) {
+	buildDriver(t)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil || m.Type != serve.THello {
+			return
+		}
+		welcome(c, m.ID, 0, driverSMs-1, true)
+		time.Sleep(30 * time.Millisecond)
+	})
+	r := runDriver(t, sock, 20*time.Second, nil, 1, 40, 16, 16, 2000)
+	if r.served != 0 || len(r.launches) != 40 {
+		t.Fatalf("served=%d launches=%d, want 40 native:\n%s", r.served, len(r.launches), r.out)
+	}
+	var marks int
+	if i := strings.Index(r.out, "native marks="); i < 0 {
+		t.Fatalf("no mark count:\n%s", r.out)
+	} else if _, err := fmt.Sscanf(r.out[i:], "native marks=%d", &marks); err != nil {
+		t.Fatal(err)
+	}
+	if marks == 0 || marks >= 40 {
+		t.Errorf("%d of 40 native launches followed, want those before the daemon was lost (some, not all):\n%s", marks, r.out)
+	}
+	t.Logf("%d of 40 native launches followed before the daemon was lost", marks)
+}
+
 // fakeDaemon serves one connection with a script, and checks that every
 // frame the client sends is a valid request.
 func fakeDaemon(t *testing.T, script func(t *testing.T, c net.Conn, read func() *serve.Msg)) string {

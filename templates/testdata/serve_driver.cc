@@ -196,7 +196,13 @@ std::atomic<int>& native_running()
     static std::atomic<int> n(0);
     return n;
 }
-void fake_native_mark(void*) {}
+// Native launches followed (marks), for the summary.
+std::atomic<int>& native_marks()
+{
+    static std::atomic<int> n(0);
+    return n;
+}
+void fake_native_mark(void*) { ++native_marks(); }
 bool fake_native_pending() { return native_running().load() > 0; }
 
 void fake_native_drain()
@@ -350,5 +356,6 @@ int main(int argc, char** argv)
         ts[i].join();
     std::printf("summary launches=%d served=%d bad=%d\n", nthreads * launches, served.load(), bad.load());
     std::printf("frames sent=%llu\n", c ? c->frames_sent() : 0ull);
+    std::printf("native marks=%d\n", native_marks().load());
     return bad.load() ? 1 : 0;
 }
