@@ -1189,9 +1189,12 @@ public:
             if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
         }
+        const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1,
-                     (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
+                         hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
         if (!detached)
             ops.finish();
         std::string ack;

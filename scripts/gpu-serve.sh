@@ -158,6 +158,17 @@ check() {
     local cmp
     if cmp=$(python3 scripts/cmpdump.py "$W/$n.orig.bin" "$W/$n.$tag.bin" 2>&1); then
         say "PASS $n $tag served-launches=$(grep -c 'slate: serve: .* sms=' "$L/$n.$tag.err") counted-once=$(grep -c 'ran exactly once' "$L/$n.$tag.err") $(tail -1 <<<"$cmp")"
+        # Served launches' times on their ranges against the client's expected time.
+        python3 - "$L/$n.$tag.err" <<'PY' | while read -r line; do say "    $n $tag $line"; done
+import re, sys, statistics
+rows = [m.groups() for m in re.finditer(r"slate: serve: (\S+) ended on \[(\d+),(\d+)\] after (\d+) us \(expected (\d+) us, (\d+) starved starts", open(sys.argv[1]).read())]
+by = {}
+for k, lo, hi, us, exp, starts in rows:
+    by.setdefault((k, int(hi) - int(lo) + 1), []).append((int(us), int(exp), int(starts)))
+for (k, sms), v in sorted(by.items()):
+    print("served %s on %d SMs: %d launches, median %d us (expected %d), %d starved starts" % (
+        k, sms, len(v), statistics.median(u for u, _, _ in v), statistics.median(e for _, e, _ in v), sum(s for _, _, s in v)))
+PY
     else
         say "FAIL $n $tag outputs differ: $(tail -1 <<<"$cmp")"
     fi

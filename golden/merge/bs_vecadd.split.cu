@@ -1190,9 +1190,12 @@ public:
             if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
         }
+        const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1,
-                     (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
+                         hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
         if (!detached)
             ops.finish();
         std::string ack;
@@ -4440,7 +4443,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 4444 "golden/merge/bs_vecadd.split.cu"
+#line 4447 "golden/merge/bs_vecadd.split.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (split mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

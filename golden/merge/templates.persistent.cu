@@ -1190,9 +1190,12 @@ public:
             if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
         }
+        const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1,
-                     (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
+                         hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
         if (!detached)
             ops.finish();
         std::string ack;
@@ -4398,7 +4401,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 4402 "golden/merge/templates.persistent.cu"
+#line 4405 "golden/merge/templates.persistent.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (persistent mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

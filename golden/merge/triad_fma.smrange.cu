@@ -1190,9 +1190,12 @@ public:
             if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
         }
+        const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1,
-                     (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+        if (std::getenv("SLATE_LOG"))
+            std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
+                         hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
         if (!detached)
             ops.finish();
         std::string ack;
@@ -4297,7 +4300,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 4301 "golden/merge/triad_fma.smrange.cu"
+#line 4304 "golden/merge/triad_fma.smrange.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (smrange mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
