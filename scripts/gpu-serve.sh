@@ -29,7 +29,8 @@
 #             without hooks, natively (no daemon) vs alone under the daemon
 #             (protocol v2: native launches); prints served-alone/native
 #
-# NAMES picks the harnesses (golden/NAME.cu), COMPUTE the compute-bound ones
+# NAMES picks the harnesses (golden/NAME.cu), PAIRS the pairs (a+b ...;
+# default: each name with the next), COMPUTE the compute-bound ones
 # among them, SERVE_ARGS more flags for every daemon (as `--profiles FILE`,
 # so that it plans the pairs it knows). The default harnesses' kernels run
 # for microseconds; for pairs whose kernels run for milliseconds (what a
@@ -190,8 +191,14 @@ if has nodaemon; then
     done
 fi
 
-# pairs: each harness with the next one, two processes at once.
+# pairs: the pairs of PAIRS (a+b ..., their names in NAMES), else each
+# harness with the next one (the last with the first), two processes at once.
 pairs() {
+    if [ -n "${PAIRS:-}" ]; then
+        local p
+        for p in $PAIRS; do echo "${p%%+*} ${p#*+}"; done
+        return
+    fi
     local a=($NAMES) i
     for ((i = 0; i < ${#a[@]}; i++)); do echo "${a[$i]} ${a[$(((i + 1) % ${#a[@]}))]}"; done
 }
