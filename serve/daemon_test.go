@@ -744,20 +744,7 @@ type launcher struct {
 func launching(t *testing.T, c *client.Client, kernel string) *launcher {
 	l := &launcher{}
 	l.set(kernel)
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	go func() {
-		for n := uint64(1000); ; n += 1000 {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-				if c.Load(n, 0, *l.kernel.Load(), "") != nil {
-					return
-				}
-			}
-		}
-	}()
+	t.Cleanup(noting(time.Millisecond, func(n uint64) error { return c.Load(1000*n, 0, *l.kernel.Load(), "") }))
 	return l
 }
 
@@ -784,19 +771,30 @@ func noting(every time.Duration, note func(n uint64) error) (stop func()) {
 	return func() { close(quit); <-done }
 }
 
+// besideTriad starts a daemon planning with the example profiles (unplanned
+// sets overlap) and two processes: a, launching triad_f4 back to back, and
+// b, which the test drives. The policy splits triad_f4 and fma_loop.
+func besideTriad(t *testing.T) (h *harness, b *client.Client, ps *plan.ProfileSet) {
+	t.Helper()
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	a := h.connectSMs("a", sms)
+	b = h.connectSMs("b", sms)
+	launching(t, a, "triad_f4")
+	return h, b, ps
+}
+
 // TestSplitOnlyBusyProcesses: a set the policy would split is split only
 // while every process keeps the GPU busy on its grant (its launches at the
 // profile's time a launch fill MinBusy of the time): a process that launches now and then
 // would hold a share idle most of the time, which MPS's overlap does not.
 func TestSplitOnlyBusyProcesses(t *testing.T) {
-	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	h, b, ps := besideTriad(t)
 	sms := ps.Device.SMs
-	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
-	launching(t, a, "triad_f4")
 	// b: one fma_loop launch every 5 R ms, busy 0.2.
 	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
 	every := time.Duration(5 * r * float64(time.Millisecond))
@@ -822,14 +820,8 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 // daemon undid the split 30 ms after making it; on an H100 that cost the
 // pair its 1.14x over MPS.)
 func TestQueuedLaunchesKeepTheSplit(t *testing.T) {
-	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	_, b, ps := besideTriad(t)
 	sms := ps.Device.SMs
-	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
-	launching(t, a, "triad_f4")
 	// b: 400 ms of fma_loop launches on the whole GPU, in one note.
 	r := ps.Kernels[ps.KernelIndex("fma_loop")].R(sms)
 	queued := uint64(400/r) + 1
@@ -870,9 +862,7 @@ func TestWaitingProcesses(t *testing.T) {
 		{"served launch waiting", func(b *client.Client, n uint64) error { return b.Load(n, 1, "fma_loop", "") }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
-			a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
-			launching(t, a, "triad_f4")
+			h, b, _ := besideTriad(t)
 			defer noting(every, func(n uint64) error { return tc.note(b, n) })()
 			if !tc.split {
 				time.Sleep(150 * time.Millisecond)
@@ -902,14 +892,8 @@ func TestWaitingProcesses(t *testing.T) {
 // plans with a kernel only once it has stayed the latest for a while, so
 // the split is not redone (and running launches moved) at every note.
 func TestAlternatingKernelsDoNotChurn(t *testing.T) {
-	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	_, b, ps := besideTriad(t)
 	sms := ps.Device.SMs
-	a, b := h.connectSMs("a", sms), h.connectSMs("b", sms)
-	launching(t, a, "triad_f4")
 	// b's notes, every millisecond with many launches: fma_loop until the
 	// split, then 100 notes whose kernel alternates note by note between
 	// fma_loop and one without a profile (no plan: overlap), then fma_loop.
