@@ -830,6 +830,22 @@ inline long detach_after_ms()
     return ms;
 }
 
+// queue_budget_us bounds the served launches queued without waiting
+// ($SLATE_SERVE_QUEUE_US, default 4000; 0: every served launch is
+// synchronous): a launch is queued when its expected time on the range is at
+// most half of it, and the launcher waits for the oldest queued launch while
+// the queued ones are expected to take longer than it. It also bounds how
+// long the ack of a grant change waits for them (docs/SERVE.md).
+inline double queue_budget_us()
+{
+    static const double us = [] {
+        const char* v = std::getenv("SLATE_SERVE_QUEUE_US");
+        const double d = v && *v ? std::strtod(v, 0) : 4000.0;
+        return d > 0 ? d : 0.0;
+    }();
+    return us;
+}
+
 // socket_path is the daemon's socket: $SLATEC_SOCKET, else
 // $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock.
 inline std::string socket_path()
@@ -1191,7 +1207,7 @@ public:
         }
         const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+            learn_us(s.kernel, hi - lo + 1, (double)took_us, (double)s.grid[0] * s.grid[1] * s.grid[2]);
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
                          hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
@@ -1207,6 +1223,61 @@ public:
         if (!ack.empty())
             send(ack);
         return true;
+    }
+
+    // begin_queued decides whether a launch is queued: run on the current
+    // grant's range by a self-completing worker (its last worker out runs
+    // whatever the range's workers left, wherever it runs) on the program's
+    // stream, without waiting for it, as a native launch is. It is, when the
+    // kernel's expected time on the range (its last synchronous served
+    // launch, scaled to the blocks and SMs) is known and at most half of
+    // queue_budget_us(), and the launch is not the kernel's 64th since its
+    // time was last measured (that one runs synchronously, and measures it
+    // again). True: *lo, *hi are the range, *expect_us the expected time;
+    // the caller launches, then calls end_queued(). A queued launch is
+    // never moved: when the grant changes, the ack waits until the launches
+    // queued so far have ended (as for native launches: the native drain),
+    // and the new range is used from the next launch. False: run() it.
+    bool begin_queued(const launch_spec& s, unsigned int* lo, unsigned int* hi, double* expect_us)
+    {
+        const double budget = queue_budget_us();
+        if (budget <= 0 || !valid(s) || !alive())
+            return false;
+        std::lock_guard<std::mutex> l(mu_);
+        const grant g = current();
+        if (lost_ || g.alone)
+            return false;
+        std::map<const char*, timing>::iterator it = timings_.find(s.kernel);
+        if (it == timings_.end())
+            return false; // not measured yet: synchronously, which measures it
+        timing& t = it->second;
+        const unsigned int sms = g.hi - g.lo + 1u;
+        const double blocks = (double)s.grid[0] * s.grid[1] * s.grid[2];
+        double e = sms <= t.sms ? t.us : t.us * t.sms / sms;
+        if (t.blocks > 0 && blocks > t.blocks)
+            e *= blocks / t.blocks;
+        if (e > budget / 2 || ++t.queued >= 64)
+            return false;
+        ++queuing_;
+        queued_ = true;
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        kernel_ = s.kernel;
+        cls_ = s.cls && *s.cls ? s.cls : "";
+        native_kernel_.store(nullptr, std::memory_order_relaxed);
+        dirty_.store(true, std::memory_order_relaxed);
+        *lo = g.lo;
+        *hi = g.hi;
+        *expect_us = e;
+        return true;
+    }
+
+    // end_queued follows the launch call of a queued launch: the launch is
+    // on its stream, so a native drain from here on waits for it.
+    void end_queued()
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (--queuing_ == 0)
+            cv_.notify_all();
     }
 
     // retreat_wait_ms is how long a move waits for a launch's workers to
@@ -1242,13 +1313,15 @@ public:
         const timing& t = it->second;
         return sms <= t.sms ? t.us : t.us * t.sms / sms;
     }
-    void learn_us(const char* kernel, unsigned int sms, double us)
+    void learn_us(const char* kernel, unsigned int sms, double us, double blocks)
     {
         std::lock_guard<std::mutex> l(mu_);
         if (timings_.size() < 1024 || timings_.count(kernel)) {
             timing& t = timings_[kernel];
             t.sms = sms;
             t.us = us;
+            t.blocks = blocks;
+            t.queued = 0;
         }
     }
 
@@ -1276,7 +1349,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), moved_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queuing_(0), moved_(0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
     {
     }
@@ -1489,11 +1562,18 @@ private:
         }
     }
 
-    // drain_natives runs on its own thread when an "alone" grant ends: the
-    // native launches issued so far ran on the whole GPU and cannot move;
-    // the ack waits for their end (and says how long that took).
+    // drain_natives runs on its own thread when an "alone" grant ends, or
+    // the grant changes after queued launches: the native launches issued
+    // so far ran on the whole GPU, the queued ones on the old range, and
+    // neither can move; the ack waits for their end (and says how long
+    // that took).
     void drain_natives(void (*f)(), clock_type::time_point t0)
     {
+        {
+            // A queued launch that took the old range is launched first.
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [this] { return queuing_ == 0; });
+        }
         if (f)
             f();
         std::string ack;
@@ -1589,8 +1669,11 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
-                    if (before.alone && !m.alone && !draining_) {
+                    // Native launches of an alone grant, and queued launches,
+                    // cannot move: the ack waits for their end.
+                    if (((before.alone && !m.alone) || queued_) && !draining_) {
                         draining_ = true;
+                        queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_).detach();
                     }
                     cv_.notify_all();
@@ -1658,11 +1741,19 @@ private:
     struct timing {
         unsigned int sms; // the range's SMs
         double us;        // start to seen complete
+        double blocks;    // the launch's logical blocks
+        int queued;       // launches queued since (begin_queued)
+        timing() : sms(0), us(0), blocks(0), queued(0) {}
     };
     std::map<const char*, timing> timings_; // each kernel's last served launch on one range
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
     bool ack_pending_, draining_;
+    // Queued launches (begin_queued): queued_ once one was made since the
+    // last drain began; queuing_ while one is between its grant and its
+    // launch call (a drain waits for those).
+    bool queued_;
+    int queuing_;
     int moved_;
     unsigned long long native_us_;
     void (*native_drain_)();
@@ -1715,6 +1806,8 @@ public:
     void set_native_marks(void (*)(void*), bool (*)()) {}
     void native_launched(void*) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
+    bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*) { return false; }
+    void end_queued() {}
 };
 inline client* process_client(int, int) { return 0; }
 #endif
@@ -2109,6 +2202,14 @@ struct device_state {
     bool served;
     cudaStream_t serve_stream;
     unsigned long long* serve_host;
+    // Queued served launches not yet seen ended, oldest first (a ring):
+    // their pool slot, its use count, their expected time (queued_wait).
+    enum { kQueued = 64 };
+    int queued_slot[kQueued];
+    unsigned long long queued_use[kQueued];
+    double queued_expect[kQueued];
+    unsigned int queued_head, queued_count;
+    double queued_us; // the sum of their expected times
 };
 
 struct occupancy_entry {
@@ -3118,6 +3219,101 @@ struct served_ops : slate_serve::launch_ops {
     void detach() { finish(); }
 };
 
+// served_busy sets the workers that ran a timed served launch: those of the
+// range it started on (a resize mid-launch makes the sample a mean of both
+// ranges, which the smoothing of later samples absorbs).
+static void served_busy(const plan& p, unsigned int lo, unsigned int hi)
+{
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    block_time& b = p.k->bt[p.device];
+    if (b.slot == p.slot && b.use == st.dev[p.device].slot_uses[p.slot] && hi >= lo) {
+        const unsigned long long per_sm = p.sms > 0 ? p.workers / (unsigned int)p.sms : 0u;
+        const unsigned long long range = (unsigned long long)(hi - lo + 1u) * per_sm;
+        const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
+        b.busy = range < tasks ? range : tasks;
+    }
+}
+
+// queued_wait waits, oldest first, for the device's queued served launches
+// until those still running are expected to take at most budget_us (the
+// ring full counts as over it).
+static void queued_wait(int device, double budget_us)
+{
+    state& st = global_state();
+    for (;;) {
+        cudaEvent_t oldest = 0;
+        {
+            std::lock_guard<std::mutex> lock(st.mu);
+            device_state& ds = st.dev[device];
+            while (ds.queued_count > 0) {
+                const unsigned int i = ds.queued_head;
+                const int slot = ds.queued_slot[i];
+                if (ds.slot_uses[slot] == ds.queued_use[i] && cudaEventQuery(ds.events[slot]) == cudaErrorNotReady)
+                    break;
+                ds.queued_us -= ds.queued_expect[i];
+                ds.queued_head = (i + 1u) % device_state::kQueued;
+                --ds.queued_count;
+            }
+            if (ds.queued_count == 0) {
+                ds.queued_us = 0;
+                return;
+            }
+            if (ds.queued_count < device_state::kQueued && ds.queued_us <= budget_us)
+                return;
+            oldest = ds.events[ds.queued_slot[ds.queued_head]];
+        }
+        cudaEventSynchronize(oldest); // outside the lock; a later query drops it
+    }
+}
+
+// queued_push records a queued served launch behind which the slot's event
+// was just recorded (finish).
+static void queued_push(const plan& p, double expect_us)
+{
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    device_state& ds = st.dev[p.device];
+    if (ds.queued_count >= device_state::kQueued)
+        return; // (queued_wait made room; another thread took it: not followed)
+    const unsigned int i = (ds.queued_head + ds.queued_count) % device_state::kQueued;
+    ds.queued_slot[i] = p.slot;
+    ds.queued_use[i] = ds.slot_uses[p.slot];
+    ds.queued_expect[i] = expect_us;
+    ds.queued_us += expect_us;
+    ++ds.queued_count;
+}
+
+// run_queued makes a queued served launch (the serve client's
+// begin_queued): a self-completing worker (SLATE_FLAG_RESET: its last
+// worker out runs what the range's workers left) on [lo, hi] on the
+// program's stream, not waited for, once the launches queued before it are
+// expected to end within the budget. It is never moved; the client's ack of
+// a grant change waits for it (the native drain).
+template <typename Launch>
+static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned int hi, double expect_us)
+{
+    queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
+    slate_cfg c = p.cfg;
+    c.flags |= SLATE_FLAG_RESET;
+    c.flags &= ~SLATE_FLAG_ALL_SMS;
+    c.sm_low = lo;
+    c.sm_high = hi;
+    if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
+        c.flags |= SLATE_FLAG_ALL_SMS;
+    if (std::getenv("SLATE_LOG"))
+        std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u] (expected %.0f us)\n",
+                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, expect_us);
+    if (p.timed) {
+        cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
+        served_busy(p, lo, hi);
+    }
+    launch(p.ctl, c, p.workers);
+    finish(p);
+    queued_push(p, expect_us);
+    slate_serve::process_client(0, 0)->native_launched((void*)p.stream);
+}
+
 // run_served makes a served launch on the process's granted range: it
 // returns when the launch completed (docs/SERVE.md, "The C++ client":
 // synchronous), moved whenever the grant changed. If the grant became
@@ -3134,7 +3330,6 @@ static void run_served(const plan& p, Launch& launch)
         ~counted() { count_end(p, c, std::getenv("SLATE_LOG") != 0); }
     } check = {p, counts};
 #endif
-    served_ops<Launch> ops(p, launch);
     slate_serve::launch_spec s;
     s.kernel = p.k->name ? p.k->name : "kernel";
     s.grid[0] = p.grid.x;
@@ -3145,29 +3340,26 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    slate_serve::client* const client = slate_serve::process_client(0, 0);
+    unsigned int lo = 0, hi = 0;
+    double expect_us = 0;
+    if (client->begin_queued(s, &lo, &hi, &expect_us)) {
+        run_queued(p, launch, lo, hi, expect_us);
+        client->end_queued();
+        return;
+    }
+    served_ops<Launch> ops(p, launch);
     // The stream's earlier work first: the SMs the daemon grants are then
     // used at once, and a drain waits only for the tasks running.
     if (cudaStreamSynchronize(p.stream) != cudaSuccess)
         ops.clean = false;
     if (p.timed)
         cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
-    if (slate_serve::process_client(0, 0)->run(s, ops)) {
+    if (client->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
-        if (p.timed && ops.started) {
-            // The workers of the granted range ran it (the first grant; a
-            // resize mid-launch makes this a mean of both, which the
-            // smoothing of later samples absorbs).
-            state& st = global_state();
-            std::lock_guard<std::mutex> lock(st.mu);
-            block_time& b = p.k->bt[p.device];
-            if (b.slot == p.slot && b.use == st.dev[p.device].slot_uses[p.slot] && ops.first_hi >= ops.first_lo) {
-                const unsigned long long per_sm = p.sms > 0 ? p.workers / (unsigned int)p.sms : 0u;
-                const unsigned long long range = (unsigned long long)(ops.first_hi - ops.first_lo + 1u) * per_sm;
-                const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
-                b.busy = range < tasks ? range : tasks;
-            }
-        }
+        if (p.timed && ops.started)
+            served_busy(p, ops.first_lo, ops.first_hi);
         return;
     }
     slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs

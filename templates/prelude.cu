@@ -571,6 +571,14 @@ struct device_state {
     bool served;
     cudaStream_t serve_stream;
     unsigned long long* serve_host;
+    // Queued served launches not yet seen ended, oldest first (a ring):
+    // their pool slot, its use count, their expected time (queued_wait).
+    enum { kQueued = 64 };
+    int queued_slot[kQueued];
+    unsigned long long queued_use[kQueued];
+    double queued_expect[kQueued];
+    unsigned int queued_head, queued_count;
+    double queued_us; // the sum of their expected times
 };
 
 struct occupancy_entry {
@@ -1580,6 +1588,101 @@ struct served_ops : slate_serve::launch_ops {
     void detach() { finish(); }
 };
 
+// served_busy sets the workers that ran a timed served launch: those of the
+// range it started on (a resize mid-launch makes the sample a mean of both
+// ranges, which the smoothing of later samples absorbs).
+static void served_busy(const plan& p, unsigned int lo, unsigned int hi)
+{
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    block_time& b = p.k->bt[p.device];
+    if (b.slot == p.slot && b.use == st.dev[p.device].slot_uses[p.slot] && hi >= lo) {
+        const unsigned long long per_sm = p.sms > 0 ? p.workers / (unsigned int)p.sms : 0u;
+        const unsigned long long range = (unsigned long long)(hi - lo + 1u) * per_sm;
+        const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
+        b.busy = range < tasks ? range : tasks;
+    }
+}
+
+// queued_wait waits, oldest first, for the device's queued served launches
+// until those still running are expected to take at most budget_us (the
+// ring full counts as over it).
+static void queued_wait(int device, double budget_us)
+{
+    state& st = global_state();
+    for (;;) {
+        cudaEvent_t oldest = 0;
+        {
+            std::lock_guard<std::mutex> lock(st.mu);
+            device_state& ds = st.dev[device];
+            while (ds.queued_count > 0) {
+                const unsigned int i = ds.queued_head;
+                const int slot = ds.queued_slot[i];
+                if (ds.slot_uses[slot] == ds.queued_use[i] && cudaEventQuery(ds.events[slot]) == cudaErrorNotReady)
+                    break;
+                ds.queued_us -= ds.queued_expect[i];
+                ds.queued_head = (i + 1u) % device_state::kQueued;
+                --ds.queued_count;
+            }
+            if (ds.queued_count == 0) {
+                ds.queued_us = 0;
+                return;
+            }
+            if (ds.queued_count < device_state::kQueued && ds.queued_us <= budget_us)
+                return;
+            oldest = ds.events[ds.queued_slot[ds.queued_head]];
+        }
+        cudaEventSynchronize(oldest); // outside the lock; a later query drops it
+    }
+}
+
+// queued_push records a queued served launch behind which the slot's event
+// was just recorded (finish).
+static void queued_push(const plan& p, double expect_us)
+{
+    state& st = global_state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    device_state& ds = st.dev[p.device];
+    if (ds.queued_count >= device_state::kQueued)
+        return; // (queued_wait made room; another thread took it: not followed)
+    const unsigned int i = (ds.queued_head + ds.queued_count) % device_state::kQueued;
+    ds.queued_slot[i] = p.slot;
+    ds.queued_use[i] = ds.slot_uses[p.slot];
+    ds.queued_expect[i] = expect_us;
+    ds.queued_us += expect_us;
+    ++ds.queued_count;
+}
+
+// run_queued makes a queued served launch (the serve client's
+// begin_queued): a self-completing worker (SLATE_FLAG_RESET: its last
+// worker out runs what the range's workers left) on [lo, hi] on the
+// program's stream, not waited for, once the launches queued before it are
+// expected to end within the budget. It is never moved; the client's ack of
+// a grant change waits for it (the native drain).
+template <typename Launch>
+static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned int hi, double expect_us)
+{
+    queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
+    slate_cfg c = p.cfg;
+    c.flags |= SLATE_FLAG_RESET;
+    c.flags &= ~SLATE_FLAG_ALL_SMS;
+    c.sm_low = lo;
+    c.sm_high = hi;
+    if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
+        c.flags |= SLATE_FLAG_ALL_SMS;
+    if (std::getenv("SLATE_LOG"))
+        std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u] (expected %.0f us)\n",
+                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, expect_us);
+    if (p.timed) {
+        cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
+        served_busy(p, lo, hi);
+    }
+    launch(p.ctl, c, p.workers);
+    finish(p);
+    queued_push(p, expect_us);
+    slate_serve::process_client(0, 0)->native_launched((void*)p.stream);
+}
+
 // run_served makes a served launch on the process's granted range: it
 // returns when the launch completed (docs/SERVE.md, "The C++ client":
 // synchronous), moved whenever the grant changed. If the grant became
@@ -1596,7 +1699,6 @@ static void run_served(const plan& p, Launch& launch)
         ~counted() { count_end(p, c, std::getenv("SLATE_LOG") != 0); }
     } check = {p, counts};
 #endif
-    served_ops<Launch> ops(p, launch);
     slate_serve::launch_spec s;
     s.kernel = p.k->name ? p.k->name : "kernel";
     s.grid[0] = p.grid.x;
@@ -1607,29 +1709,26 @@ static void run_served(const plan& p, Launch& launch)
     s.block[2] = p.block.z;
     s.shmem = p.shmem;
     s.cls = 0;
+    slate_serve::client* const client = slate_serve::process_client(0, 0);
+    unsigned int lo = 0, hi = 0;
+    double expect_us = 0;
+    if (client->begin_queued(s, &lo, &hi, &expect_us)) {
+        run_queued(p, launch, lo, hi, expect_us);
+        client->end_queued();
+        return;
+    }
+    served_ops<Launch> ops(p, launch);
     // The stream's earlier work first: the SMs the daemon grants are then
     // used at once, and a drain waits only for the tasks running.
     if (cudaStreamSynchronize(p.stream) != cudaSuccess)
         ops.clean = false;
     if (p.timed)
         cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
-    if (slate_serve::process_client(0, 0)->run(s, ops)) {
+    if (client->run(s, ops)) {
         if (ops.clean)
             cudaGetLastError();
-        if (p.timed && ops.started) {
-            // The workers of the granted range ran it (the first grant; a
-            // resize mid-launch makes this a mean of both, which the
-            // smoothing of later samples absorbs).
-            state& st = global_state();
-            std::lock_guard<std::mutex> lock(st.mu);
-            block_time& b = p.k->bt[p.device];
-            if (b.slot == p.slot && b.use == st.dev[p.device].slot_uses[p.slot] && ops.first_hi >= ops.first_lo) {
-                const unsigned long long per_sm = p.sms > 0 ? p.workers / (unsigned int)p.sms : 0u;
-                const unsigned long long range = (unsigned long long)(ops.first_hi - ops.first_lo + 1u) * per_sm;
-                const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
-                b.busy = range < tasks ? range : tasks;
-            }
-        }
+        if (p.timed && ops.started)
+            served_busy(p, ops.first_lo, ops.first_hi);
         return;
     }
     slate_cfg c = p.cfg; // RESET and ALL_SMS: an ordinary queue launch on all SMs

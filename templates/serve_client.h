@@ -466,6 +466,22 @@ inline long detach_after_ms()
     return ms;
 }
 
+// queue_budget_us bounds the served launches queued without waiting
+// ($SLATE_SERVE_QUEUE_US, default 4000; 0: every served launch is
+// synchronous): a launch is queued when its expected time on the range is at
+// most half of it, and the launcher waits for the oldest queued launch while
+// the queued ones are expected to take longer than it. It also bounds how
+// long the ack of a grant change waits for them (docs/SERVE.md).
+inline double queue_budget_us()
+{
+    static const double us = [] {
+        const char* v = std::getenv("SLATE_SERVE_QUEUE_US");
+        const double d = v && *v ? std::strtod(v, 0) : 4000.0;
+        return d > 0 ? d : 0.0;
+    }();
+    return us;
+}
+
 // socket_path is the daemon's socket: $SLATEC_SOCKET, else
 // $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock.
 inline std::string socket_path()
@@ -827,7 +843,7 @@ public:
         }
         const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
-            learn_us(s.kernel, hi - lo + 1, (double)took_us);
+            learn_us(s.kernel, hi - lo + 1, (double)took_us, (double)s.grid[0] * s.grid[1] * s.grid[2]);
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s ended on [%u,%u] after %lld us (expected %.0f us, %d starved starts%s%s)\n", s.kernel, lo,
                          hi, took_us, expect_us, starts, moved_any ? ", moved" : "", detached ? ", detached" : "");
@@ -843,6 +859,61 @@ public:
         if (!ack.empty())
             send(ack);
         return true;
+    }
+
+    // begin_queued decides whether a launch is queued: run on the current
+    // grant's range by a self-completing worker (its last worker out runs
+    // whatever the range's workers left, wherever it runs) on the program's
+    // stream, without waiting for it, as a native launch is. It is, when the
+    // kernel's expected time on the range (its last synchronous served
+    // launch, scaled to the blocks and SMs) is known and at most half of
+    // queue_budget_us(), and the launch is not the kernel's 64th since its
+    // time was last measured (that one runs synchronously, and measures it
+    // again). True: *lo, *hi are the range, *expect_us the expected time;
+    // the caller launches, then calls end_queued(). A queued launch is
+    // never moved: when the grant changes, the ack waits until the launches
+    // queued so far have ended (as for native launches: the native drain),
+    // and the new range is used from the next launch. False: run() it.
+    bool begin_queued(const launch_spec& s, unsigned int* lo, unsigned int* hi, double* expect_us)
+    {
+        const double budget = queue_budget_us();
+        if (budget <= 0 || !valid(s) || !alive())
+            return false;
+        std::lock_guard<std::mutex> l(mu_);
+        const grant g = current();
+        if (lost_ || g.alone)
+            return false;
+        std::map<const char*, timing>::iterator it = timings_.find(s.kernel);
+        if (it == timings_.end())
+            return false; // not measured yet: synchronously, which measures it
+        timing& t = it->second;
+        const unsigned int sms = g.hi - g.lo + 1u;
+        const double blocks = (double)s.grid[0] * s.grid[1] * s.grid[2];
+        double e = sms <= t.sms ? t.us : t.us * t.sms / sms;
+        if (t.blocks > 0 && blocks > t.blocks)
+            e *= blocks / t.blocks;
+        if (e > budget / 2 || ++t.queued >= 64)
+            return false;
+        ++queuing_;
+        queued_ = true;
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        kernel_ = s.kernel;
+        cls_ = s.cls && *s.cls ? s.cls : "";
+        native_kernel_.store(nullptr, std::memory_order_relaxed);
+        dirty_.store(true, std::memory_order_relaxed);
+        *lo = g.lo;
+        *hi = g.hi;
+        *expect_us = e;
+        return true;
+    }
+
+    // end_queued follows the launch call of a queued launch: the launch is
+    // on its stream, so a native drain from here on waits for it.
+    void end_queued()
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (--queuing_ == 0)
+            cv_.notify_all();
     }
 
     // retreat_wait_ms is how long a move waits for a launch's workers to
@@ -878,13 +949,15 @@ public:
         const timing& t = it->second;
         return sms <= t.sms ? t.us : t.us * t.sms / sms;
     }
-    void learn_us(const char* kernel, unsigned int sms, double us)
+    void learn_us(const char* kernel, unsigned int sms, double us, double blocks)
     {
         std::lock_guard<std::mutex> l(mu_);
         if (timings_.size() < 1024 || timings_.count(kernel)) {
             timing& t = timings_[kernel];
             t.sms = sms;
             t.us = us;
+            t.blocks = blocks;
+            t.queued = 0;
         }
     }
 
@@ -912,7 +985,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), moved_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queuing_(0), moved_(0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
     {
     }
@@ -1125,11 +1198,18 @@ private:
         }
     }
 
-    // drain_natives runs on its own thread when an "alone" grant ends: the
-    // native launches issued so far ran on the whole GPU and cannot move;
-    // the ack waits for their end (and says how long that took).
+    // drain_natives runs on its own thread when an "alone" grant ends, or
+    // the grant changes after queued launches: the native launches issued
+    // so far ran on the whole GPU, the queued ones on the old range, and
+    // neither can move; the ack waits for their end (and says how long
+    // that took).
     void drain_natives(void (*f)(), clock_type::time_point t0)
     {
+        {
+            // A queued launch that took the old range is launched first.
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [this] { return queuing_ == 0; });
+        }
         if (f)
             f();
         std::string ack;
@@ -1225,8 +1305,11 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
-                    if (before.alone && !m.alone && !draining_) {
+                    // Native launches of an alone grant, and queued launches,
+                    // cannot move: the ack waits for their end.
+                    if (((before.alone && !m.alone) || queued_) && !draining_) {
                         draining_ = true;
+                        queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_).detach();
                     }
                     cv_.notify_all();
@@ -1294,11 +1377,19 @@ private:
     struct timing {
         unsigned int sms; // the range's SMs
         double us;        // start to seen complete
+        double blocks;    // the launch's logical blocks
+        int queued;       // launches queued since (begin_queued)
+        timing() : sms(0), us(0), blocks(0), queued(0) {}
     };
     std::map<const char*, timing> timings_; // each kernel's last served launch on one range
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
     bool ack_pending_, draining_;
+    // Queued launches (begin_queued): queued_ once one was made since the
+    // last drain began; queuing_ while one is between its grant and its
+    // launch call (a drain waits for those).
+    bool queued_;
+    int queuing_;
     int moved_;
     unsigned long long native_us_;
     void (*native_drain_)();
@@ -1351,6 +1442,8 @@ public:
     void set_native_marks(void (*)(void*), bool (*)()) {}
     void native_launched(void*) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
+    bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*) { return false; }
+    void end_queued() {}
 };
 inline client* process_client(int, int) { return 0; }
 #endif

@@ -98,6 +98,7 @@ func buildDriver(t *testing.T) string {
 type driverLaunch struct {
 	thread, index int
 	served, ok    bool
+	queued        bool // run by itself on its range, not waited for by the client (begin_queued)
 	us            int64
 	lateUs        int64 // from the fake kernel's end to run()'s return; -1 when not served
 	ranges        []string
@@ -170,7 +171,7 @@ func runDriver(t *testing.T, sock string, timeout time.Duration, env []string, a
 		case "connect":
 			r.connected, r.connectUs = num("served") == 1, num("us")
 		case "launch":
-			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, ok: num("ok") == 1, us: num("us"), lateUs: num("late_us")}
+			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, queued: num("queued") == 1, ok: num("ok") == 1, us: num("us"), lateUs: num("late_us")}
 			if kv["ranges"] != "" {
 				l.ranges = strings.Split(kv["ranges"], ",")
 			}
@@ -701,6 +702,108 @@ func TestServeClientRecoversFromALongLaunch(t *testing.T) {
 	t.Logf("launches 10-20: median %d us after two 40 ms launches, %d us without them", after, quick)
 	if after > 2*quick+500 {
 		t.Errorf("launches after two long ones take %d us (median), want about their own %d us", after, quick)
+	}
+}
+
+// TestServeClientQueuesShortLaunches: once a kernel's synchronous served
+// launch measured it, its launches expected to take at most half of
+// $SLATE_SERVE_QUEUE_US (default 4000) are queued on the granted range
+// (begin_queued), except every 64th, which runs synchronously and measures
+// it again. A budget of 0, or one the kernel's time exceeds half of, keeps
+// every launch synchronous. Every block runs once throughout.
+func TestServeClientQueuesShortLaunches(t *testing.T) {
+	d := startDaemon(t, nil)
+	goClient(t, d.Socket())
+	for _, tc := range []struct {
+		name   string
+		env    []string
+		queued bool
+	}{
+		{"default", nil, true},
+		{"off", []string{"SLATE_SERVE_QUEUE_US=0"}, false},
+		{"over half the budget", []string{"SLATE_SERVE_QUEUE_US=800"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 64 blocks, 4 a task, 8 fake workers, 300 us a task: ~600 us a launch.
+			r := runDriver(t, d.Socket(), 30*time.Second, append([]string{"SERVE_DRIVER_QUEUE=1"}, tc.env...), 1, 70, 64, 4, 300)
+			var sync []int
+			for _, l := range r.launches {
+				if !l.served {
+					t.Fatalf("launch %d ran natively, want every launch on the granted range:\n%s", l.index, r.out)
+				}
+				if len(l.ranges) != 1 || l.ranges[0] != r.launches[0].ranges[0] {
+					t.Errorf("launch %d ran on %v, want the grant's one range %s", l.index, l.ranges, r.launches[0].ranges[0])
+				}
+				if !l.queued {
+					sync = append(sync, l.index)
+				}
+			}
+			if tc.queued && !slices.Equal(sync, []int{0, 64}) {
+				t.Errorf("synchronous launches %v, want the first (measured) and the 64th after it (measured again)", sync)
+			}
+			if !tc.queued && len(sync) != len(r.launches) {
+				t.Errorf("%d of %d launches synchronous, want all", len(sync), len(r.launches))
+			}
+		})
+	}
+}
+
+// TestServeClientAckWaitsForQueuedLaunches: a queued launch cannot move;
+// when the grant changes, the ack waits for the native drain (here 30 ms)
+// that covers the launches queued so far, says how long it took, and the
+// launches after it run on the new range.
+func TestServeClientAckWaitsForQueuedLaunches(t *testing.T) {
+	acked := make(chan *serve.Msg, 1)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil {
+			return
+		}
+		welcome(c, m.ID, 0, 49, false)
+		for {
+			if m = read(); m == nil {
+				return
+			}
+			if m.Type == serve.TLoad && m.Launches >= 5 {
+				break
+			}
+		}
+		frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99},"clients":2}`)
+		for {
+			if m = read(); m == nil {
+				return
+			}
+			if m.Type == serve.TAck {
+				acked <- m
+				break
+			}
+		}
+		for read() != nil {
+		}
+	})
+	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SERVE_DRIVER_NATIVE_MS=30"}, 1, 80, 64, 4, 300)
+	select {
+	case a := <-acked:
+		if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) || a.NativeUs < 30000 || a.DrainUs < 30000 {
+			t.Errorf("ack %+v, want epoch 7, 50:99, after the 30 ms drain of the queued launches (native_us, drain_us)", a)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("no ack")
+	}
+	queuedBefore, queuedAfter := 0, 0
+	for _, l := range r.launches {
+		switch {
+		case l.queued && len(l.ranges) == 1 && l.ranges[0] == "0:49":
+			queuedBefore++
+		case l.queued && len(l.ranges) == 1 && l.ranges[0] == "50:99":
+			queuedAfter++
+		case l.queued:
+			t.Errorf("queued launch %d on %v", l.index, l.ranges)
+		}
+	}
+	last := r.launches[len(r.launches)-1]
+	if queuedBefore == 0 || queuedAfter == 0 || len(last.ranges) != 1 || last.ranges[0] != "50:99" {
+		t.Errorf("%d queued launches on 0:49, %d on 50:99, the last on %v; want both, the last on 50:99:\n%s", queuedBefore, queuedAfter, last.ranges, r.out)
 	}
 }
 

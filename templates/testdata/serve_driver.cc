@@ -12,7 +12,7 @@
 //   connect served=0|1 us=N            the first (and only) connection attempt; with
 //                                       $SERVE_DRIVER_WELCOMED=1, served=1 only once
 //                                       the welcome came (waited for, at most 2 s)
-//   launch t=T i=I served=0|1 ok=0|1 us=N late_us=L ranges=lo:hi,...
+//   launch t=T i=I served=0|1 queued=0|1 ok=0|1 us=N late_us=L ranges=lo:hi,...
 //                                       (late_us: from the last fake worker's end to the
 //                                       first query that saw it, for launches with threads;
 //                                       else -1)
@@ -25,6 +25,10 @@
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
 // sleeps between a thread's launches; $SERVE_DRIVER_SLOW=N:US makes the
 // first N launches take US a task.
+// $SERVE_DRIVER_QUEUE=1 asks the client first whether a launch is queued
+// (begin_queued, as the prelude does): a queued launch runs on the range it
+// names, by itself to its end (the fake's workers take every block), and
+// the driver waits for it as for a native one; its line says queued=1.
 // US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
 // that a launch's time is the protocol's. With $SERVE_DRIVER_PROBE=N, the
 // driver first times N more connection attempts to the socket and prints
@@ -292,6 +296,7 @@ int main(int argc, char** argv)
     }
     std::printf("connect served=%d us=%lld\n", connected ? 1 : 0, since_us(t0));
     std::fflush(stdout);
+    const bool queue_mode = std::getenv("SERVE_DRIVER_QUEUE") && std::atoi(std::getenv("SERVE_DRIVER_QUEUE")) == 1;
     std::mutex out;
     std::atomic<int> served(0), bad(0);
     std::vector<std::thread> ts;
@@ -318,15 +323,32 @@ int main(int argc, char** argv)
                 s.shmem = 0;
                 s.cls = 0;
                 const clk::time_point l0 = clk::now();
-                const bool sv = c && c->run(s, f);
-                const long long late = sv ? f.late_us() : -1;
+                unsigned int qlo = 0, qhi = 0;
+                double qus = 0;
+                const bool queued = c && queue_mode && c->begin_queued(s, &qlo, &qhi, &qus);
+                if (queued) {
+                    // Launched without waiting (the prelude: a self-completing
+                    // worker on the program's stream), followed as a native
+                    // launch is; the fake device has no stream, so the driver
+                    // waits for it as for a native launch.
+                    ++native_running();
+                    f.start(qlo, qhi);
+                    c->native_launched(0);
+                    c->end_queued();
+                    while (!f.query())
+                        std::this_thread::sleep_for(std::chrono::microseconds(20));
+                    f.finish();
+                    --native_running();
+                }
+                const bool sv = queued || (c && c->run(s, f));
+                const long long late = sv && !queued ? f.late_us() : -1;
                 if (fake_launch::hold_kernels()) {
                     // The host acts after the launch returned (a served launch
                     // detaches its kernel rather than wait for this forever).
                     std::printf("returned t=%d i=%d detached=%d us=%lld\n", t, i, f.detached() ? 1 : 0, since_us(l0));
                     std::fflush(stdout);
                     fake_launch::released() = true;
-                    if (sv)
+                    if (sv && !queued)
                         f.finish();
                 }
                 if (!sv) { // native: the whole GPU, as the prelude's fallback
@@ -344,8 +366,8 @@ int main(int argc, char** argv)
                 bad += !ok;
                 {
                     std::lock_guard<std::mutex> l(out);
-                    std::printf("launch t=%d i=%d served=%d ok=%d us=%lld late_us=%lld ranges=%s\n", t, i, sv ? 1 : 0,
-                                ok ? 1 : 0, since_us(l0), late, f.ranges().c_str());
+                    std::printf("launch t=%d i=%d served=%d queued=%d ok=%d us=%lld late_us=%lld ranges=%s\n", t, i, sv ? 1 : 0,
+                                queued ? 1 : 0, ok ? 1 : 0, since_us(l0), late, f.ranges().c_str());
                     std::fflush(stdout);
                 }
                 if (const char* g = std::getenv("SERVE_DRIVER_GAP_US"))
