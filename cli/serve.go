@@ -24,6 +24,7 @@ type serveFlags struct {
 	profiles      string
 	resizeTimeout time.Duration
 	idleAfter     time.Duration
+	splitHold     time.Duration
 	logFile       string
 	sms           int
 	status        bool
@@ -80,6 +81,7 @@ daemon (as slatec top) instead.`,
 	fl.StringVar(&f.profiles, "profiles", "", "kernel profiles (slatec-profile/1): each set of the processes' kernels is split between them for the most throughput when the profiles predict that it pays (docs/SERVE.md, Scheduling)")
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.DurationVar(&f.idleAfter, "idle-after", serve.DefaultIdleAfter, "how long a process may go without launching before its share goes to the others (0: never)")
+	fl.DurationVar(&f.splitHold, "split-hold", serve.DefaultSplitHold, "how long a split stays made while the same processes stay active, whatever their busy readings (0: no hold)")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
@@ -103,6 +105,13 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	if idleAfter == 0 {
 		idleAfter = -1 // never (serve.Config: 0 takes the default)
 	}
+	if f.splitHold < 0 {
+		return usagef("--split-hold must not be negative")
+	}
+	splitHold := f.splitHold
+	if splitHold == 0 {
+		splitHold = -1 // none (serve.Config: 0 takes the default)
+	}
 	if f.unplanned == "" {
 		f.unplanned = string(serve.Overlap)
 	}
@@ -120,7 +129,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
-		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, Version: Version, Logf: lg.Printf,
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, Version: Version, Logf: lg.Printf,
 		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes,
 	}
 	if f.profiles != "" {

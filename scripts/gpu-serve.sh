@@ -23,6 +23,8 @@
 #             serve-equal (--unplanned equal; summary and rounds.tsv only),
 #             with SYNC_TOO=1 serve-sync (the same daemon, every served
 #             launch synchronous: SLATE_SERVE_QUEUE_US=0; summary only),
+#             with ALT_ARGS serve-alt (a daemon with these flags too, as
+#             '--split-hold 0'; summary only),
 #             static splits of pairs ($SPLITS); $ROUNDS rounds, modes
 #             alternating, median
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
@@ -287,7 +289,7 @@ makespan() {
     local common=()
     # Served runs log each start (SLATE_LOG: ranges, starved restarts) into
     # their .out files (the span parse reads only the HARNESS lines).
-    case $mode in serve | serve-equal | serve-sync) sk="$sock" common=(SLATE_LOG=1) ;; esac
+    case $mode in serve | serve-equal | serve-sync | serve-alt) sk="$sock" common=(SLATE_LOG=1) ;; esac
     # serve-sync: every served launch synchronous (no queued launches).
     [ "$mode" = serve-sync ] && common+=(SLATE_SERVE_QUEUE_US=0)
     for n in "${names[@]}"; do files+=("$L/$n.ms-$w-$mode.out"); done
@@ -378,10 +380,20 @@ group_rounds() {
         for r in $(seq 1 "$ROUNDS"); do makespan serve-equal "$@"; done
         stop_daemon
     fi
+    # The daemon with ALT_ARGS too (serve-alt; summary only).
+    if [ -n "${ALT_ARGS:-}" ]; then
+        local alt=()
+        read -r -a alt <<<"$ALT_ARGS"
+        if start_daemon "ms-alt-$w" "${alt[@]}"; then
+            for r in $(seq 1 "$ROUNDS"); do makespan serve-alt "$@"; done
+            stop_daemon
+        fi
+    fi
     for m in sequential mps serve; do median_row "$m" - "$@"; done
     [ "$#" = 2 ] && for m in $SPLITS; do median_row "split-$m" "$L/split-rows.tsv" "$@"; done
     median_row serve-equal "$L/equal-rows.tsv" "$@"
     median_row serve-sync "$L/equal-rows.tsv" "$@"
+    median_row serve-alt "$L/equal-rows.tsv" "$@"
     for f in "$ROWS" "$L/split-rows.tsv" "$L/equal-rows.tsv"; do
         awk -F'\t' -v w="$w" '$1 == w { printf "    median %s %s %s ms\n", $1, $3, $4 }' "$f" 2>/dev/null
     done | tee -a "$S"

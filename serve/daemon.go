@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,7 +42,23 @@ type Config struct {
 	// TraceNotes logs every load note with the client's busy reading and
 	// whether the set is split (diagnostics; a line a note).
 	TraceNotes bool
+	// SplitHold is how long a split stays made, whatever the busy readings,
+	// while the same processes stay active with the same kernels (default
+	// 100 ms; negative: no hold). A process that goes idle or leaves, or
+	// joins, ends it at once.
+	SplitHold time.Duration
 }
+
+// DefaultSplitHold is Config.SplitHold's default. Processes split after
+// running natively together have launches queued ahead from before the
+// split (a triad program's 80, an FMA program's 40 on the H100), which run
+// on the whole GPU, in the order MPS dispatches them, for tens of
+// milliseconds after it; a busy reading taken then measures that wait,
+// not the process's demand. Undone on it (41 ms after the split), the set
+// went back to overlap for 2 ms, long enough for the next burst of 80
+// launches to go native again, and no launch of the triad program ever
+// ran on its share (bench/RESULTS.md, fifteenth session).
+const DefaultSplitHold = 100 * time.Millisecond
 
 // DefaultIdleAfter is Config.IdleAfter's default: five of the C++
 // client's 2 ms load-note periods while it launches.
@@ -89,6 +107,8 @@ type Daemon struct {
 	closing    bool
 	stopIdle   chan struct{} // closed by stop: ends watchIdle
 	split      bool          // the active clients are split (regrantLocked's last decision)
+	splitAt    time.Time     // when the split was made (SplitHold)
+	splitSet   string        // the active clients and kernels it was made for
 	wg         sync.WaitGroup
 }
 
@@ -164,6 +184,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.IdleAfter == 0 {
 		cfg.IdleAfter = DefaultIdleAfter
+	}
+	if cfg.SplitHold == 0 {
+		cfg.SplitHold = DefaultSplitHold
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
@@ -674,6 +697,9 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		kernels[i] = c.planKernel
 	}
 	planned := d.splitLocked(active)
+	if key := splitSetKey(active); planned && (!d.split || key != d.splitSet) {
+		d.splitAt, d.splitSet = now, key
+	}
 	d.split = planned
 	// Contiguous ranges, the smallest share first (lowest %smid; ties in
 	// registration order): low ids spread a small range over all the big
@@ -835,6 +861,9 @@ func (d *Daemon) splitLocked(active []*conn) bool {
 	if !d.pol.Planned(kernels) {
 		return false
 	}
+	if d.split && d.cfg.SplitHold > 0 && splitSetKey(active) == d.splitSet && d.cfg.Clock().Sub(d.splitAt) < d.cfg.SplitHold {
+		return true // made moments ago for these processes (SplitHold)
+	}
 	floor := MinBusy
 	if d.split {
 		floor = MinBusy / 2
@@ -845,6 +874,18 @@ func (d *Daemon) splitLocked(active []*conn) bool {
 		}
 	}
 	return true
+}
+
+// splitSetKey names a set of active clients with their plan kernels
+// (in any order).
+func splitSetKey(active []*conn) string {
+	cs := slices.Clone(active)
+	slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%d:%s;", c.id, c.planKernel)
+	}
+	return b.String()
 }
 
 // goneIdleLocked reports whether client c, not idle yet, has gone

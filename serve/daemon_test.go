@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -776,11 +777,18 @@ func noting(every time.Duration, note func(n uint64) error) (stop func()) {
 // b, which the test drives. The policy splits triad_f4 and fma_loop.
 func besideTriad(t *testing.T) (h *harness, b *client.Client, ps *plan.ProfileSet) {
 	t.Helper()
+	return besideTriadWith(t, serve.Config{})
+}
+
+// besideTriadWith is besideTriad with more of the daemon's configuration.
+func besideTriadWith(t *testing.T, cfg serve.Config) (h *harness, b *client.Client, ps *plan.ProfileSet) {
+	t.Helper()
 	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	cfg.Profiles, cfg.Unplanned = ps, serve.Overlap
+	h = newHarness(t, cfg)
 	sms := ps.Device.SMs
 	a := h.connectSMs("a", sms)
 	b = h.connectSMs("b", sms)
@@ -810,6 +818,74 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	}
 	launching(t, b, "fma_loop") // busy now: split
 	waitShare(t, b, sms)
+}
+
+// busyNotes is a note every 2 ms of b's launches of kernel that keep the
+// GPU about busy (2 ms of them by the profile), for noting.
+func busyNotes(b *client.Client, ps *plan.ProfileSet, kernel string) func(n uint64) error {
+	per := uint64(math.Ceil(2 / ps.Kernels[ps.KernelIndex(kernel)].R(ps.Device.SMs)))
+	return func(n uint64) error { return b.Load(per*n, 0, kernel, "") }
+}
+
+// TestSplitHold: a split stays made for SplitHold, whatever the busy
+// readings, while the same processes stay active: b, busy until the split,
+// then quiet (its launches queued natively before the split would be
+// waiting behind the other's on the GPU) keeps its share through the hold
+// and loses it after; with no hold it loses it within ~100 ms (its busy
+// reading decays below MinBusy/2). A process going idle ends the hold at
+// once.
+func TestSplitHold(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hold time.Duration
+	}{{"held", 400 * time.Millisecond}, {"no hold", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, b, ps := besideTriadWith(t, serve.Config{SplitHold: tc.hold})
+			sms := ps.Device.SMs
+			stop := noting(2*time.Millisecond, busyNotes(b, ps, "fma_loop"))
+			waitShare(t, b, sms)
+			split := time.Now()
+			stop()
+			time.Sleep(250*time.Millisecond - time.Since(split))
+			held := !b.Grant().Alone
+			if held != (tc.hold > 0) {
+				t.Fatalf("250 ms after the split, b quiet since, holds %+v: want its share %v", b.Grant(), tc.hold > 0)
+			}
+			for deadline := split.Add(2 * time.Second); !b.Grant().Alone; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("b, quiet, still holds %+v 2 s after the split", b.Grant())
+				}
+			}
+			// (split is when b saw its grant, a little after the daemon made it.)
+			if tc.hold > 0 && time.Since(split) < tc.hold-20*time.Millisecond {
+				t.Errorf("the split was undone %v after it was made, within the %v hold", time.Since(split), tc.hold)
+			}
+		})
+	}
+	t.Run("idle ends it", func(t *testing.T) {
+		_, b, ps := besideTriadWith(t, serve.Config{SplitHold: 10 * time.Second, IdleAfter: 10 * time.Millisecond})
+		sms := ps.Device.SMs
+		// b acknowledges its grants (a process owing an ack is never idle).
+		go func() {
+			for {
+				select {
+				case g := <-b.Grants():
+					b.Ack(g, g.Range, 0, 0)
+				case <-b.Lost():
+					return
+				}
+			}
+		}()
+		stop := noting(2*time.Millisecond, busyNotes(b, ps, "fma_loop"))
+		waitShare(t, b, sms)
+		split := time.Now()
+		stop()
+		for deadline := split.Add(time.Second); !b.Grant().Alone; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("b, idle, still holds %+v 1 s after the split (hold 10 s)", b.Grant())
+			}
+		}
+	})
 }
 
 // TestQueuedLaunchesKeepTheSplit: a program that enqueues its launches
