@@ -334,8 +334,10 @@ makespan() {
         }' "${files[@]}")
     # Each program's own span and time per run (HARNESS_TIME median).
     local own
+    # (HARNESS_WALL: the warm-up's and each round's wall-clock ms, in order.)
     own=$(for i in "${!names[@]}"; do awk -v n="${names[$i]}" '$1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } $1 == "HARNESS_TIME" { t = t " " $3 }
-        END { printf "%s %.1f ms (us/run%s); ", n, s, t }' "${files[$i]}"; done)
+        $1 == "HARNESS_WALL" { w = w " wall"; for (i = 3; i <= NF; i++) w = w sprintf("%s%.1f", i == 3 ? " " : "/", $i / 1000) }
+        END { printf "%s %.1f ms (us/run%s;%s); ", n, s, t, w }' "${files[$i]}"; done)
     printf '%s\t%s\t%s\t%s\n' "$w" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
     say "    makespan $w $mode wall $ms ms, span $span ms: $own"
 }

@@ -279,9 +279,16 @@ static inline void harness_timed(const char* label, F fn) {
         harness_gate();
         harness_span_start() = harness_now_us();
     }
+    // With $HARNESS_SPAN, the wall-clock time of the warm-up and of each
+    // round too, in the order they ran (where a program run beside others
+    // spent its span): HARNESS_WALL <label> <warmup_us> <round_us>...
+    const bool wall = std::getenv("HARNESS_SPAN") != nullptr;
+    std::vector<long long> walls;
+    long long w0 = harness_now_us();
     fn();  // warm-up: module loading, first-touch, caches
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
+    walls.push_back(harness_now_us() - w0);
     if (const double min_us = harness_min_us(); min_us > 0.0) {
         const double per_run = harness_round_us(start, stop, reps, fn);  // calibration
         if (per_run > 0.0 && per_run * reps < min_us)
@@ -292,11 +299,20 @@ static inline void harness_timed(const char* label, F fn) {
     // (kernels and the gaps between them), not the host's launch latency.
     // Printed: the median round and the best round, per run.
     std::vector<float> us;
-    for (int round = 0; round < 3; ++round) us.push_back(harness_round_us(start, stop, reps, fn));
+    for (int round = 0; round < 3; ++round) {
+        w0 = harness_now_us();
+        us.push_back(harness_round_us(start, stop, reps, fn));
+        walls.push_back(harness_now_us() - w0);
+    }
     CUDA_CHECK(cudaGetLastError());
     harness_span_end() = harness_now_us();
     std::sort(us.begin(), us.end());
     std::printf("HARNESS_TIME %s %.2f %.2f\n", label, (double)us[1], (double)us[0]);
+    if (wall) {
+        std::printf("HARNESS_WALL %s", label);
+        for (long long w : walls) std::printf(" %lld", w);
+        std::printf("\n");
+    }
     std::fflush(stdout);
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
