@@ -831,8 +831,9 @@ func (d *Daemon) busyLocked(c *conn) (float64, bool) {
 // it is not idle. A served launch running also counts as busy (the
 // process holds its share, however slowly the launch runs there); native
 // launches that wait do not: under MPS a short program's launches wait
-// behind a long one's (grids are dispatched in order of submission), and
-// counted busy it was split for (H100, 0cb67e3: a 1.5 ms SGEMM program
+// behind a long one's (a grid with a block on every SM keeps the other
+// clients' grids out until it ends: the MPS-order probe in
+// bench/RESULTS.md), and counted busy it was split for (H100, 0cb67e3: a 1.5 ms SGEMM program
 // waiting 32 ms behind FMA chains got 64 SMs, and the pair ran 12% behind
 // MPS, whose makespan is the FMA program's anyway).
 func (c *conn) waitingGPU() bool { return c.inflight > 0 || c.pending }
