@@ -846,6 +846,18 @@ inline double queue_budget_us()
     return us;
 }
 
+// small_native says whether sharing processes launch grids no larger than
+// their range natively ($SLATE_SERVE_SMALL, default 1; 0: on the range like
+// any other; client::take_small).
+inline bool small_native()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("SLATE_SERVE_SMALL");
+        return !(v && *v && std::strcmp(v, "0") == 0);
+    }();
+    return on;
+}
+
 // socket_path is the daemon's socket: $SLATEC_SOCKET, else
 // $XDG_RUNTIME_DIR/slatec/serve.sock, else /tmp/slatec-$UID/serve.sock.
 inline std::string socket_path()
@@ -1024,6 +1036,32 @@ public:
             return true;
         }
         return false;
+    }
+
+    // take_small reports whether a launch of blocks logical blocks runs
+    // natively though the process shares the GPU (and counts it as
+    // take_native does): a grid of no more blocks than the granted range
+    // has SMs. The hardware puts such a grid's blocks on SMs that are free,
+    // the others' work being held to their ranges, and it has nothing to
+    // resize (its blocks all run at once). On its range it took the queue
+    // worker's whole wave, a block on every SM, and beside another process's
+    // range-bound launches it ran 3x slower: on the H100 a 48-block kernel
+    // of dependent chains took 72 ms a round on SMs 60-131 beside a triad on
+    // 0-59, 24.6 ms natively beside the same triad, 24.4 alone
+    // (scripts/range-pair.sh; bench/RESULTS.md, fifteenth session).
+    bool take_small(unsigned long long blocks, const char* kernel = 0)
+    {
+        if (!small_native() || !alive())
+            return false;
+        const grant g = grant::unpack(grant_.load(std::memory_order_acquire));
+        if (g.alone || blocks > (unsigned long long)(g.hi - g.lo + 1u))
+            return false;
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
+            note_native_kernel(kernel);
+        if (!dirty_.load(std::memory_order_relaxed))
+            dirty_.store(true, std::memory_order_relaxed);
+        return true;
     }
 
     // note_native_kernel records a natively launched kernel for the load
@@ -1802,6 +1840,7 @@ public:
     bool alive() const { return false; }
     int sms() const { return 0; }
     bool take_native(const char* = 0) { return true; }
+    bool take_small(unsigned long long, const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
     void set_native_marks(void (*)(void*), bool (*)()) {}
     void native_launched(void*) {}
@@ -2644,6 +2683,10 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
     const int threads = (int)(block.x * block.y * block.z);
     if (total == 0 || total > SLATE_MAX_TOTAL || threads <= 0)
+        return false;
+    // Sharing, a grid no larger than the range's SMs runs natively (the
+    // serve client's take_small says why).
+    if (served && slate_serve::process_client(0, 0)->take_small(total, k.name))
         return false;
     // A task size from the environment asks for the queue (tests, benchmarks);
     // a served launch always takes it (it may be resized).

@@ -21,8 +21,8 @@
 #             daemon: all native; MPS=1 for real MPS) and serve (together,
 #             under the daemon: its default, --unplanned overlap) and
 #             serve-equal (--unplanned equal; summary and rounds.tsv only),
-#             with SYNC_TOO=1 serve-sync (the same daemon, every served
-#             launch synchronous: SLATE_SERVE_QUEUE_US=0; summary only),
+#             with ALT_ENV serve-env (the same daemon, the programs with
+#             these variables too, as 'SLATE_SERVE_QUEUE_US=0'; summary only),
 #             with ALT_ARGS serve-alt (a daemon with these flags too, as
 #             '--split-hold 0'; summary only),
 #             static splits of pairs ($SPLITS); $ROUNDS rounds, modes
@@ -289,9 +289,13 @@ makespan() {
     local common=()
     # Served runs log each start (SLATE_LOG: ranges, starved restarts) into
     # their .out files (the span parse reads only the HARNESS lines).
-    case $mode in serve | serve-equal | serve-sync | serve-alt) sk="$sock" common=(SLATE_LOG=1) ;; esac
-    # serve-sync: every served launch synchronous (no queued launches).
-    [ "$mode" = serve-sync ] && common+=(SLATE_SERVE_QUEUE_US=0)
+    case $mode in serve | serve-equal | serve-env | serve-alt) sk="$sock" common=(SLATE_LOG=1) ;; esac
+    # serve-env: the programs with ALT_ENV too.
+    if [ "$mode" = serve-env ]; then
+        local ae=()
+        read -r -a ae <<<"$ALT_ENV"
+        common+=("${ae[@]}")
+    fi
     for n in "${names[@]}"; do files+=("$L/$n.ms-$w-$mode.out"); done
     t0=$(now_ns)
     if [ "$mode" = sequential ]; then
@@ -369,7 +373,7 @@ group_rounds() {
         makespan sequential "$@"
         makespan mps "$@"
         [ "$up" = 1 ] && makespan serve "$@"
-        [ "$up" = 1 ] && [ "${SYNC_TOO:-0}" = 1 ] && makespan serve-sync "$@"
+        [ "$up" = 1 ] && [ -n "${ALT_ENV:-}" ] && makespan serve-env "$@"
         [ "$#" = 2 ] && for m in $SPLITS; do makespan "split-$m" "$@"; done
     done
     [ "$up" = 1 ] && stop_daemon
@@ -394,7 +398,7 @@ group_rounds() {
     for m in sequential mps serve; do median_row "$m" - "$@"; done
     [ "$#" = 2 ] && for m in $SPLITS; do median_row "split-$m" "$L/split-rows.tsv" "$@"; done
     median_row serve-equal "$L/equal-rows.tsv" "$@"
-    median_row serve-sync "$L/equal-rows.tsv" "$@"
+    median_row serve-env "$L/equal-rows.tsv" "$@"
     median_row serve-alt "$L/equal-rows.tsv" "$@"
     for f in "$ROWS" "$L/split-rows.tsv" "$L/equal-rows.tsv"; do
         awk -F'\t' -v w="$w" '$1 == w { printf "    median %s %s %s ms\n", $1, $3, $4 }' "$f" 2>/dev/null

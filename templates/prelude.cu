@@ -1014,6 +1014,10 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     const int threads = (int)(block.x * block.y * block.z);
     if (total == 0 || total > SLATE_MAX_TOTAL || threads <= 0)
         return false;
+    // Sharing, a grid no larger than the range's SMs runs natively (the
+    // serve client's take_small says why).
+    if (served && slate_serve::process_client(0, 0)->take_small(total, k.name))
+        return false;
     // A task size from the environment asks for the queue (tests, benchmarks);
     // a served launch always takes it (it may be resized).
     bool queue = e.iters != 0 || served;

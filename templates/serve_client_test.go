@@ -748,6 +748,32 @@ func TestServeClientQueuesShortLaunches(t *testing.T) {
 	}
 }
 
+// TestServeClientRunsSmallGridsNatively: sharing the GPU, a launch whose
+// grid has no more blocks than the granted range has SMs runs natively
+// (take_small); a larger one runs on the range.
+func TestServeClientRunsSmallGridsNatively(t *testing.T) {
+	for _, tc := range []struct {
+		blocks int
+		native bool
+	}{{40, true}, {50, true}, {51, false}} {
+		sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+			m := read()
+			if m == nil {
+				return
+			}
+			welcome(c, m.ID, 0, 49, false)
+			for read() != nil {
+			}
+		})
+		r := runDriver(t, sock, 20*time.Second, []string{"SERVE_DRIVER_QUEUE=1"}, 1, 3, tc.blocks, 1, 0)
+		for _, l := range r.launches {
+			if l.served == tc.native {
+				t.Errorf("%d blocks on a 50-SM range: launch %d served=%v, want native %v:\n%s", tc.blocks, l.index, l.served, tc.native, r.out)
+			}
+		}
+	}
+}
+
 // TestServeClientAckWaitsForQueuedLaunches: a queued launch cannot move;
 // when the grant changes, the ack waits for the native drain (here 30 ms)
 // that covers the launches queued so far, says how long it took, and the

@@ -25,8 +25,9 @@
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
 // sleeps between a thread's launches; $SERVE_DRIVER_SLOW=N:US makes the
 // first N launches take US a task.
-// $SERVE_DRIVER_QUEUE=1 asks the client first whether a launch is queued
-// (begin_queued, as the prelude does): a queued launch runs on the range it
+// $SERVE_DRIVER_QUEUE=1 asks the client first whether a launch runs
+// natively for its small grid (take_small), then whether it is queued
+// (begin_queued), as the prelude does: a queued launch runs on the range it
 // names, by itself to its end (the fake's workers take every block), and
 // the driver waits for it as for a native one; its line says queued=1.
 // US_PER_TASK < 0: a launch runs to its end inside start (no threads), so
@@ -325,7 +326,10 @@ int main(int argc, char** argv)
                 const clk::time_point l0 = clk::now();
                 unsigned int qlo = 0, qhi = 0;
                 double qus = 0;
-                const bool queued = c && queue_mode && c->begin_queued(s, &qlo, &qhi, &qus);
+                // A grid no larger than the range's SMs runs natively
+                // (take_small), as the prelude's make_plan decides first.
+                const bool small = c && queue_mode && c->take_small(total, s.kernel);
+                const bool queued = !small && c && queue_mode && c->begin_queued(s, &qlo, &qhi, &qus);
                 if (queued) {
                     // Launched without waiting (the prelude: a self-completing
                     // worker on the program's stream), followed as a native
@@ -340,7 +344,7 @@ int main(int argc, char** argv)
                     f.finish();
                     --native_running();
                 }
-                const bool sv = queued || (c && c->run(s, f));
+                const bool sv = queued || (!small && c && c->run(s, f));
                 const long long late = sv && !queued ? f.late_us() : -1;
                 if (fake_launch::hold_kernels()) {
                     // The host acts after the launch returned (a served launch
