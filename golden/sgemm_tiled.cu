@@ -1028,14 +1028,20 @@ public:
     bool take_native(const char* kernel = 0)
     {
         if (!alive() || grant::unpack(grant_.load(std::memory_order_acquire)).alone) {
-            launches_total_.fetch_add(1, std::memory_order_relaxed);
-            if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-                note_native_kernel(kernel);
-            if (!dirty_.load(std::memory_order_relaxed))
-                dirty_.store(true, std::memory_order_relaxed);
+            count_native(kernel);
             return true;
         }
         return false;
+    }
+
+    // count_native counts a native launch of kernel for the load notes.
+    void count_native(const char* kernel)
+    {
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
+            note_native_kernel(kernel);
+        if (!dirty_.load(std::memory_order_relaxed))
+            dirty_.store(true, std::memory_order_relaxed);
     }
 
     // take_small reports whether a launch of blocks logical blocks runs
@@ -1056,11 +1062,7 @@ public:
         const grant g = grant::unpack(grant_.load(std::memory_order_acquire));
         if (g.alone || blocks > (unsigned long long)(g.hi - g.lo + 1u))
             return false;
-        launches_total_.fetch_add(1, std::memory_order_relaxed);
-        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-            note_native_kernel(kernel);
-        if (!dirty_.load(std::memory_order_relaxed))
-            dirty_.store(true, std::memory_order_relaxed);
+        count_native(kernel);
         return true;
     }
 

@@ -1029,14 +1029,20 @@ public:
     bool take_native(const char* kernel = 0)
     {
         if (!alive() || grant::unpack(grant_.load(std::memory_order_acquire)).alone) {
-            launches_total_.fetch_add(1, std::memory_order_relaxed);
-            if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-                note_native_kernel(kernel);
-            if (!dirty_.load(std::memory_order_relaxed))
-                dirty_.store(true, std::memory_order_relaxed);
+            count_native(kernel);
             return true;
         }
         return false;
+    }
+
+    // count_native counts a native launch of kernel for the load notes.
+    void count_native(const char* kernel)
+    {
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
+            note_native_kernel(kernel);
+        if (!dirty_.load(std::memory_order_relaxed))
+            dirty_.store(true, std::memory_order_relaxed);
     }
 
     // take_small reports whether a launch of blocks logical blocks runs
@@ -1057,11 +1063,7 @@ public:
         const grant g = grant::unpack(grant_.load(std::memory_order_acquire));
         if (g.alone || blocks > (unsigned long long)(g.hi - g.lo + 1u))
             return false;
-        launches_total_.fetch_add(1, std::memory_order_relaxed);
-        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-            note_native_kernel(kernel);
-        if (!dirty_.load(std::memory_order_relaxed))
-            dirty_.store(true, std::memory_order_relaxed);
+        count_native(kernel);
         return true;
     }
 
@@ -4761,7 +4763,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 4765 "golden/merge/early_transpose.interleaved.cu"
+#line 4767 "golden/merge/early_transpose.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (interleaved mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

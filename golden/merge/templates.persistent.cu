@@ -1029,14 +1029,20 @@ public:
     bool take_native(const char* kernel = 0)
     {
         if (!alive() || grant::unpack(grant_.load(std::memory_order_acquire)).alone) {
-            launches_total_.fetch_add(1, std::memory_order_relaxed);
-            if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-                note_native_kernel(kernel);
-            if (!dirty_.load(std::memory_order_relaxed))
-                dirty_.store(true, std::memory_order_relaxed);
+            count_native(kernel);
             return true;
         }
         return false;
+    }
+
+    // count_native counts a native launch of kernel for the load notes.
+    void count_native(const char* kernel)
+    {
+        launches_total_.fetch_add(1, std::memory_order_relaxed);
+        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
+            note_native_kernel(kernel);
+        if (!dirty_.load(std::memory_order_relaxed))
+            dirty_.store(true, std::memory_order_relaxed);
     }
 
     // take_small reports whether a launch of blocks logical blocks runs
@@ -1057,11 +1063,7 @@ public:
         const grant g = grant::unpack(grant_.load(std::memory_order_acquire));
         if (g.alone || blocks > (unsigned long long)(g.hi - g.lo + 1u))
             return false;
-        launches_total_.fetch_add(1, std::memory_order_relaxed);
-        if (kernel && native_kernel_.load(std::memory_order_relaxed) != kernel)
-            note_native_kernel(kernel);
-        if (!dirty_.load(std::memory_order_relaxed))
-            dirty_.store(true, std::memory_order_relaxed);
+        count_native(kernel);
         return true;
     }
 
@@ -4636,7 +4638,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 4640 "golden/merge/templates.persistent.cu"
+#line 4642 "golden/merge/templates.persistent.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (persistent mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu
