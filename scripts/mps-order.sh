@@ -7,8 +7,9 @@
 #
 # Environment:
 #   NVCC    the compiler (default nvcc)
-#   CASES   hog configurations, BLOCKS:AHEAD each (default: a few SMs' worth
-#           with 20 launches queued ahead, the same with one, all SMs with 20)
+#   CASES   hog configurations, BLOCKS:AHEAD[:THREADS] each (threads a block,
+#           default 1024; default cases: a few SMs' worth with 20 launches
+#           queued ahead, the same with one, all SMs with 20 and with one)
 #   MPS     1 (default): start the MPS control daemon, stop it after
 #   OUT     where mps-order.txt goes
 set -uo pipefail
@@ -26,20 +27,22 @@ if [ "${MPS:-1}" = 1 ]; then
 fi
 "$bin" probe 50 | grep '^probe n=' | sed 's/^/alone: /' | tee -a "$T"
 for c in ${CASES:-32:20 32:1 132:20 132:1}; do
-    blocks=${c%:*} ahead=${c#*:}
-    go="$OUT/go.$blocks.$ahead"
+    IFS=: read -r blocks ahead threads <<<"$c"
+    threads=${threads:-1024}
+    tag="$blocks.$ahead.$threads"
+    go="$OUT/go.$tag"
     rm -f "$go"
-    MPS_ORDER_GO="$go" "$bin" hog "$blocks" "$ahead" 8 >"$OUT/hog.$blocks.$ahead.txt" 2>&1 &
+    MPS_ORDER_GO="$go" "$bin" hog "$blocks" "$ahead" 8 "$threads" >"$OUT/hog.$tag.txt" 2>&1 &
     hp=$!
-    MPS_ORDER_GO="$go" "$bin" probe 30 >"$OUT/probe.$blocks.$ahead.txt" 2>&1 &
+    MPS_ORDER_GO="$go" "$bin" probe 30 >"$OUT/probe.$tag.txt" 2>&1 &
     pp=$!
     for _ in $(seq 1 200); do
-        grep -q ready "$OUT/hog.$blocks.$ahead.txt" 2>/dev/null && grep -q ready "$OUT/probe.$blocks.$ahead.txt" 2>/dev/null && break
+        grep -q ready "$OUT/hog.$tag.txt" 2>/dev/null && grep -q ready "$OUT/probe.$tag.txt" 2>/dev/null && break
         sleep 0.05
     done
     touch "$go"
     wait "$hp" "$pp"
-    say "hog blocks=$blocks ahead=$ahead: $(grep '^probe n=' "$OUT/probe.$blocks.$ahead.txt") ($(grep '^hog ' "$OUT/hog.$blocks.$ahead.txt"))"
+    say "hog blocks=$blocks threads=$threads ahead=$ahead: $(grep '^probe n=' "$OUT/probe.$tag.txt") ($(grep '^hog ' "$OUT/hog.$tag.txt"))"
 done
 [ "${MPS:-1}" = 1 ] && echo quit | nvidia-cuda-mps-control
 say "mps-order: done"

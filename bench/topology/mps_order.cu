@@ -4,10 +4,13 @@
 // program that queues 20 launches of FMA chains at a time ran, under MPS and
 // with static SM ranges alike.) scripts/mps-order.sh runs it.
 //
-//   mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS
+//   mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS]
 //       ROUNDS times: LAUNCHES_AHEAD launches of a ~1 ms kernel of BLOCKS
-//       blocks of 1024 threads (the hardware spreads them one an SM, so with
-//       BLOCKS below the GPU's SMs the others stay free), then a synchronize.
+//       blocks of THREADS threads (default 1024; the hardware spreads them
+//       one an SM, so with BLOCKS below the GPU's SMs the others stay free),
+//       then a synchronize. (A hog of small blocks on every SM leaves nearly
+//       all of each SM free: if the probe still waits, an SM running one
+//       client's block takes none of another's.)
 //       Prints "hog ready" and waits for the file $MPS_ORDER_GO.
 //   mps_order probe COUNT
 //       COUNT times, 2 ms apart: one launch of a tiny kernel (one block, one
@@ -74,12 +77,12 @@ static long long cycles_for_us(double us)
     return (long long)(us * (double)khz / 1000.0);
 }
 
-static int hog(int blocks, int ahead, int rounds)
+static int hog(int blocks, int ahead, int rounds, int threads)
 {
     int* out;
     CHECK(cudaMalloc(&out, sizeof(int)));
     const long long c = cycles_for_us(1000.0);
-    spin<<<blocks, 1024>>>(c / 100, out); // load the module, warm up
+    spin<<<blocks, threads>>>(c / 100, out); // load the module, warm up
     CHECK(cudaDeviceSynchronize());
     std::printf("hog ready\n");
     std::fflush(stdout);
@@ -87,10 +90,10 @@ static int hog(int blocks, int ahead, int rounds)
     const double t0 = now_us();
     for (int r = 0; r < rounds; ++r) {
         for (int i = 0; i < ahead; ++i)
-            spin<<<blocks, 1024>>>(c, out);
+            spin<<<blocks, threads>>>(c, out);
         CHECK(cudaDeviceSynchronize());
     }
-    std::printf("hog blocks=%d ahead=%d rounds=%d ms=%.1f\n", blocks, ahead, rounds, (now_us() - t0) / 1000.0);
+    std::printf("hog blocks=%d threads=%d ahead=%d rounds=%d ms=%.1f\n", blocks, threads, ahead, rounds, (now_us() - t0) / 1000.0);
     return 0;
 }
 
@@ -124,10 +127,10 @@ static int probe(int count)
 
 int main(int argc, char** argv)
 {
-    if (argc == 5 && !std::strcmp(argv[1], "hog"))
-        return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
+    if ((argc == 5 || argc == 6) && !std::strcmp(argv[1], "hog"))
+        return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc == 6 ? std::atoi(argv[5]) : 1024);
     if (argc == 3 && !std::strcmp(argv[1], "probe"))
         return probe(std::atoi(argv[2]));
-    std::fprintf(stderr, "usage: mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS | mps_order probe COUNT\n");
+    std::fprintf(stderr, "usage: mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS] | mps_order probe COUNT\n");
     return 2;
 }
