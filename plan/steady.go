@@ -34,15 +34,6 @@ type SteadyOptions struct {
 	// 1/(2n) of n kernels): maximising the throughput alone could starve
 	// one process to speed up another by a little more.
 	MinSpeed float64
-	// SmallGridsWhole gives a kernel of no more blocks than the device has
-	// SMs at least as many SMs as blocks, where some split can (else the
-	// search is without it). slatec serve's drop-in client runs such a
-	// grid natively when its range holds all its blocks; range-bound,
-	// several blocks an SM, a 48-block kernel whose profile said 8 SMs run
-	// it at 0.96 of its speed ran 2-6x slower beside range-bound co-runners
-	// on the H100 (bench/RESULTS.md, fifteenth session): the profile times
-	// it alone.
-	SmallGridsWhole bool
 }
 
 // SteadySplitFor returns the split of the device's SMs between the
@@ -81,26 +72,12 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 	if M < step*n {
 		return nil, nil
 	}
-	best := steadySearch(mdl, names, step, floor, opts.SmallGridsWhole)
-	if best == nil && opts.SmallGridsWhole {
-		best = steadySearch(mdl, names, step, floor, false)
-	}
-	return best, nil
-}
-
-// steadySearch is SteadySplitFor's exhaustive search over shares in steps
-// of step (wholeSmall: SteadyOptions.SmallGridsWhole).
-func steadySearch(mdl *Model, names []string, step int, floor float64, wholeSmall bool) *SteadySplit {
-	n, M := len(names), mdl.M
 	var best *SteadySplit
 	split := make([]int, n)
 	speeds := make([]float64, n)
 	c := make([]Alloc, n)
 	eval := func() {
 		for j := range split {
-			if wholeSmall && mdl.tb[j] <= int64(M) && int64(split[j]) < mdl.tb[j] {
-				return
-			}
 			c[j] = Alloc{Kernel: j, SMs: split[j]}
 		}
 		bw := mdl.bandwidth(c)
@@ -132,7 +109,7 @@ func steadySearch(mdl *Model, names []string, step int, floor float64, wholeSmal
 		}
 	}
 	rec(0, M)
-	return best
+	return best, nil
 }
 
 // maxSteadySplits bounds the splits SteadySplitFor evaluates.

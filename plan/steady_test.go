@@ -72,42 +72,6 @@ func TestSteadySplitFor(t *testing.T) {
 	}
 }
 
-// TestSteadySplitForSmallGridsWhole: a kernel of 6 blocks that its
-// profile says runs as fast on 1 SM as on 16 (blocks packed on one SM, timed
-// alone) gets 1 SM beside the compute kernel; with SmallGridsWhole it gets
-// its 6 blocks' SMs (the drop-in client runs it natively there). Where no
-// split can hold all of a set's small grids, the search goes without.
-func TestSteadySplitForSmallGridsWhole(t *testing.T) {
-	ps := steadySet()
-	small := Kernel{Name: "small", Blocks: 6, ThreadsPerBlock: 64, Registers: 32, GlobalBytes: 1 << 20}
-	for m := 1; m <= 16; m++ {
-		small.RMs = append(small.RMs, Sample{m, 10})
-		small.BWGBs = append(small.BWGBs, Sample{m, 1})
-	}
-	small2 := small
-	small2.Name, small2.Blocks = "small2", 12
-	ps.Kernels = append(ps.Kernels, small, small2)
-	for _, tc := range []struct {
-		name  string
-		names []string
-		whole bool
-		sms   []int
-	}{
-		{"by the profile", []string{"small", "compute"}, false, []int{1, 15}},
-		{"whole", []string{"small", "compute"}, true, []int{6, 10}},
-		{"whole, the other order", []string{"compute", "small"}, true, []int{10, 6}},
-		// 6 + 12 blocks on 16 SMs: no split holds both; as without.
-		{"cannot", []string{"small", "small2"}, true, []int{1, 15}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := SteadySplitFor(ps, tc.names, SteadyOptions{SmallGridsWhole: tc.whole})
-			require.NoError(t, err)
-			require.NotNil(t, s)
-			assert.Equal(t, tc.sms, s.SMs)
-		})
-	}
-}
-
 func TestSteadySplitForBounds(t *testing.T) {
 	ps := steadySet()
 	// A floor every kernel must get: a split giving compute 12/16 = 0.75

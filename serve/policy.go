@@ -135,9 +135,7 @@ func (p *Policy) planOf(kernels []string) setPlan {
 		return sp
 	}
 	sp := setPlan{}
-	// A small grid's share holds all its blocks: the drop-in client then
-	// launches it natively (plan.SteadyOptions.SmallGridsWhole).
-	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{SmallGridsWhole: true}); err == nil && st != nil && st.STP >= MinSTP {
+	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{}); err == nil && st != nil && st.STP >= MinSTP {
 		sp.sms, sp.split = map[string]int{}, st
 		for i, k := range st.Names {
 			sp.sms[k] = st.SMs[i]

@@ -38,7 +38,7 @@ func TestPolicyPlansEachSet(t *testing.T) {
 		{[]string{"triad_f4"}, false},
 	} {
 		if len(tc.kernels) > 1 && tc.kernels[0] != tc.kernels[1] && tc.kernels[1] != "" && tc.kernels[1] != "no_such_kernel" {
-			want, err := plan.SteadySplitFor(ps, tc.kernels, plan.SteadyOptions{SmallGridsWhole: true})
+			want, err := plan.SteadySplitFor(ps, tc.kernels, plan.SteadyOptions{})
 			require.NoError(t, err)
 			require.NotNil(t, want)
 			assert.Equal(t, tc.planned, want.STP >= MinSTP, "%v: predicted STP %.3f", tc.kernels, want.STP)
@@ -72,27 +72,4 @@ func TestPolicyPlansEachSet(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, none.Planned([]string{"triad_f4", "fma_chain"}))
 	assert.Equal(t, "grants: overlap (whole GPU, native)", none.Name(Overlap))
-}
-
-// TestPolicyGivesSmallGridsTheirBlocks: a kernel of fewer blocks than the
-// GPU has SMs gets a share that holds them all (the drop-in client then
-// launches it natively): on the H100 profiles of the serve programs, the
-// 48-block dep_chains, which its profile says runs at 0.96 of its speed on
-// 8 SMs, gets 48 beside the FMA chains and beside the triad and FMA chains.
-func TestPolicyGivesSmallGridsTheirBlocks(t *testing.T) {
-	ps, err := plan.ReadProfileFile("../bench/results/raw/serve-profiles-5f1612a-h100.json")
-	require.NoError(t, err)
-	pol, err := NewPolicy(ps)
-	require.NoError(t, err)
-	for _, set := range [][]string{{"dep_chains", "fma_chains"}, {"stream_triad", "fma_chains", "dep_chains"}, {"dep_chains", "stream_triad"}} {
-		require.True(t, pol.Planned(set), "%v", set)
-		st := pol.Steady(set)
-		require.NotNil(t, st)
-		for i, k := range st.Names {
-			if k == "dep_chains" {
-				assert.GreaterOrEqual(t, st.SMs[i], 48, "%v: %v", set, st.SMs)
-			}
-		}
-		t.Logf("%v: %v SMs, predicted STP %.3f", st.Names, st.SMs, st.STP)
-	}
 }
