@@ -39,7 +39,9 @@ func TestCompletionOffersEnumValues(t *testing.T) {
 		want []string
 	}{
 		{[]string{"transform", "--iters", ""}, []string{"auto"}},
-		{[]string{"merge", "--mode", ""}, []string{"interleaved", "persistent", "smrange"}},
+		{[]string{"merge", "--mode", ""}, []string{"interleaved", "persistent", "smrange", "split"}},
+		{[]string{"serve", "--objective", ""}, []string{"stp", "balanced"}},
+		{[]string{"serve", "--unplanned", ""}, []string{"overlap", "equal"}},
 		{[]string{"plan", "--algo", ""}, []string{"stm", "optimal", "slate", "li", "cumas"}},
 		{[]string{"plan", "--eval", ""}, []string{"fluid", "exact"}},
 		{[]string{"bench", "--modes", ""}, []string{"all", "sequential", "streams", "mps", "green", "static", "scheduler", "stm", "oracle"}},

@@ -77,7 +77,8 @@ multi-kernel schedulers with leaky-bucket block interleaving (Liang et al.).`,
 // shell completion (slatec completion bash|zsh|fish|powershell).
 var enumFlags = map[string]map[string][]string{
 	"transform": {"iters": {"auto"}},
-	"merge":     {"mode": {"interleaved", "persistent", "smrange"}},
+	"merge":     {"mode": {"interleaved", "persistent", "smrange", "split"}},
+	"serve":     {"unplanned": {"overlap", "equal"}, "objective": {"stp", "balanced"}},
 	"plan": {
 		"algo":    {"stm", "optimal", "slate", "li", "cumas"},
 		"eval":    {"fluid", "exact"},

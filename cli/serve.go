@@ -25,6 +25,7 @@ type serveFlags struct {
 	resizeTimeout time.Duration
 	idleAfter     time.Duration
 	splitHold     time.Duration
+	objective     string
 	logFile       string
 	sms           int
 	status        bool
@@ -87,6 +88,7 @@ daemon (as slatec top) instead.`,
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
 	fl.BoolVar(&f.traceNotes, "trace-notes", false, "log every load note (launches, running, native_pending, busy): why a set is or is not split")
+	fl.StringVar(&f.objective, "objective", "stp", "what a planned split maximises: stp (the sum of the kernels' predicted speeds) or balanced (the slowest one's)")
 	fl.StringVar(&f.unplanned, "unplanned", string(serve.Overlap), "what processes that no plan co-runs get: overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
@@ -115,6 +117,12 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	if f.unplanned == "" {
 		f.unplanned = string(serve.Overlap)
 	}
+	if f.objective == "" {
+		f.objective = "stp"
+	}
+	if f.objective != "stp" && f.objective != "balanced" {
+		return usagef("--objective must be stp or balanced, got %q", f.objective)
+	}
 	if u := serve.Unplanned(f.unplanned); u != serve.Overlap && u != serve.EqualShares {
 		return usagef("--unplanned must be %s or %s, got %q", serve.Overlap, serve.EqualShares, f.unplanned)
 	}
@@ -129,7 +137,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
-		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, Version: Version, Logf: lg.Printf,
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, Balanced: f.objective == "balanced", Version: Version, Logf: lg.Printf,
 		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes,
 	}
 	if f.profiles != "" {

@@ -34,10 +34,19 @@ type SteadyOptions struct {
 	// 1/(2n) of n kernels): maximising the throughput alone could starve
 	// one process to speed up another by a little more.
 	MinSpeed float64
+	// Balanced maximises the slowest kernel's speed instead of STP (ties,
+	// within 0.5%, go to the higher STP): processes with about as much
+	// work each end about together, which is what their makespan asks. STP
+	// rewards a bandwidth-bound kernel's last few percent of speed bought
+	// with many SMs: on the H100 it gave a triad 32 SMs beside FMA chains,
+	// whose pair then took 115 ms, where 20 took 99 (bench/RESULTS.md,
+	// fifteenth session).
+	Balanced bool
 }
 
 // SteadySplitFor returns the split of the device's SMs between the
-// kernels names (two or more, each profiled) that maximises STP, each
+// kernels names (two or more, each profiled) that maximises STP (or, with
+// opts.Balanced, the slowest kernel's speed), each
 // kernel's speed being best_i / (R_i[m_i] x slow_i): slow_i is the larger
 // of the bandwidth penalty of all of them together (Liang's equation 3)
 // and kernel i's loaded-latency factor beside the others' bandwidth (its
@@ -73,6 +82,12 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 		return nil, nil
 	}
 	var best *SteadySplit
+	// Balanced: a first pass finds the best slowest speed (maxMin), the
+	// second the highest STP among splits within 0.5% of it.
+	maxMin, pass := 0.0, 2
+	if opts.Balanced {
+		pass = 1
+	}
 	split := make([]int, n)
 	speeds := make([]float64, n)
 	c := make([]Alloc, n)
@@ -82,7 +97,7 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 		}
 		bw := mdl.bandwidth(c)
 		pen := mdl.penaltyOf(bw)
-		stp := 0.0
+		stp, slowest := 0.0, math.Inf(1)
 		for j := range split { // sub holds the kernels in the order of names
 			slow := max(pen, mdl.loaded(j, bw-mdl.b[j][split[j]]))
 			speeds[j] = mdl.best[j] / (mdl.r[j][split[j]] * slow)
@@ -90,6 +105,14 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 				return
 			}
 			stp += speeds[j]
+			slowest = min(slowest, speeds[j])
+		}
+		if pass == 1 {
+			maxMin = max(maxMin, slowest)
+			return
+		}
+		if opts.Balanced && slowest < maxMin/1.005 {
+			return
 		}
 		if best == nil || stp > best.STP+1e-12 {
 			best = &SteadySplit{Names: append([]string(nil), names...), SMs: append([]int(nil), split...),
@@ -109,6 +132,10 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 		}
 	}
 	rec(0, M)
+	if pass == 1 {
+		pass = 2
+		rec(0, M)
+	}
 	return best, nil
 }
 

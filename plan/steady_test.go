@@ -72,6 +72,28 @@ func TestSteadySplitFor(t *testing.T) {
 	}
 }
 
+// TestSteadySplitForBalanced: on the H100 profiles of the serve programs,
+// STP gives the triad 32 SMs beside the FMA chains (its speed 0.86, theirs
+// 0.76); balanced gives it fewer, for a higher slowest speed, where the
+// two speeds are about equal.
+func TestSteadySplitForBalanced(t *testing.T) {
+	ps, err := ReadProfileFile("../bench/results/raw/serve-profiles-5f1612a-h100.json")
+	require.NoError(t, err)
+	names := []string{"stream_triad", "fma_chains"}
+	stp, err := SteadySplitFor(ps, names, SteadyOptions{})
+	require.NoError(t, err)
+	bal, err := SteadySplitFor(ps, names, SteadyOptions{Balanced: true})
+	require.NoError(t, err)
+	require.NotNil(t, stp)
+	require.NotNil(t, bal)
+	t.Logf("stp %v %.3f %v; balanced %v %.3f %v", stp.SMs, stp.STP, stp.Speeds, bal.SMs, bal.STP, bal.Speeds)
+	assert.Equal(t, []int{32, 100}, stp.SMs)
+	assert.Less(t, bal.SMs[0], stp.SMs[0], "balanced gives the triad fewer SMs")
+	assert.Greater(t, min(bal.Speeds[0], bal.Speeds[1]), min(stp.Speeds[0], stp.Speeds[1]))
+	// Equal speeds within the SM step: the two kernels' speeds are close.
+	assert.InDelta(t, bal.Speeds[0], bal.Speeds[1], 0.02)
+}
+
 func TestSteadySplitForBounds(t *testing.T) {
 	ps := steadySet()
 	// A floor every kernel must get: a split giving compute 12/16 = 0.75

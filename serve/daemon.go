@@ -42,6 +42,9 @@ type Config struct {
 	// TraceNotes logs every load note with the client's busy reading and
 	// whether the set is split (diagnostics; a line a note).
 	TraceNotes bool
+	// Balanced plans each set of kernels for its slowest kernel's speed
+	// instead of the sum of speeds (STP): see plan.SteadyOptions.Balanced.
+	Balanced bool
 	// SplitHold is how long a split stays made, whatever the busy readings,
 	// while the same processes stay active with the same kernels (default
 	// 100 ms; negative: no hold). A process that goes idle or leaves, or
@@ -201,6 +204,7 @@ func New(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	pol.Balanced = cfg.Balanced
 	d := &Daemon{cfg: cfg, pol: pol, conns: map[*conn]struct{}{}, start: cfg.Clock(), stopIdle: make(chan struct{})}
 	if cfg.MPS != nil {
 		d.mps = *cfg.MPS

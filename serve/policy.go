@@ -25,6 +25,9 @@ import (
 // Plans are cached per set.
 type Policy struct {
 	profiles *plan.ProfileSet
+	// Balanced plans each set for its slowest kernel's speed, not STP
+	// (plan.SteadyOptions.Balanced); set before the first plan.
+	Balanced bool
 
 	mu    sync.Mutex
 	plans map[string]setPlan
@@ -63,7 +66,11 @@ func (p *Policy) Name(unplanned Unplanned) string {
 		rest = "overlap (whole GPU, native)"
 	}
 	if p.profiles != nil {
-		return "grants: planned per set of kernels (profiles), else " + rest
+		how := "planned per set of kernels (profiles)"
+		if p.Balanced {
+			how = "planned per set of kernels (profiles, balanced)"
+		}
+		return "grants: " + how + ", else " + rest
 	}
 	return "grants: " + rest
 }
@@ -135,7 +142,7 @@ func (p *Policy) planOf(kernels []string) setPlan {
 		return sp
 	}
 	sp := setPlan{}
-	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{}); err == nil && st != nil && st.STP >= MinSTP {
+	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{Balanced: p.Balanced}); err == nil && st != nil && st.STP >= MinSTP {
 		sp.sms, sp.split = map[string]int{}, st
 		for i, k := range st.Names {
 			sp.sms[k] = st.SMs[i]

@@ -73,3 +73,31 @@ func TestPolicyPlansEachSet(t *testing.T) {
 	assert.False(t, none.Planned([]string{"triad_f4", "fma_chain"}))
 	assert.Equal(t, "grants: overlap (whole GPU, native)", none.Name(Overlap))
 }
+
+// TestPolicyBalanced: with Balanced the policy plans for the slowest
+// kernel (plan.SteadyOptions.Balanced): on the H100 profiles of the serve
+// programs the triad gets fewer SMs beside the FMA chains than STP gives it.
+func TestPolicyBalanced(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../bench/results/raw/serve-profiles-5f1612a-h100.json")
+	require.NoError(t, err)
+	set := []string{"stream_triad", "fma_chains"}
+	triad := func(balanced bool) int {
+		pol, err := NewPolicy(ps)
+		require.NoError(t, err)
+		pol.Balanced = balanced
+		st := pol.Steady(set)
+		require.NotNil(t, st)
+		for i, k := range st.Names {
+			if k == "stream_triad" {
+				return st.SMs[i]
+			}
+		}
+		t.Fatalf("no stream_triad in %v", st.Names)
+		return 0
+	}
+	assert.Less(t, triad(true), triad(false))
+	pol, err := NewPolicy(ps)
+	require.NoError(t, err)
+	pol.Balanced = true
+	assert.Contains(t, pol.Name(Overlap), "balanced")
+}
