@@ -1716,9 +1716,10 @@ static void run_served(const plan& p, Launch& launch)
     slate_serve::client* const client = slate_serve::process_client(0, 0);
     unsigned int lo = 0, hi = 0;
     double expect_us = 0;
-    if (client->begin_queued(s, &lo, &hi, &expect_us)) {
+    unsigned long long token = 0;
+    if (client->begin_queued(s, &lo, &hi, &expect_us, &token)) {
         run_queued(p, launch, lo, hi, expect_us);
-        client->end_queued();
+        client->end_queued(token);
         return;
     }
     served_ops<Launch> ops(p, launch);

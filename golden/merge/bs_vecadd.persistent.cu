@@ -1274,12 +1274,12 @@ public:
     // launch, scaled to the blocks and SMs) is known and at most half of
     // queue_budget_us(), and the launch is not the kernel's 64th since its
     // time was last measured (that one runs synchronously, and measures it
-    // again). True: *lo, *hi are the range, *expect_us the expected time;
-    // the caller launches, then calls end_queued(). A queued launch is
+    // again). True: *lo, *hi are the range, *expect_us the expected time,
+    // *token what the caller passes to end_queued() once it has launched. A queued launch is
     // never moved: when the grant changes, the ack waits until the launches
     // queued so far have ended (as for native launches: the native drain),
     // and the new range is used from the next launch. False: run() it.
-    bool begin_queued(const launch_spec& s, unsigned int* lo, unsigned int* hi, double* expect_us)
+    bool begin_queued(const launch_spec& s, unsigned int* lo, unsigned int* hi, double* expect_us, unsigned long long* token)
     {
         const double budget = queue_budget_us();
         if (budget <= 0 || !valid(s) || !alive())
@@ -1299,7 +1299,8 @@ public:
             e *= blocks / t.blocks;
         if (e > budget / 2 || ++t.queued >= 64)
             return false;
-        ++queuing_;
+        ++queuing_[queue_gen_];
+        *token = queue_gen_;
         queued_ = true;
         launches_total_.fetch_add(1, std::memory_order_relaxed);
         kernel_ = s.kernel;
@@ -1312,13 +1313,17 @@ public:
         return true;
     }
 
-    // end_queued follows the launch call of a queued launch: the launch is
-    // on its stream, so a native drain from here on waits for it.
-    void end_queued()
+    // end_queued follows the launch call of a queued launch (token: from
+    // begin_queued): the launch is on its stream, so a native drain from
+    // here on waits for it.
+    void end_queued(unsigned long long token)
     {
         std::lock_guard<std::mutex> l(mu_);
-        if (--queuing_ == 0)
+        std::map<unsigned long long, int>::iterator it = queuing_.find(token);
+        if (it != queuing_.end() && --it->second <= 0) {
+            queuing_.erase(it);
             cv_.notify_all();
+        }
     }
 
     // retreat_wait_ms is how long a move waits for a launch's workers to
@@ -1390,7 +1395,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queuing_(0), moved_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
     {
     }
@@ -1608,12 +1613,14 @@ private:
     // so far ran on the whole GPU, the queued ones on the old range, and
     // neither can move; the ack waits for their end (and says how long
     // that took).
-    void drain_natives(void (*f)(), clock_type::time_point t0)
+    void drain_natives(void (*f)(), clock_type::time_point t0, unsigned long long gen)
     {
         {
-            // A queued launch that took the old range is launched first.
+            // A queued launch that took an older range is launched first
+            // (not those begun since: a program launching back to back
+            // must not hold the ack off).
             std::unique_lock<std::mutex> l(mu_);
-            cv_.wait(l, [this] { return queuing_ == 0; });
+            cv_.wait(l, [this, gen] { return queuing_.empty() || queuing_.begin()->first >= gen; });
         }
         if (f)
             f();
@@ -1715,7 +1722,7 @@ private:
                     if (((before.alone && !m.alone) || queued_) && !draining_) {
                         draining_ = true;
                         queued_ = false;
-                        std::thread(&client::drain_natives, this, native_drain_, grant_at_).detach();
+                        std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
                     cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
@@ -1791,10 +1798,12 @@ private:
     clock_type::time_point grant_at_;
     bool ack_pending_, draining_;
     // Queued launches (begin_queued): queued_ once one was made since the
-    // last drain began; queuing_ while one is between its grant and its
-    // launch call (a drain waits for those).
+    // last drain began; queuing_ counts, by the drain generation they began
+    // in (queue_gen_, one more at each drain), those between their grant and
+    // their launch call: a drain waits for those of earlier generations.
     bool queued_;
-    int queuing_;
+    std::map<unsigned long long, int> queuing_;
+    unsigned long long queue_gen_;
     int moved_;
     unsigned long long native_us_;
     void (*native_drain_)();
@@ -1848,8 +1857,8 @@ public:
     void set_native_marks(void (*)(void*), bool (*)()) {}
     void native_launched(void*) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
-    bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*) { return false; }
-    void end_queued() {}
+    bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
+    void end_queued(unsigned long long) {}
 };
 inline client* process_client(int, int) { return 0; }
 #endif
@@ -3389,9 +3398,10 @@ static void run_served(const plan& p, Launch& launch)
     slate_serve::client* const client = slate_serve::process_client(0, 0);
     unsigned int lo = 0, hi = 0;
     double expect_us = 0;
-    if (client->begin_queued(s, &lo, &hi, &expect_us)) {
+    unsigned long long token = 0;
+    if (client->begin_queued(s, &lo, &hi, &expect_us, &token)) {
         run_queued(p, launch, lo, hi, expect_us);
-        client->end_queued();
+        client->end_queued(token);
         return;
     }
     served_ops<Launch> ops(p, launch);
@@ -4680,7 +4690,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 4684 "golden/merge/bs_vecadd.persistent.cu"
+#line 4694 "golden/merge/bs_vecadd.persistent.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (persistent mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -298,6 +298,7 @@ int main(int argc, char** argv)
     std::printf("connect served=%d us=%lld\n", connected ? 1 : 0, since_us(t0));
     std::fflush(stdout);
     const bool queue_mode = std::getenv("SERVE_DRIVER_QUEUE") && std::atoi(std::getenv("SERVE_DRIVER_QUEUE")) == 1;
+    const bool queue_hold = std::getenv("SERVE_DRIVER_QUEUE_HOLD") && std::atoi(std::getenv("SERVE_DRIVER_QUEUE_HOLD")) == 1;
     std::mutex out;
     std::atomic<int> served(0), bad(0);
     std::vector<std::thread> ts;
@@ -326,10 +327,11 @@ int main(int argc, char** argv)
                 const clk::time_point l0 = clk::now();
                 unsigned int qlo = 0, qhi = 0;
                 double qus = 0;
+                unsigned long long qtoken = 0;
                 // A grid no larger than the range's SMs runs natively
                 // (take_small), as the prelude's make_plan decides first.
                 const bool small = c && queue_mode && c->take_small(total, s.kernel);
-                const bool queued = !small && c && queue_mode && c->begin_queued(s, &qlo, &qhi, &qus);
+                const bool queued = !small && c && queue_mode && c->begin_queued(s, &qlo, &qhi, &qus, &qtoken);
                 if (queued) {
                     // Launched without waiting (the prelude: a self-completing
                     // worker on the program's stream), followed as a native
@@ -338,9 +340,16 @@ int main(int argc, char** argv)
                     ++native_running();
                     f.start(qlo, qhi);
                     c->native_launched(0);
-                    c->end_queued();
+                    // $SERVE_DRIVER_QUEUE_HOLD=1: the launch ends before
+                    // end_queued (the prelude's launcher may wait for older
+                    // queued launches inside that window), so the thread is
+                    // nearly always between begin_queued and end_queued.
+                    if (!queue_hold)
+                        c->end_queued(qtoken);
                     while (!f.query())
                         std::this_thread::sleep_for(std::chrono::microseconds(20));
+                    if (queue_hold)
+                        c->end_queued(qtoken);
                     f.finish();
                     --native_running();
                 }
