@@ -4,18 +4,20 @@
 // program that queues 20 launches of FMA chains at a time ran, under MPS and
 // with static SM ranges alike.) scripts/mps-order.sh runs it.
 //
-//   mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS]
-//       ROUNDS times: LAUNCHES_AHEAD launches of a ~1 ms kernel of BLOCKS
-//       blocks of THREADS threads (default 1024; the hardware spreads them
-//       one an SM, so with BLOCKS below the GPU's SMs the others stay free),
-//       then a synchronize. (A hog of small blocks on every SM leaves nearly
-//       all of each SM free: if the probe still waits, an SM running one
-//       client's block takes none of another's.)
+//   mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS [BLOCK_US]]
+//       ROUNDS times: LAUNCHES_AHEAD launches of a kernel of BLOCKS blocks of
+//       THREADS threads (default 1024; the hardware spreads them one an SM,
+//       so with BLOCKS below the GPU's SMs the others stay free), each block
+//       spinning BLOCK_US (default 1000), then a synchronize. (A hog of small
+//       blocks on every SM leaves nearly all of each SM free: if the probe
+//       still waits, an SM running one client's block takes none of
+//       another's. Many short blocks, e.g. 16384 of 256 threads for 70 us,
+//       make a kernel of many waves, as an FMA-chain program's.)
 //       Prints "hog ready" and waits for the file $MPS_ORDER_GO.
-//   mps_order probe COUNT
-//       COUNT times, 2 ms apart: one launch of a tiny kernel (one block, one
-//       warp, ~5 us), timed from the host's launch call to its end (event
-//       synchronize). Prints each latency and p50/p90/max in us.
+//   mps_order probe COUNT [BLOCKS THREADS BLOCK_US]
+//       COUNT times, 2 ms apart: one launch of a small kernel (default one
+//       block, one warp, 5 us), timed from the host's launch call to its end
+//       (event synchronize). Prints each latency and p50/p90/max in us.
 //
 // If grids dispatch in submission order across clients, the probe waits
 // for the hog's queue even with BLOCKS well below the GPU's SMs; if not,
@@ -77,11 +79,11 @@ static long long cycles_for_us(double us)
     return (long long)(us * (double)khz / 1000.0);
 }
 
-static int hog(int blocks, int ahead, int rounds, int threads)
+static int hog(int blocks, int ahead, int rounds, int threads, double block_us)
 {
     int* out;
     CHECK(cudaMalloc(&out, sizeof(int)));
-    const long long c = cycles_for_us(1000.0);
+    const long long c = cycles_for_us(block_us);
     spin<<<blocks, threads>>>(c / 100, out); // load the module, warm up
     CHECK(cudaDeviceSynchronize());
     std::printf("hog ready\n");
@@ -97,14 +99,14 @@ static int hog(int blocks, int ahead, int rounds, int threads)
     return 0;
 }
 
-static int probe(int count)
+static int probe(int count, int blocks, int threads, double block_us)
 {
     int* out;
     CHECK(cudaMalloc(&out, sizeof(int)));
     cudaEvent_t e;
     CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
-    const long long c = cycles_for_us(5.0);
-    spin<<<1, 32>>>(c, out); // load the module before the hog starts
+    const long long c = cycles_for_us(block_us);
+    spin<<<blocks, threads>>>(c, out); // load the module before the hog starts
     CHECK(cudaDeviceSynchronize());
     std::printf("probe ready\n");
     std::fflush(stdout);
@@ -113,7 +115,7 @@ static int probe(int count)
     std::vector<double> us;
     for (int i = 0; i < count; ++i) {
         const double t0 = now_us();
-        spin<<<1, 32>>>(c, out);
+        spin<<<blocks, threads>>>(c, out);
         CHECK(cudaEventRecord(e, 0));
         CHECK(cudaEventSynchronize(e));
         us.push_back(now_us() - t0);
@@ -127,10 +129,13 @@ static int probe(int count)
 
 int main(int argc, char** argv)
 {
-    if ((argc == 5 || argc == 6) && !std::strcmp(argv[1], "hog"))
-        return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc == 6 ? std::atoi(argv[5]) : 1024);
+    if (argc >= 5 && argc <= 7 && !std::strcmp(argv[1], "hog"))
+        return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc >= 6 ? std::atoi(argv[5]) : 1024,
+                   argc == 7 ? std::atof(argv[6]) : 1000.0);
     if (argc == 3 && !std::strcmp(argv[1], "probe"))
-        return probe(std::atoi(argv[2]));
-    std::fprintf(stderr, "usage: mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS] | mps_order probe COUNT\n");
+        return probe(std::atoi(argv[2]), 1, 32, 5.0);
+    if (argc == 6 && !std::strcmp(argv[1], "probe"))
+        return probe(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atof(argv[5]));
+    std::fprintf(stderr, "usage: mps_order hog BLOCKS LAUNCHES_AHEAD ROUNDS [THREADS [BLOCK_US]] | mps_order probe COUNT [BLOCKS THREADS BLOCK_US]\n");
     return 2;
 }
