@@ -3347,7 +3347,11 @@ static void queued_push(const plan& p, double expect_us)
 template <typename Launch>
 static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned int hi, double expect_us)
 {
+    // (Its event queries' cudaErrorNotReady must not reach the program's
+    // cudaGetLastError.)
+    const cudaError_t before = cudaPeekAtLastError();
     queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
+    quiet_error(before);
     slate_cfg c = p.cfg;
     c.flags |= SLATE_FLAG_RESET;
     c.flags &= ~SLATE_FLAG_ALL_SMS;

@@ -3348,7 +3348,11 @@ static void queued_push(const plan& p, double expect_us)
 template <typename Launch>
 static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned int hi, double expect_us)
 {
+    // (Its event queries' cudaErrorNotReady must not reach the program's
+    // cudaGetLastError.)
+    const cudaError_t before = cudaPeekAtLastError();
     queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
+    quiet_error(before);
     slate_cfg c = p.cfg;
     c.flags |= SLATE_FLAG_RESET;
     c.flags &= ~SLATE_FLAG_ALL_SMS;
@@ -4773,7 +4777,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 4777 "golden/merge/early_transpose.interleaved.cu"
+#line 4781 "golden/merge/early_transpose.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (interleaved mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

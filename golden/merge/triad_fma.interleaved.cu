@@ -3348,7 +3348,11 @@ static void queued_push(const plan& p, double expect_us)
 template <typename Launch>
 static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned int hi, double expect_us)
 {
+    // (Its event queries' cudaErrorNotReady must not reach the program's
+    // cudaGetLastError.)
+    const cudaError_t before = cudaPeekAtLastError();
     queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
+    quiet_error(before);
     slate_cfg c = p.cfg;
     c.flags |= SLATE_FLAG_RESET;
     c.flags &= ~SLATE_FLAG_ALL_SMS;
@@ -4547,7 +4551,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 4551 "golden/merge/triad_fma.interleaved.cu"
+#line 4555 "golden/merge/triad_fma.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (interleaved mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
