@@ -750,17 +750,13 @@ func TestServeClientQueuesShortLaunches(t *testing.T) {
 	}
 }
 
-// TestServeClientAckIsNotHeldOffByQueuedLaunches: the ack of a grant
-// change waits for the queued launches that took the old range, not for
-// those begun since: a program that launches back to back, always between
-// begin_queued and end_queued (SERVE_DRIVER_QUEUE_HOLD), is acknowledged
-// within a launch or so, not when it stops launching (~250 ms here).
-// (Counting every launch in the window, as before, passed this too on a
-// 2-core machine: the drain thread won the mutex within a launch or two.
-// Generations make the bound certain rather than likely.)
-func TestServeClientAckIsNotHeldOffByQueuedLaunches(t *testing.T) {
-	acked := make(chan *serve.Msg, 1)
-	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+// regrantAfterFive is a fake daemon that welcomes the driver on 0:49, moves
+// it to 50:99 (grant 7) once a load note counts five launches, and hands
+// the driver's ack to the test.
+func regrantAfterFive(t *testing.T) (sock string, acked <-chan *serve.Msg) {
+	t.Helper()
+	ch := make(chan *serve.Msg, 1)
+	sock = fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
 		m := read()
 		if m == nil {
 			return
@@ -780,13 +776,26 @@ func TestServeClientAckIsNotHeldOffByQueuedLaunches(t *testing.T) {
 				return
 			}
 			if m.Type == serve.TAck {
-				acked <- m
+				ch <- m
 				break
 			}
 		}
 		for read() != nil {
 		}
 	})
+	return sock, ch
+}
+
+// TestServeClientAckIsNotHeldOffByQueuedLaunches: the ack of a grant
+// change waits for the queued launches that took the old range, not for
+// those begun since: a program that launches back to back, always between
+// begin_queued and end_queued (SERVE_DRIVER_QUEUE_HOLD), is acknowledged
+// within a launch or so, not when it stops launching (~250 ms here).
+// (Counting every launch in the window, as before, passed this too on a
+// 2-core machine: the drain thread won the mutex within a launch or two.
+// Generations make the bound certain rather than likely.)
+func TestServeClientAckIsNotHeldOffByQueuedLaunches(t *testing.T) {
+	sock, acked := regrantAfterFive(t)
 	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SERVE_DRIVER_QUEUE_HOLD=1", "SLATE_SERVE_QUEUE_US=100000"}, 1, 400, 64, 4, 300)
 	select {
 	case a := <-acked:
@@ -833,34 +842,7 @@ func TestServeClientRunsSmallGridsNatively(t *testing.T) {
 // that covers the launches queued so far, says how long it took, and the
 // launches after it run on the new range.
 func TestServeClientAckWaitsForQueuedLaunches(t *testing.T) {
-	acked := make(chan *serve.Msg, 1)
-	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
-		m := read()
-		if m == nil {
-			return
-		}
-		welcome(c, m.ID, 0, 49, false)
-		for {
-			if m = read(); m == nil {
-				return
-			}
-			if m.Type == serve.TLoad && m.Launches >= 5 {
-				break
-			}
-		}
-		frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99},"clients":2}`)
-		for {
-			if m = read(); m == nil {
-				return
-			}
-			if m.Type == serve.TAck {
-				acked <- m
-				break
-			}
-		}
-		for read() != nil {
-		}
-	})
+	sock, acked := regrantAfterFive(t)
 	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SERVE_DRIVER_NATIVE_MS=30"}, 1, 80, 64, 4, 300)
 	select {
 	case a := <-acked:
