@@ -846,6 +846,22 @@ inline double queue_budget_us()
     return us;
 }
 
+// native_budget_us bounds the GPU work a sharing process's native launches
+// keep queued ahead ($SLATE_SERVE_NATIVE_US, default 4000; 0: unbounded):
+// a native launch waits for older ones while those still pending are
+// expected to take longer (native_ahead.h). A grant change's ack waits for
+// them (the native drain), so it also bounds how long a split takes to
+// take effect (docs/SERVE.md).
+inline double native_budget_us()
+{
+    static const double us = [] {
+        const char* v = std::getenv("SLATE_SERVE_NATIVE_US");
+        const double d = v && *v ? std::strtod(v, 0) : 4000.0;
+        return d > 0 ? d : 0.0;
+    }();
+    return us;
+}
+
 // small_native says whether sharing processes launch grids no larger than
 // their range natively ($SLATE_SERVE_SMALL, default 1; 0: on the range like
 // any other; client::take_small).
@@ -990,8 +1006,9 @@ public:
 
     // set_native_marks sets how the process's native launches are followed
     // while it shares the GPU (the prelude: mark records an event on the
-    // launch's stream, pending queries it). The first call wins.
-    void set_native_marks(void (*mark)(void* stream), bool (*pending)())
+    // launch's stream and, with hold, keeps the work queued ahead within
+    // native_budget_us(); pending queries them). The first call wins.
+    void set_native_marks(void (*mark)(void* stream, bool hold), bool (*pending)())
     {
         std::lock_guard<std::mutex> l(mu_);
         if (!native_mark_) {
@@ -1005,15 +1022,17 @@ public:
     // (a program's warm-up, then a synchronize, may wait behind another's
     // launches for tens of milliseconds). The load notes then say whether
     // the process's native launches have all ended (native_pending): such a
-    // process is waiting, not idle, though it sends no launches. Alone, it
-    // costs two relaxed loads.
-    void native_launched(void* stream)
+    // process is waiting, not idle, though it sends no launches. Sharing, a
+    // native launch (hold) may wait for older ones: a grant change's drain
+    // takes about native_budget_us() (queued served launches, bounded by
+    // their own budget, pass hold = false). Alone, it costs two relaxed loads.
+    void native_launched(void* stream, bool hold = true)
     {
-        if (!native_mark_ ||
-            !(sharing_.load(std::memory_order_relaxed) || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
+        const bool sharing = sharing_.load(std::memory_order_relaxed);
+        if (!native_mark_ || !(sharing || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
             !alive()) // the daemon gone (nobody reads the notes), or a child after fork()
             return;
-        native_mark_(stream);
+        native_mark_(stream, hold && sharing);
         marked_.store(true, std::memory_order_release);
     }
 
@@ -1809,7 +1828,7 @@ private:
     // Native launches followed while sharing (native_launched): marked_ once
     // one was marked since the listener last found them all ended.
     std::atomic<bool> sharing_{false}, marked_{false};
-    void (*native_mark_)(void*);
+    void (*native_mark_)(void*, bool);
     bool (*native_pending_fn_)();
     bool native_pending_sent_; // what the last load note said (mu_)
 };
@@ -1853,8 +1872,8 @@ public:
     bool take_native(const char* = 0) { return true; }
     bool take_small(unsigned long long, const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
-    void set_native_marks(void (*)(void*), bool (*)()) {}
-    void native_launched(void*) {}
+    void set_native_marks(void (*)(void*, bool), bool (*)()) {}
+    void native_launched(void*, bool = true) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
     void end_queued(unsigned long long) {}
@@ -1864,6 +1883,163 @@ inline client* process_client(int, int) { return 0; }
 
 } // namespace slate_serve
 #endif // SLATE_SERVE_CLIENT_H
+// ---- slatec native ahead: a sharing process's native launches, held to a budget of GPU work ----
+// A served process launches natively while it overlaps the others on the
+// whole GPU (no split yet) and for grids no larger than its range. A program
+// that enqueues its launches ahead (a loop of asynchronous launches, then
+// one synchronize) queued 60 one-millisecond FMA grids, or 240 triads, in
+// its first millisecond; when the daemon then split the GPU, nothing of the
+// split took effect until they had drained (under MPS a queue of many-wave
+// grids holds the other process's launches back), the drain ran past the
+// daemon's resize timeout, and the split was undone (H100, bench/RESULTS.md,
+// sixteenth session). The ring follows each such launch with an event,
+// learns a launch's GPU time from the events of launches queued back to
+// back, and holds the host, oldest first, while the launches still pending
+// are expected to take longer than the budget: a drain then takes about the
+// budget (the queued served launches have the same bound).
+#ifndef SLATE_NATIVE_AHEAD_H
+#define SLATE_NATIVE_AHEAD_H
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime_api.h>
+#include <atomic>
+#include <mutex>
+
+namespace slate_native_ahead_v1 {
+
+class ring {
+public:
+    // kSlots events; one slot stays the last ended launch's (the start of
+    // the next one's time), so at most kSlots-1 launches are pending.
+    // Until a launch's time is known, kUnknownAhead launches may be pending.
+    enum { kSlots = 64, kUnknownAhead = 2 };
+
+    ring() : made_(0), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false) {}
+
+    // record follows a launch just made on stream (the current device).
+    // With budget_us > 0 it then waits until the launches still pending
+    // are expected to take at most budget_us, or one is left; with 0 it
+    // only follows the launch (pending() sees it). The caller keeps the
+    // calls' errors from the program (cudaGetLastError).
+    void record(cudaStream_t stream, double budget_us)
+    {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (!made_locked())
+            return;
+        retire_locked();
+        if (count_ >= (unsigned)kSlots - 1u) {
+            if (budget_us > 0) {
+                wait_oldest(lock);
+                retire_locked();
+            } else { // not held: the oldest is let go (the newest says whether any is pending)
+                head_ = (head_ + 1u) % (unsigned)kSlots;
+                --count_;
+                prev_ = -1;
+            }
+        }
+        if (count_ >= (unsigned)kSlots - 1u)
+            return; // still full (a launch that never ends): not followed
+        const unsigned slot = (head_ + count_) % (unsigned)kSlots;
+        if (cudaEventRecord(ev_[slot], stream) != cudaSuccess)
+            return;
+        any_.store(true, std::memory_order_release);
+        // Its time from the launch before it is its own GPU time when that
+        // one was still pending (queued back to back) and both are held.
+        timed_[slot] = budget_us > 0 && count_ > 0 && held_[(slot + kSlots - 1u) % (unsigned)kSlots];
+        held_[slot] = budget_us > 0;
+        ++count_;
+        if (budget_us <= 0)
+            return;
+        for (;;) {
+            retire_locked();
+            const bool over = count_ > 1u && (learned_ ? (double)count_ * launch_us_ > budget_us
+                                                       : count_ > (unsigned)kUnknownAhead);
+            if (!over)
+                return;
+            wait_oldest(lock);
+        }
+    }
+
+    // any reports whether a launch was ever followed (pending() costs a lock
+    // and a query).
+    bool any() const { return any_.load(std::memory_order_acquire); }
+
+    // pending reports whether a followed launch has not ended.
+    bool pending()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        retire_locked();
+        return count_ > 0;
+    }
+
+    // launch_us is a held launch's GPU time as learned (0: not yet).
+    double launch_us()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return launch_us_;
+    }
+
+private:
+    bool made_locked()
+    {
+        if (made_ == 0) {
+            made_ = 1;
+            for (int i = 0; i < kSlots && made_ == 1; ++i)
+                if (cudaEventCreate(&ev_[i]) != cudaSuccess) {
+                    for (int j = 0; j < i; ++j)
+                        cudaEventDestroy(ev_[j]);
+                    made_ = -1;
+                }
+        }
+        return made_ == 1;
+    }
+
+    // retire_locked drops the ended launches, oldest first, learning the
+    // time of each one timed.
+    void retire_locked()
+    {
+        while (count_ > 0) {
+            const unsigned slot = head_;
+            const cudaError_t r = cudaEventQuery(ev_[slot]);
+            if (r == cudaErrorNotReady)
+                return;
+            float ms = 0;
+            if (r == cudaSuccess && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
+                cudaEventElapsedTime(&ms, ev_[prev_], ev_[slot]) == cudaSuccess && ms >= 0) {
+                const double us = 1000.0 * (double)ms;
+                launch_us_ = learned_ ? 0.75 * launch_us_ + 0.25 * us : us;
+                learned_ = true;
+            }
+            prev_ = (int)slot;
+            head_ = (head_ + 1u) % (unsigned)kSlots;
+            --count_;
+        }
+    }
+
+    // wait_oldest waits for the oldest pending launch, without the lock (a
+    // slot taken again meanwhile only makes the wait longer).
+    void wait_oldest(std::unique_lock<std::mutex>& lock)
+    {
+        const cudaEvent_t oldest = ev_[head_];
+        lock.unlock();
+        cudaEventSynchronize(oldest);
+        lock.lock();
+    }
+
+    std::mutex mu_;
+    cudaEvent_t ev_[kSlots];
+    bool timed_[kSlots]; // its time from the launch before it is its own
+    bool held_[kSlots];
+    int made_; // the events: 0 not made yet, 1 made, -1 failed (not followed)
+    unsigned head_, count_; // the pending launches' slots, oldest first
+    int prev_;              // the slot of the newest ended launch, -1 none
+    double launch_us_;      // a held launch's GPU time, smoothed
+    bool learned_;          // launch_us_ is known
+    std::atomic<bool> any_; // a launch was followed
+};
+
+} // namespace slate_native_ahead_v1
+#endif // __CUDACC_RTC__
+#endif // SLATE_NATIVE_AHEAD_H
 // ---- slatec first use: load the workers where the program first uses the GPU ----
 // With lazy module loading (CUDA's default) a kernel's module loads at its first
 // launch, usually inside the region a program times; a transformed module holds
@@ -2153,44 +2329,38 @@ static void native_drain()
 }
 
 // The native launches of a served process that shares the GPU are followed
-// with one event (the serve client's native_launched): recorded after each
-// on its stream, queried by the client's listener, so that its load notes
-// say whether they are still running (a process whose launches wait behind
-// another's is busy, not idle). Not on streams being captured into a graph.
-static std::atomic<cudaEvent_t>& native_event()
+// (the serve client's native_launched): an event recorded after each on its
+// stream, queried by the client's listener, so that its load notes say
+// whether they are still running (a process whose launches wait behind
+// another's is busy, not idle); while it shares, they are held to
+// $SLATE_SERVE_NATIVE_US of GPU work queued ahead (native_ahead.h), so that
+// a grant change's drain is short. Not on streams being captured into a graph.
+static slate_native_ahead_v1::ring& native_ring()
 {
-    static std::atomic<cudaEvent_t> e{nullptr};
-    return e;
+    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit
+    return *r;
 }
 
-static void native_mark(void* stream)
+static void native_mark(void* stream, bool hold)
 {
     const cudaError_t before = cudaPeekAtLastError();
     int device = -1;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
-        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
-        static const cudaEvent_t created = [] {
-            cudaEvent_t e = nullptr;
-            if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
-                e = nullptr;
-            native_event().store(e, std::memory_order_release);
-            return e;
-        }();
-        if (created)
-            cudaEventRecord(created, (cudaStream_t)stream);
-    }
+        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone)
+        native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
     quiet_error(before);
 }
 
 static bool native_pending()
 {
-    const cudaEvent_t e = native_event().load(std::memory_order_acquire);
-    if (!e || cudaSetDevice(served_device()) != cudaSuccess) {
+    if (!native_ring().any())
+        return false;
+    if (cudaSetDevice(served_device()) != cudaSuccess) {
         cudaGetLastError(); // the listener thread's own
         return false;
     }
-    const bool pending = cudaEventQuery(e) == cudaErrorNotReady;
+    const bool pending = native_ring().pending();
     cudaGetLastError();
     return pending;
 }
@@ -3369,7 +3539,7 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
     launch(p.ctl, c, p.workers);
     finish(p);
     queued_push(p, expect_us);
-    slate_serve::process_client(0, 0)->native_launched((void*)p.stream);
+    slate_serve::process_client(0, 0)->native_launched((void*)p.stream, false); // (held by queued_wait)
 }
 
 // run_served makes a served launch on the process's granted range: it

@@ -108,7 +108,7 @@ type Daemon struct {
 	nextClient uint64
 	resizes    []ResizeRecord
 	closing    bool
-	stopIdle   chan struct{} // closed by stop: ends watchIdle
+	stopIdle   chan struct{} // closed by stop: ends watch
 	split      bool          // the active clients are split (regrantLocked's last decision)
 	splitAt    time.Time     // when the split was made (SplitHold)
 	splitSet   string        // the active clients and kernels it was made for
@@ -247,7 +247,7 @@ func (d *Daemon) emit(ev Event) {
 
 // Serve accepts connections until Close or Kill.
 func (d *Daemon) Serve() error {
-	go d.watchIdle(d.stopIdle)
+	go d.watch(d.stopIdle)
 	for {
 		nc, err := d.ln.AcceptUnix()
 		if err != nil {
@@ -906,14 +906,22 @@ func (d *Daemon) goneIdleLocked(c *conn, now time.Time) bool {
 		!c.waitingGPU() && now.Sub(c.active) > d.cfg.IdleAfter
 }
 
-// watchIdle redoes the grants when a process becomes idle (its share
-// goes to the others), checking every IdleAfter/2. Idle is sticky: a
-// process that launches again is seen in its load note (load).
-func (d *Daemon) watchIdle(stop <-chan struct{}) {
-	if d.cfg.IdleAfter <= 0 {
-		return
+// watch redoes the grants when a process becomes idle (its share goes to
+// the others), checking every IdleAfter/2, and when the busy readings
+// change whether the active processes are split (every splitCheck without
+// IdleAfter). Idle is sticky: a process that launches again is seen in its
+// load note (load). A split must not wait for a load note: a program that
+// enqueued its launches ahead sends one note and then nothing until they
+// have run, and its busy reading becomes known only busyMinSpan after it
+// registered (H100: triad + FMA programs sent their notes in the first 12
+// ms and were split 83 ms later, at the next note, their first round run
+// overlapped as under MPS).
+func (d *Daemon) watch(stop <-chan struct{}) {
+	period := splitCheck
+	if d.cfg.IdleAfter > 0 {
+		period = max(d.cfg.IdleAfter/2, time.Millisecond)
 	}
-	t := time.NewTicker(max(d.cfg.IdleAfter/2, time.Millisecond))
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -924,19 +932,23 @@ func (d *Daemon) watchIdle(stop <-chan struct{}) {
 		now := d.cfg.Clock()
 		d.mu.Lock()
 		var pushes []push
-		idled := false
+		regrant := false
 		for c := range d.conns {
 			if c.id != 0 && d.goneIdleLocked(c, now) {
-				c.idle, idled = true, true
+				c.idle, regrant = true, true
 			}
 		}
-		if idled {
+		if regrant || d.splitLocked(d.activeLocked()) != d.split {
 			pushes = d.regrantLocked(nil)
 		}
 		d.mu.Unlock()
 		d.sendGrants(pushes)
 	}
 }
+
+// splitCheck is how often watch re-reads the busy meters when IdleAfter
+// does not set its pace.
+const splitCheck = 5 * time.Millisecond
 
 // sendGrants pushes grants (without d.mu) and arms each one's ack timer.
 func (d *Daemon) sendGrants(ps []push) {

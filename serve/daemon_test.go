@@ -820,6 +820,40 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	waitShare(t, b, sms)
 }
 
+// TestSplitWithoutFurtherNotes: two programs that enqueue their launches
+// ahead each send one note (hundreds of milliseconds of launches, by the
+// profiles) and then nothing while the GPU works through them; the daemon
+// splits them once their busy readings are known (busyMinSpan after they
+// registered), without waiting for another note. (On an H100 the split came
+// at the next note, 83 ms in, after the first round had run overlapped.)
+func TestSplitWithoutFurtherNotes(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	sms := ps.Device.SMs
+	a := h.connectSMs("a", sms)
+	b := h.connectSMs("b", sms)
+	for _, p := range []struct {
+		c      *client.Client
+		kernel string
+	}{{a, "triad_f4"}, {b, "fma_loop"}} {
+		r := ps.Kernels[ps.KernelIndex(p.kernel)].R(sms)
+		if err := p.c.Load(uint64(400/r)+1, 0, p.kernel, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	waitShare(t, b, sms)
+	if took := time.Since(start); took > 150*time.Millisecond {
+		t.Errorf("split %v after the notes: want within busyMinSpan and a check or two", took)
+	}
+	if g := a.Grant(); g.Alone || g.Range.Count() == sms {
+		t.Errorf("a holds %+v: want its share", g)
+	}
+}
+
 // busyNotes is a note every 2 ms of b's launches of kernel that keep the
 // GPU about busy (2 ms of them by the profile), for noting.
 func busyNotes(b *client.Client, ps *plan.ProfileSet, kernel string) func(n uint64) error {

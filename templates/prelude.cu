@@ -361,6 +361,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <mutex>
 #include <vector>
 // @@SLATE_SERVE_CLIENT_H@@
+// @@SLATE_NATIVE_AHEAD_H@@
 // @@SLATE_FIRST_USE_H@@
 // @@SLATE_SM_ORDER_H@@
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
@@ -472,44 +473,38 @@ static void native_drain()
 }
 
 // The native launches of a served process that shares the GPU are followed
-// with one event (the serve client's native_launched): recorded after each
-// on its stream, queried by the client's listener, so that its load notes
-// say whether they are still running (a process whose launches wait behind
-// another's is busy, not idle). Not on streams being captured into a graph.
-static std::atomic<cudaEvent_t>& native_event()
+// (the serve client's native_launched): an event recorded after each on its
+// stream, queried by the client's listener, so that its load notes say
+// whether they are still running (a process whose launches wait behind
+// another's is busy, not idle); while it shares, they are held to
+// $SLATE_SERVE_NATIVE_US of GPU work queued ahead (native_ahead.h), so that
+// a grant change's drain is short. Not on streams being captured into a graph.
+static slate_native_ahead_v1::ring& native_ring()
 {
-    static std::atomic<cudaEvent_t> e{nullptr};
-    return e;
+    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit
+    return *r;
 }
 
-static void native_mark(void* stream)
+static void native_mark(void* stream, bool hold)
 {
     const cudaError_t before = cudaPeekAtLastError();
     int device = -1;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
-        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
-        static const cudaEvent_t created = [] {
-            cudaEvent_t e = nullptr;
-            if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
-                e = nullptr;
-            native_event().store(e, std::memory_order_release);
-            return e;
-        }();
-        if (created)
-            cudaEventRecord(created, (cudaStream_t)stream);
-    }
+        cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone)
+        native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
     quiet_error(before);
 }
 
 static bool native_pending()
 {
-    const cudaEvent_t e = native_event().load(std::memory_order_acquire);
-    if (!e || cudaSetDevice(served_device()) != cudaSuccess) {
+    if (!native_ring().any())
+        return false;
+    if (cudaSetDevice(served_device()) != cudaSuccess) {
         cudaGetLastError(); // the listener thread's own
         return false;
     }
-    const bool pending = cudaEventQuery(e) == cudaErrorNotReady;
+    const bool pending = native_ring().pending();
     cudaGetLastError();
     return pending;
 }
@@ -1688,7 +1683,7 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
     launch(p.ctl, c, p.workers);
     finish(p);
     queued_push(p, expect_us);
-    slate_serve::process_client(0, 0)->native_launched((void*)p.stream);
+    slate_serve::process_client(0, 0)->native_launched((void*)p.stream, false); // (held by queued_wait)
 }
 
 // run_served makes a served launch on the process's granted range: it

@@ -482,6 +482,22 @@ inline double queue_budget_us()
     return us;
 }
 
+// native_budget_us bounds the GPU work a sharing process's native launches
+// keep queued ahead ($SLATE_SERVE_NATIVE_US, default 4000; 0: unbounded):
+// a native launch waits for older ones while those still pending are
+// expected to take longer (native_ahead.h). A grant change's ack waits for
+// them (the native drain), so it also bounds how long a split takes to
+// take effect (docs/SERVE.md).
+inline double native_budget_us()
+{
+    static const double us = [] {
+        const char* v = std::getenv("SLATE_SERVE_NATIVE_US");
+        const double d = v && *v ? std::strtod(v, 0) : 4000.0;
+        return d > 0 ? d : 0.0;
+    }();
+    return us;
+}
+
 // small_native says whether sharing processes launch grids no larger than
 // their range natively ($SLATE_SERVE_SMALL, default 1; 0: on the range like
 // any other; client::take_small).
@@ -626,8 +642,9 @@ public:
 
     // set_native_marks sets how the process's native launches are followed
     // while it shares the GPU (the prelude: mark records an event on the
-    // launch's stream, pending queries it). The first call wins.
-    void set_native_marks(void (*mark)(void* stream), bool (*pending)())
+    // launch's stream and, with hold, keeps the work queued ahead within
+    // native_budget_us(); pending queries them). The first call wins.
+    void set_native_marks(void (*mark)(void* stream, bool hold), bool (*pending)())
     {
         std::lock_guard<std::mutex> l(mu_);
         if (!native_mark_) {
@@ -641,15 +658,17 @@ public:
     // (a program's warm-up, then a synchronize, may wait behind another's
     // launches for tens of milliseconds). The load notes then say whether
     // the process's native launches have all ended (native_pending): such a
-    // process is waiting, not idle, though it sends no launches. Alone, it
-    // costs two relaxed loads.
-    void native_launched(void* stream)
+    // process is waiting, not idle, though it sends no launches. Sharing, a
+    // native launch (hold) may wait for older ones: a grant change's drain
+    // takes about native_budget_us() (queued served launches, bounded by
+    // their own budget, pass hold = false). Alone, it costs two relaxed loads.
+    void native_launched(void* stream, bool hold = true)
     {
-        if (!native_mark_ ||
-            !(sharing_.load(std::memory_order_relaxed) || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
+        const bool sharing = sharing_.load(std::memory_order_relaxed);
+        if (!native_mark_ || !(sharing || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
             !alive()) // the daemon gone (nobody reads the notes), or a child after fork()
             return;
-        native_mark_(stream);
+        native_mark_(stream, hold && sharing);
         marked_.store(true, std::memory_order_release);
     }
 
@@ -1445,7 +1464,7 @@ private:
     // Native launches followed while sharing (native_launched): marked_ once
     // one was marked since the listener last found them all ended.
     std::atomic<bool> sharing_{false}, marked_{false};
-    void (*native_mark_)(void*);
+    void (*native_mark_)(void*, bool);
     bool (*native_pending_fn_)();
     bool native_pending_sent_; // what the last load note said (mu_)
 };
@@ -1489,8 +1508,8 @@ public:
     bool take_native(const char* = 0) { return true; }
     bool take_small(unsigned long long, const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
-    void set_native_marks(void (*)(void*), bool (*)()) {}
-    void native_launched(void*) {}
+    void set_native_marks(void (*)(void*, bool), bool (*)()) {}
+    void native_launched(void*, bool = true) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
     void end_queued(unsigned long long) {}

@@ -9,12 +9,13 @@ import (
 	"text/template"
 )
 
-//go:embed *.cu *.tmpl serve_client.h first_use.h sm_order.h
+//go:embed *.cu *.tmpl serve_client.h first_use.h sm_order.h native_ahead.h
 var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
 // control-block types, the worker loop and the host launch machinery, with
-// the slatec serve client (serve_client.h), the first-use registry
+// the slatec serve client (serve_client.h) and the ring that holds its
+// native launches to a budget (native_ahead.h), the first-use registry
 // (first_use.h) and the SM order (sm_order.h) in place of their markers.
 func Prelude() string {
 	p := mustRead("prelude.cu")
@@ -23,6 +24,11 @@ func Prelude() string {
 		panic("templates: prelude.cu lost its serve client marker")
 	}
 	p = strings.Replace(p, marker, ServeClientHeader(), 1)
+	const naMarker = "// @@SLATE_NATIVE_AHEAD_H@@\n"
+	if !strings.Contains(p, naMarker) {
+		panic("templates: prelude.cu lost its native-ahead marker")
+	}
+	p = strings.Replace(p, naMarker, NativeAheadHeader(), 1)
 	const fuMarker = "// @@SLATE_FIRST_USE_H@@\n"
 	if !strings.Contains(p, fuMarker) {
 		panic("templates: prelude.cu lost its first-use marker")
@@ -44,6 +50,10 @@ func SMOrderHeader() string { return mustRead("sm_order.h") }
 // slate_first_use() hook (first_use.h): the prelude includes it, and a
 // transformed file with setup calls but no kernel of its own gets it alone.
 func FirstUseHeader() string { return mustRead("first_use.h") }
+
+// NativeAheadHeader holds a sharing process's native launches to a budget
+// of GPU work queued ahead (native_ahead.h); Prelude includes it.
+func NativeAheadHeader() string { return mustRead("native_ahead.h") }
 
 // ServeClientHeader is the host C++ client of the slatec serve protocol
 // (serve_client.h, docs/SERVE.md); Prelude includes it.

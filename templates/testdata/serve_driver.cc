@@ -207,7 +207,7 @@ std::atomic<int>& native_marks()
     static std::atomic<int> n(0);
     return n;
 }
-void fake_native_mark(void*) { ++native_marks(); }
+void fake_native_mark(void*, bool) { ++native_marks(); }
 bool fake_native_pending() { return native_running().load() > 0; }
 
 void fake_native_drain()

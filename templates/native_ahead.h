@@ -1,0 +1,157 @@
+// ---- slatec native ahead: a sharing process's native launches, held to a budget of GPU work ----
+// A served process launches natively while it overlaps the others on the
+// whole GPU (no split yet) and for grids no larger than its range. A program
+// that enqueues its launches ahead (a loop of asynchronous launches, then
+// one synchronize) queued 60 one-millisecond FMA grids, or 240 triads, in
+// its first millisecond; when the daemon then split the GPU, nothing of the
+// split took effect until they had drained (under MPS a queue of many-wave
+// grids holds the other process's launches back), the drain ran past the
+// daemon's resize timeout, and the split was undone (H100, bench/RESULTS.md,
+// sixteenth session). The ring follows each such launch with an event,
+// learns a launch's GPU time from the events of launches queued back to
+// back, and holds the host, oldest first, while the launches still pending
+// are expected to take longer than the budget: a drain then takes about the
+// budget (the queued served launches have the same bound).
+#ifndef SLATE_NATIVE_AHEAD_H
+#define SLATE_NATIVE_AHEAD_H
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime_api.h>
+#include <atomic>
+#include <mutex>
+
+namespace slate_native_ahead_v1 {
+
+class ring {
+public:
+    // kSlots events; one slot stays the last ended launch's (the start of
+    // the next one's time), so at most kSlots-1 launches are pending.
+    // Until a launch's time is known, kUnknownAhead launches may be pending.
+    enum { kSlots = 64, kUnknownAhead = 2 };
+
+    ring() : made_(0), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false) {}
+
+    // record follows a launch just made on stream (the current device).
+    // With budget_us > 0 it then waits until the launches still pending
+    // are expected to take at most budget_us, or one is left; with 0 it
+    // only follows the launch (pending() sees it). The caller keeps the
+    // calls' errors from the program (cudaGetLastError).
+    void record(cudaStream_t stream, double budget_us)
+    {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (!made_locked())
+            return;
+        retire_locked();
+        if (count_ >= (unsigned)kSlots - 1u) {
+            if (budget_us > 0) {
+                wait_oldest(lock);
+                retire_locked();
+            } else { // not held: the oldest is let go (the newest says whether any is pending)
+                head_ = (head_ + 1u) % (unsigned)kSlots;
+                --count_;
+                prev_ = -1;
+            }
+        }
+        if (count_ >= (unsigned)kSlots - 1u)
+            return; // still full (a launch that never ends): not followed
+        const unsigned slot = (head_ + count_) % (unsigned)kSlots;
+        if (cudaEventRecord(ev_[slot], stream) != cudaSuccess)
+            return;
+        any_.store(true, std::memory_order_release);
+        // Its time from the launch before it is its own GPU time when that
+        // one was still pending (queued back to back) and both are held.
+        timed_[slot] = budget_us > 0 && count_ > 0 && held_[(slot + kSlots - 1u) % (unsigned)kSlots];
+        held_[slot] = budget_us > 0;
+        ++count_;
+        if (budget_us <= 0)
+            return;
+        for (;;) {
+            retire_locked();
+            const bool over = count_ > 1u && (learned_ ? (double)count_ * launch_us_ > budget_us
+                                                       : count_ > (unsigned)kUnknownAhead);
+            if (!over)
+                return;
+            wait_oldest(lock);
+        }
+    }
+
+    // any reports whether a launch was ever followed (pending() costs a lock
+    // and a query).
+    bool any() const { return any_.load(std::memory_order_acquire); }
+
+    // pending reports whether a followed launch has not ended.
+    bool pending()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        retire_locked();
+        return count_ > 0;
+    }
+
+    // launch_us is a held launch's GPU time as learned (0: not yet).
+    double launch_us()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return launch_us_;
+    }
+
+private:
+    bool made_locked()
+    {
+        if (made_ == 0) {
+            made_ = 1;
+            for (int i = 0; i < kSlots && made_ == 1; ++i)
+                if (cudaEventCreate(&ev_[i]) != cudaSuccess) {
+                    for (int j = 0; j < i; ++j)
+                        cudaEventDestroy(ev_[j]);
+                    made_ = -1;
+                }
+        }
+        return made_ == 1;
+    }
+
+    // retire_locked drops the ended launches, oldest first, learning the
+    // time of each one timed.
+    void retire_locked()
+    {
+        while (count_ > 0) {
+            const unsigned slot = head_;
+            const cudaError_t r = cudaEventQuery(ev_[slot]);
+            if (r == cudaErrorNotReady)
+                return;
+            float ms = 0;
+            if (r == cudaSuccess && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
+                cudaEventElapsedTime(&ms, ev_[prev_], ev_[slot]) == cudaSuccess && ms >= 0) {
+                const double us = 1000.0 * (double)ms;
+                launch_us_ = learned_ ? 0.75 * launch_us_ + 0.25 * us : us;
+                learned_ = true;
+            }
+            prev_ = (int)slot;
+            head_ = (head_ + 1u) % (unsigned)kSlots;
+            --count_;
+        }
+    }
+
+    // wait_oldest waits for the oldest pending launch, without the lock (a
+    // slot taken again meanwhile only makes the wait longer).
+    void wait_oldest(std::unique_lock<std::mutex>& lock)
+    {
+        const cudaEvent_t oldest = ev_[head_];
+        lock.unlock();
+        cudaEventSynchronize(oldest);
+        lock.lock();
+    }
+
+    std::mutex mu_;
+    cudaEvent_t ev_[kSlots];
+    bool timed_[kSlots]; // its time from the launch before it is its own
+    bool held_[kSlots];
+    int made_; // the events: 0 not made yet, 1 made, -1 failed (not followed)
+    unsigned head_, count_; // the pending launches' slots, oldest first
+    int prev_;              // the slot of the newest ended launch, -1 none
+    double launch_us_;      // a held launch's GPU time, smoothed
+    bool learned_;          // launch_us_ is known
+    std::atomic<bool> any_; // a launch was followed
+};
+
+} // namespace slate_native_ahead_v1
+#endif // __CUDACC_RTC__
+#endif // SLATE_NATIVE_AHEAD_H

@@ -1,0 +1,38 @@
+// Drives native_ahead.h against the fake runtime (fake_cuda): a program
+// enqueues launches back to back, as fast as its host can; each line says
+// what the ring left queued on the fake GPU.
+#include <cstdio>
+
+#include "native_ahead.h"
+
+// burst records n launches of launch_us each at the host's pace (no time
+// passes between them but the ring's waits) and prints the most GPU work
+// left queued after any of them returned, the waits, and the learned time.
+static void burst(const char* name, int n, double launch_us, double budget_us)
+{
+    slate_native_ahead_v1::ring r;
+    fake_next_launch_us() = launch_us;
+    fake_waits() = 0;
+    double most = 0;
+    for (int i = 0; i < n; ++i) {
+        r.record((cudaStream_t)0, budget_us);
+        const double ahead = fake_gpu_end_us() - fake_now_us();
+        if (ahead > most)
+            most = ahead;
+    }
+    std::printf("%s: ahead at most %.0f us, waits %d, launch %.0f us, pending %d", name, most, fake_waits(), r.launch_us(),
+                (int)r.pending());
+    fake_now_us() = fake_gpu_end_us(); // the program synchronizes
+    std::printf(", after its synchronize %d\n", (int)r.pending());
+}
+
+int main()
+{
+    burst("fma 60x1000 budget 4000", 60, 1000, 4000);
+    burst("triad 240x270 budget 4000", 240, 270, 4000);
+    burst("long 10x10000 budget 4000", 10, 10000, 4000);
+    burst("tiny 500x5 budget 4000", 500, 5, 4000);
+    burst("unbounded 60x1000", 60, 1000, 0);
+    burst("over the ring 100x1000 unbounded", 100, 1000, 0);
+    return 0;
+}
