@@ -1007,8 +1007,9 @@ public:
     // set_native_marks sets how the process's native launches are followed
     // while it shares the GPU (the prelude: mark records an event on the
     // launch's stream and, with hold, keeps the work queued ahead within
-    // native_budget_us(); pending queries them). The first call wins.
-    void set_native_marks(void (*mark)(void* stream, bool hold), bool (*pending)())
+    // native_budget_us(), saying whether it waited; pending queries them).
+    // The first call wins.
+    void set_native_marks(bool (*mark)(void* stream, bool hold), bool (*pending)())
     {
         std::lock_guard<std::mutex> l(mu_);
         if (!native_mark_) {
@@ -1032,7 +1033,8 @@ public:
         if (!native_mark_ || !(sharing || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
             !alive()) // the daemon gone (nobody reads the notes), or a child after fork()
             return;
-        native_mark_(stream, hold && sharing);
+        if (native_mark_(stream, hold && sharing))
+            held_.store(true, std::memory_order_relaxed); // the next load note says so: busy
         marked_.store(true, std::memory_order_release);
     }
 
@@ -1414,7 +1416,7 @@ private:
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
           launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0),
-          native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
+          native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
 
@@ -1668,6 +1670,8 @@ private:
             w.str("class", cls_.c_str());
         if (native_pending_sent_)
             w.boolean("native_pending", true);
+        if (held_sent_)
+            w.boolean("held", true);
         return w.done();
     }
 
@@ -1704,14 +1708,16 @@ private:
                     marked_.store(true, std::memory_order_relaxed);
                 }
                 const bool dirty = dirty_.exchange(false);
+                const bool held = held_.exchange(false, std::memory_order_relaxed);
                 if (dirty || pending) {
                     last_busy = clock_type::now();
                 }
                 std::string note;
                 {
                     std::lock_guard<std::mutex> l(mu_);
-                    if (dirty || pending != native_pending_sent_) {
+                    if (dirty || held || pending != native_pending_sent_ || held != held_sent_) {
                         native_pending_sent_ = pending;
+                        held_sent_ = held;
                         note = load_note_locked();
                     }
                 }
@@ -1827,10 +1833,12 @@ private:
     void (*native_drain_)();
     // Native launches followed while sharing (native_launched): marked_ once
     // one was marked since the listener last found them all ended.
-    std::atomic<bool> sharing_{false}, marked_{false};
-    void (*native_mark_)(void*, bool);
+    // held_: a native launch waited for older ones (native_budget_us) since
+    // the listener last looked.
+    std::atomic<bool> sharing_{false}, marked_{false}, held_{false};
+    bool (*native_mark_)(void*, bool);
     bool (*native_pending_fn_)();
-    bool native_pending_sent_; // what the last load note said (mu_)
+    bool native_pending_sent_, held_sent_; // what the last load note said (mu_)
 };
 
 inline client*& process_client_slot()
@@ -1872,7 +1880,7 @@ public:
     bool take_native(const char* = 0) { return true; }
     bool take_small(unsigned long long, const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
-    void set_native_marks(void (*)(void*, bool), bool (*)()) {}
+    void set_native_marks(bool (*)(void*, bool), bool (*)()) {}
     void native_launched(void*, bool = true) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
@@ -1918,17 +1926,20 @@ public:
     // record follows a launch just made on stream (the current device).
     // With budget_us > 0 it then waits until the launches still pending
     // are expected to take at most budget_us, or one is left; with 0 it
-    // only follows the launch (pending() sees it). The caller keeps the
-    // calls' errors from the program (cudaGetLastError).
-    void record(cudaStream_t stream, double budget_us)
+    // only follows the launch (pending() sees it). It returns whether it
+    // waited (held: the program keeps the budget queued ahead). The caller
+    // keeps the calls' errors from the program (cudaGetLastError).
+    bool record(cudaStream_t stream, double budget_us)
     {
         std::unique_lock<std::mutex> lock(mu_);
         if (!made_locked())
-            return;
+            return false;
         retire_locked();
+        bool waited = false;
         if (count_ >= (unsigned)kSlots - 1u) {
             if (budget_us > 0) {
                 wait_oldest(lock);
+                waited = true;
                 retire_locked();
             } else { // not held: the oldest is let go (the newest says whether any is pending)
                 head_ = (head_ + 1u) % (unsigned)kSlots;
@@ -1937,10 +1948,10 @@ public:
             }
         }
         if (count_ >= (unsigned)kSlots - 1u)
-            return; // still full (a launch that never ends): not followed
+            return waited; // still full (a launch that never ends): not followed
         const unsigned slot = (head_ + count_) % (unsigned)kSlots;
         if (cudaEventRecord(ev_[slot], stream) != cudaSuccess)
-            return;
+            return waited;
         any_.store(true, std::memory_order_release);
         // Its time from the launch before it is its own GPU time when that
         // one was still pending (queued back to back) and both are held.
@@ -1948,14 +1959,15 @@ public:
         held_[slot] = budget_us > 0;
         ++count_;
         if (budget_us <= 0)
-            return;
+            return waited;
         for (;;) {
             retire_locked();
             const bool over = count_ > 1u && (learned_ ? (double)count_ * launch_us_ > budget_us
                                                        : count_ > (unsigned)kUnknownAhead);
             if (!over)
-                return;
+                return waited;
             wait_oldest(lock);
+            waited = true;
         }
     }
 
@@ -2341,15 +2353,17 @@ static slate_native_ahead_v1::ring& native_ring()
     return *r;
 }
 
-static void native_mark(void* stream, bool hold)
+static bool native_mark(void* stream, bool hold)
 {
     const cudaError_t before = cudaPeekAtLastError();
     int device = -1;
+    bool held = false;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
         cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone)
-        native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
+        held = native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
     quiet_error(before);
+    return held;
 }
 
 static bool native_pending()

@@ -138,6 +138,7 @@ type conn struct {
 	launches uint64 // from load notes
 	inflight int
 	pending  bool // its native launches have not all ended (load notes)
+	held     bool // its native launches keep their budget queued ahead (load notes)
 	kernel   string
 	class    string
 	active   time.Time // hello, or the last load note with new launches or one running
@@ -352,7 +353,7 @@ func (d *Daemon) Status() *Status {
 		g := c.grant
 		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
 			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
-			Launches: c.launches, InFlight: c.inflight, NativePending: c.pending, Kernel: c.kernel, Class: c.class, Idle: c.idle})
+			Launches: c.launches, InFlight: c.inflight, NativePending: c.pending, Held: c.held, Kernel: c.kernel, Class: c.class, Idle: c.idle})
 		if b, ok := d.busyLocked(c); ok {
 			s.Clients[len(s.Clients)-1].Busy = &b
 		}
@@ -603,12 +604,12 @@ func (c *conn) load(m *Msg) {
 	if m.Launches > c.launches {
 		launched = m.Launches - c.launches
 	}
-	if c.inflight > 0 {
-		c.meter.hold(now) // since its last note, a served launch of it was running
+	if c.inflight > 0 || m.Held {
+		c.meter.hold(now) // since its last note, a served launch of it was running, or it was held
 	}
 	launchMs, _ := d.pol.LaunchMs(c.kernel, d.grantSMsLocked(c))
 	c.meter.add(now, launched, launchMs)
-	c.launches, c.inflight, c.pending = m.Launches, m.InFlight, m.NativePending
+	c.launches, c.inflight, c.pending, c.held = m.Launches, m.InFlight, m.NativePending, m.Held
 	// The kernel the process is planned with: its first, then one that has
 	// been its latest for kernelSettle (a program that alternates kernels
 	// launch by launch must not re-split the GPU at every note).
@@ -627,8 +628,8 @@ func (c *conn) load(m *Msg) {
 		if b, ok := d.busyLocked(c); ok {
 			busy = fmt.Sprintf("%.2f", b)
 		}
-		d.cfg.Logf("note client %d: launches %d (+%d) inflight %d native_pending %v kernel %s busy %s; split %v",
-			c.id, m.Launches, launched, m.InFlight, m.NativePending, c.kernel, busy, d.split)
+		d.cfg.Logf("note client %d: launches %d (+%d) inflight %d native_pending %v held %v kernel %s busy %s; split %v",
+			c.id, m.Launches, launched, m.InFlight, m.NativePending, m.Held, c.kernel, busy, d.split)
 	}
 	d.mu.Unlock()
 	d.sendGrants(pushes)
@@ -817,14 +818,17 @@ func (d *Daemon) activeLocked() []*conn {
 
 // busyLocked is how busy client c keeps the GPU on its grant, in [0, 1]
 // (busyMeter): about 1 for a process launching back to back or with
-// launches queued ahead. False when not known (too short a history, no
-// profile of its kernel).
+// launches queued ahead, or held to its native budget (its launches are
+// announced only as fast as the GPU runs them, which, overlapping another
+// process under MPS, is about half the profile's rate: the meter read 0.5
+// and the pair was split 260 ms late on the H100). False when not known
+// (too short a history, no profile of its kernel).
 func (d *Daemon) busyLocked(c *conn) (float64, bool) {
 	if _, ok := d.pol.LaunchMs(c.planKernel, d.sms); !ok {
 		return 0, false
 	}
 	now, m := d.cfg.Clock(), c.meter
-	if c.inflight > 0 {
+	if c.inflight > 0 || c.held {
 		m.hold(now)
 	}
 	return m.value(now)

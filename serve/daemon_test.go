@@ -854,6 +854,51 @@ func TestSplitWithoutFurtherNotes(t *testing.T) {
 	}
 }
 
+// TestHeldProcessesAreBusy: processes whose native launches are held to
+// their budget of GPU work ahead announce them only as fast as the GPU runs
+// them, which, overlapping another process, reads about half busy by the
+// profile; a held note says the launching thread waited for the GPU, and the
+// set is split. The same notes without held are not.
+func TestHeldProcessesAreBusy(t *testing.T) {
+	for _, held := range []bool{true, false} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+			sms := ps.Device.SMs
+			a := h.connectSMs("a", sms)
+			b := h.connectSMs("b", sms)
+			var stops []func()
+			for _, p := range []struct {
+				c      *client.Client
+				kernel string
+			}{{a, "triad_f4"}, {b, "fma_loop"}} {
+				// A note every 2 ms of launches worth 0.6 ms by the profile: busy 0.3.
+				per := 0.6 / ps.Kernels[ps.KernelIndex(p.kernel)].R(sms)
+				c, kernel := p.c, p.kernel
+				stops = append(stops, noting(2*time.Millisecond, func(n uint64) error {
+					launches := uint64(math.Ceil(per * float64(n)))
+					if held {
+						return c.LoadHeld(launches, kernel)
+					}
+					return c.LoadNative(launches, kernel, true)
+				}))
+			}
+			time.Sleep(150 * time.Millisecond)
+			for _, stop := range stops {
+				stop()
+			}
+			for i, c := range []*client.Client{a, b} {
+				if g := c.Grant(); (!g.Alone && g.Range.Count() < sms) != held {
+					t.Errorf("process %d holds %+v 150 ms in: want a share %v", i, g, held)
+				}
+			}
+		})
+	}
+}
+
 // busyNotes is a note every 2 ms of b's launches of kernel that keep the
 // GPU about busy (2 ms of them by the profile), for noting.
 func busyNotes(b *client.Client, ps *plan.ProfileSet, kernel string) func(n uint64) error {

@@ -129,9 +129,13 @@ type Msg struct {
 	InFlight int    `json:"inflight,omitempty"` // served launches running now
 	// NativePending: native launches made while other clients are registered
 	// have not all ended (the client follows them with an event).
-	NativePending bool   `json:"native_pending,omitempty"`
-	Kernel        string `json:"kernel,omitempty"` // the latest launch's kernel
-	Class         string `json:"class,omitempty"`  // its Slate class, if known
+	NativePending bool `json:"native_pending,omitempty"`
+	// Held: since its last note, a native launch of it waited for older
+	// ones, which were expected to take more than its budget of GPU work
+	// queued ahead ($SLATE_SERVE_NATIVE_US): it keeps the GPU busy.
+	Held   bool   `json:"held,omitempty"`
+	Kernel string `json:"kernel,omitempty"` // the latest launch's kernel
+	Class  string `json:"class,omitempty"`  // its Slate class, if known
 
 	// error
 	Code string `json:"code,omitempty"`

@@ -40,10 +40,13 @@ type ClientStatus struct {
 	InFlight int    `json:"inflight"` // served launches running (its last load note)
 	// NativePending: its native launches made while sharing have not all
 	// ended (its last load note).
-	NativePending bool   `json:"native_pending,omitempty"`
-	Kernel        string `json:"kernel,omitempty"`
-	Class         string `json:"class,omitempty"`
-	Idle          bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
+	NativePending bool `json:"native_pending,omitempty"`
+	// Held: its native launches keep their budget of GPU work queued ahead
+	// (its last load note): busy.
+	Held   bool   `json:"held,omitempty"`
+	Kernel string `json:"kernel,omitempty"`
+	Class  string `json:"class,omitempty"`
+	Idle   bool   `json:"idle,omitempty"` // no launch for the daemon's idle time: its share went to the others
 	// Busy is the share of recent time, 0 to 1, its announced launches kept
 	// the GPU working at its kernel's profiled time a launch on its grant
 	// (absent: not known yet, or no profile). A set is split only while
@@ -99,7 +102,9 @@ func (s *Status) WriteText(w io.Writer) {
 			if c.Class != "" {
 				k += " " + c.Class
 			}
-			if c.NativePending {
+			if c.Held {
+				k += " (native running, held)"
+			} else if c.NativePending {
 				k += " (native running)"
 			}
 			if c.InFlight > 0 {

@@ -33,17 +33,20 @@ public:
     // record follows a launch just made on stream (the current device).
     // With budget_us > 0 it then waits until the launches still pending
     // are expected to take at most budget_us, or one is left; with 0 it
-    // only follows the launch (pending() sees it). The caller keeps the
-    // calls' errors from the program (cudaGetLastError).
-    void record(cudaStream_t stream, double budget_us)
+    // only follows the launch (pending() sees it). It returns whether it
+    // waited (held: the program keeps the budget queued ahead). The caller
+    // keeps the calls' errors from the program (cudaGetLastError).
+    bool record(cudaStream_t stream, double budget_us)
     {
         std::unique_lock<std::mutex> lock(mu_);
         if (!made_locked())
-            return;
+            return false;
         retire_locked();
+        bool waited = false;
         if (count_ >= (unsigned)kSlots - 1u) {
             if (budget_us > 0) {
                 wait_oldest(lock);
+                waited = true;
                 retire_locked();
             } else { // not held: the oldest is let go (the newest says whether any is pending)
                 head_ = (head_ + 1u) % (unsigned)kSlots;
@@ -52,10 +55,10 @@ public:
             }
         }
         if (count_ >= (unsigned)kSlots - 1u)
-            return; // still full (a launch that never ends): not followed
+            return waited; // still full (a launch that never ends): not followed
         const unsigned slot = (head_ + count_) % (unsigned)kSlots;
         if (cudaEventRecord(ev_[slot], stream) != cudaSuccess)
-            return;
+            return waited;
         any_.store(true, std::memory_order_release);
         // Its time from the launch before it is its own GPU time when that
         // one was still pending (queued back to back) and both are held.
@@ -63,14 +66,15 @@ public:
         held_[slot] = budget_us > 0;
         ++count_;
         if (budget_us <= 0)
-            return;
+            return waited;
         for (;;) {
             retire_locked();
             const bool over = count_ > 1u && (learned_ ? (double)count_ * launch_us_ > budget_us
                                                        : count_ > (unsigned)kUnknownAhead);
             if (!over)
-                return;
+                return waited;
             wait_oldest(lock);
+            waited = true;
         }
     }
 

@@ -485,15 +485,17 @@ static slate_native_ahead_v1::ring& native_ring()
     return *r;
 }
 
-static void native_mark(void* stream, bool hold)
+static bool native_mark(void* stream, bool hold)
 {
     const cudaError_t before = cudaPeekAtLastError();
     int device = -1;
+    bool held = false;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaGetDevice(&device) == cudaSuccess && device == served_device() &&
         cudaStreamIsCapturing((cudaStream_t)stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone)
-        native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
+        held = native_ring().record((cudaStream_t)stream, hold ? slate_serve::native_budget_us() : 0.0);
     quiet_error(before);
+    return held;
 }
 
 static bool native_pending()

@@ -643,8 +643,9 @@ public:
     // set_native_marks sets how the process's native launches are followed
     // while it shares the GPU (the prelude: mark records an event on the
     // launch's stream and, with hold, keeps the work queued ahead within
-    // native_budget_us(); pending queries them). The first call wins.
-    void set_native_marks(void (*mark)(void* stream, bool hold), bool (*pending)())
+    // native_budget_us(), saying whether it waited; pending queries them).
+    // The first call wins.
+    void set_native_marks(bool (*mark)(void* stream, bool hold), bool (*pending)())
     {
         std::lock_guard<std::mutex> l(mu_);
         if (!native_mark_) {
@@ -668,7 +669,8 @@ public:
         if (!native_mark_ || !(sharing || grant::unpack(grant_.load(std::memory_order_relaxed)).epoch == 0) ||
             !alive()) // the daemon gone (nobody reads the notes), or a child after fork()
             return;
-        native_mark_(stream, hold && sharing);
+        if (native_mark_(stream, hold && sharing))
+            held_.store(true, std::memory_order_relaxed); // the next load note says so: busy
         marked_.store(true, std::memory_order_release);
     }
 
@@ -1050,7 +1052,7 @@ private:
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
           launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0),
-          native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false)
+          native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
 
@@ -1304,6 +1306,8 @@ private:
             w.str("class", cls_.c_str());
         if (native_pending_sent_)
             w.boolean("native_pending", true);
+        if (held_sent_)
+            w.boolean("held", true);
         return w.done();
     }
 
@@ -1340,14 +1344,16 @@ private:
                     marked_.store(true, std::memory_order_relaxed);
                 }
                 const bool dirty = dirty_.exchange(false);
+                const bool held = held_.exchange(false, std::memory_order_relaxed);
                 if (dirty || pending) {
                     last_busy = clock_type::now();
                 }
                 std::string note;
                 {
                     std::lock_guard<std::mutex> l(mu_);
-                    if (dirty || pending != native_pending_sent_) {
+                    if (dirty || held || pending != native_pending_sent_ || held != held_sent_) {
                         native_pending_sent_ = pending;
+                        held_sent_ = held;
                         note = load_note_locked();
                     }
                 }
@@ -1463,10 +1469,12 @@ private:
     void (*native_drain_)();
     // Native launches followed while sharing (native_launched): marked_ once
     // one was marked since the listener last found them all ended.
-    std::atomic<bool> sharing_{false}, marked_{false};
-    void (*native_mark_)(void*, bool);
+    // held_: a native launch waited for older ones (native_budget_us) since
+    // the listener last looked.
+    std::atomic<bool> sharing_{false}, marked_{false}, held_{false};
+    bool (*native_mark_)(void*, bool);
     bool (*native_pending_fn_)();
-    bool native_pending_sent_; // what the last load note said (mu_)
+    bool native_pending_sent_, held_sent_; // what the last load note said (mu_)
 };
 
 inline client*& process_client_slot()
@@ -1508,7 +1516,7 @@ public:
     bool take_native(const char* = 0) { return true; }
     bool take_small(unsigned long long, const char* = 0) { return true; }
     void set_native_drain(void (*)()) {}
-    void set_native_marks(void (*)(void*, bool), bool (*)()) {}
+    void set_native_marks(bool (*)(void*, bool), bool (*)()) {}
     void native_launched(void*, bool = true) {}
     bool run(const launch_spec&, launch_ops&) { return false; }
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }

@@ -553,7 +553,9 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 		name  string
 		other bool
 		later bool // the other process joins after the driver (its grant changes)
-	}{{"sharing", true, false}, {"sharing, the other joins later", true, true}, {"alone", false, false}} {
+		held  bool // its native launches wait for older ones (the native budget): the notes say held
+	}{{"sharing", true, false, false}, {"sharing, the other joins later", true, true, false}, {"alone", false, false, false},
+		{"sharing, held to the budget", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := serveDaemon(t, serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
 				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}) // overlap: native launches
@@ -569,11 +571,11 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 					}
 				}()
 			}
-			seen := make(chan bool, 1)
+			seen := make(chan [2]bool, 1)
 			stop := make(chan struct{})
 			go func() { // the daemon's view of the driver, every 500 us
-				pending := false
-				defer func() { seen <- pending }()
+				var pending, held bool
+				defer func() { seen <- [2]bool{pending, held} }()
 				for {
 					select {
 					case <-stop:
@@ -581,16 +583,25 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 					case <-time.After(500 * time.Microsecond):
 					}
 					for _, c := range d.Status().Clients {
-						if c.Name == "serve_driver" && c.NativePending {
-							pending = true
+						if c.Name == "serve_driver" {
+							pending = pending || c.NativePending
+							held = held || c.Held
 						}
 					}
 				}
 			}()
+			var env []string
+			if tc.held {
+				env = []string{"SERVE_DRIVER_HELD=1"}
+			}
 			// 40 native launches of ~2 ms (one 2000 us task each).
-			r := runDriver(t, d.Socket(), 30*time.Second, nil, 1, 40, 16, 16, 2000)
+			r := runDriver(t, d.Socket(), 30*time.Second, env, 1, 40, 16, 16, 2000)
 			close(stop)
-			pending := <-seen
+			views := <-seen
+			pending, held := views[0], views[1]
+			if held != tc.held {
+				t.Errorf("the daemon saw the driver held: %v, want %v", held, tc.held)
+			}
 			if !r.connected || r.served != 0 {
 				t.Fatalf("connected=%v served=%d, want every launch native:\n%s", r.connected, r.served, r.out)
 			}

@@ -291,6 +291,13 @@ func (c *Client) LoadNative(launches uint64, kernel string, pending bool) error 
 	return c.write(&serve.Msg{Type: serve.TLoad, Launches: launches, Kernel: kernel, NativePending: pending})
 }
 
+// LoadHeld sends a load note of a process whose native launches, made
+// while sharing the GPU, keep their budget of GPU work queued ahead (its
+// launching thread waited for older ones): pending, and busy.
+func (c *Client) LoadHeld(launches uint64, kernel string) error {
+	return c.write(&serve.Msg{Type: serve.TLoad, Launches: launches, Kernel: kernel, NativePending: true, Held: true})
+}
+
 // Status asks the daemon for its state.
 func (c *Client) Status(ctx context.Context) (*serve.Status, error) {
 	r, err := c.Request(ctx, &serve.Msg{Type: serve.TStatus})

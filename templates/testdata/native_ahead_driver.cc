@@ -14,14 +14,15 @@ static void burst(const char* name, int n, double launch_us, double budget_us)
     fake_next_launch_us() = launch_us;
     fake_waits() = 0;
     double most = 0;
+    int held = 0;
     for (int i = 0; i < n; ++i) {
-        r.record((cudaStream_t)0, budget_us);
+        held += r.record((cudaStream_t)0, budget_us) ? 1 : 0;
         const double ahead = fake_gpu_end_us() - fake_now_us();
         if (ahead > most)
             most = ahead;
     }
-    std::printf("%s: ahead at most %.0f us, waits %d, launch %.0f us, pending %d", name, most, fake_waits(), r.launch_us(),
-                (int)r.pending());
+    std::printf("%s: ahead at most %.0f us, waits %d, held %d, launch %.0f us, pending %d", name, most, fake_waits(), held,
+                r.launch_us(), (int)r.pending());
     fake_now_us() = fake_gpu_end_us(); // the program synchronizes
     std::printf(", after its synchronize %d\n", (int)r.pending());
 }

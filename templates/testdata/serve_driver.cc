@@ -207,7 +207,12 @@ std::atomic<int>& native_marks()
     static std::atomic<int> n(0);
     return n;
 }
-void fake_native_mark(void*, bool) { ++native_marks(); }
+// $SERVE_DRIVER_HELD: every held mark says it waited (the native budget).
+bool fake_native_mark(void*, bool hold)
+{
+    ++native_marks();
+    return hold && std::getenv("SERVE_DRIVER_HELD");
+}
 bool fake_native_pending() { return native_running().load() > 0; }
 
 void fake_native_drain()
