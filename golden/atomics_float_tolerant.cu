@@ -1905,6 +1905,14 @@ inline client* process_client(int, int) { return 0; }
 // back, and holds the host, oldest first, while the launches still pending
 // are expected to take longer than the budget: a drain then takes about the
 // budget (the queued served launches have the same bound).
+//
+// The time learned is the launch's own, not what waiting behind another
+// process makes it: it falls to a shorter sample at once and rises slowly.
+// So a process is held only for a backlog of its own work, and "held" tells
+// the daemon it has work for its share: a program of a few 40 us SGEMMs
+// starved behind a process's FMA grids is not held (its contended time,
+// about an FMA grid a launch, would have held it, the daemon split the GPU
+// for its 4 ms of work, and the pair ran 10% behind MPS).
 #ifndef SLATE_NATIVE_AHEAD_H
 #define SLATE_NATIVE_AHEAD_H
 #ifndef __CUDACC_RTC__
@@ -1927,8 +1935,10 @@ public:
     // With budget_us > 0 it then waits until the launches still pending
     // are expected to take at most budget_us, or one is left; with 0 it
     // only follows the launch (pending() sees it). It returns whether it
-    // waited (held: the program keeps the budget queued ahead). The caller
-    // keeps the calls' errors from the program (cudaGetLastError).
+    // waited for the budget once a launch's time was known (held: the
+    // program keeps the budget of its own work queued ahead; the waits to
+    // learn the time do not count). The caller keeps the calls' errors
+    // from the program (cudaGetLastError).
     bool record(cudaStream_t stream, double budget_us)
     {
         std::unique_lock<std::mutex> lock(mu_);
@@ -1966,8 +1976,8 @@ public:
                                                        : count_ > (unsigned)kUnknownAhead);
             if (!over)
                 return waited;
+            waited = waited || learned_;
             wait_oldest(lock);
-            waited = true;
         }
     }
 
@@ -2017,8 +2027,10 @@ private:
             float ms = 0;
             if (r == cudaSuccess && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
                 cudaEventElapsedTime(&ms, ev_[prev_], ev_[slot]) == cudaSuccess && ms >= 0) {
-                const double us = 1000.0 * (double)ms;
-                launch_us_ = learned_ ? 0.75 * launch_us_ + 0.25 * us : us;
+                // Down at once, up by a fiftieth of the difference: the
+                // launch's own time, not its wait behind another process.
+                const double us = 1000.0 * (double)ms < 1.0 ? 1.0 : 1000.0 * (double)ms;
+                launch_us_ = !learned_ || us < launch_us_ ? us : launch_us_ + (us - launch_us_) / 50.0;
                 learned_ = true;
             }
             prev_ = (int)slot;
@@ -2044,7 +2056,7 @@ private:
     int made_; // the events: 0 not made yet, 1 made, -1 failed (not followed)
     unsigned head_, count_; // the pending launches' slots, oldest first
     int prev_;              // the slot of the newest ended launch, -1 none
-    double launch_us_;      // a held launch's GPU time, smoothed
+    double launch_us_;      // a held launch's own GPU time (see above)
     bool learned_;          // launch_us_ is known
     std::atomic<bool> any_; // a launch was followed
 };

@@ -8,14 +8,16 @@
 // burst records n launches of launch_us each at the host's pace (no time
 // passes between them but the ring's waits) and prints the most GPU work
 // left queued after any of them returned, the waits, and the learned time.
-static void burst(const char* name, int n, double launch_us, double budget_us)
+static void burst(const char* name, int n, double launch_us, double budget_us, double first_us = 0)
 {
     slate_native_ahead_v1::ring r;
-    fake_next_launch_us() = launch_us;
+    fake_next_launch_us() = first_us > 0 ? first_us : launch_us;
     fake_waits() = 0;
     double most = 0;
     int held = 0;
     for (int i = 0; i < n; ++i) {
+        if (i == 4)
+            fake_next_launch_us() = launch_us;
         held += r.record((cudaStream_t)0, budget_us) ? 1 : 0;
         const double ahead = fake_gpu_end_us() - fake_now_us();
         if (ahead > most)
@@ -33,6 +35,10 @@ int main()
     burst("triad 240x270 budget 4000", 240, 270, 4000);
     burst("long 10x10000 budget 4000", 10, 10000, 4000);
     burst("tiny 500x5 budget 4000", 500, 5, 4000);
+    // Starved: its first four launches took 1000 us each (behind another
+    // process's grids), then 40: the ring learns 40 and 30 of them are not
+    // held.
+    burst("starved sgemm 30x40 budget 4000", 30, 40, 4000, 1000);
     burst("unbounded 60x1000", 60, 1000, 0);
     burst("over the ring 100x1000 unbounded", 100, 1000, 0);
     return 0;
