@@ -862,16 +862,22 @@ inline double native_budget_us()
     return us;
 }
 
-// small_native says whether sharing processes launch grids no larger than
-// their range natively ($SLATE_SERVE_SMALL, default 1; 0: on the range like
-// any other; client::take_small).
-inline bool small_native()
+// small_native says which grids sharing processes launch natively
+// ($SLATE_SERVE_SMALL; client::take_small): kSmallRange (1, the default)
+// those no larger than their range has SMs, kSmallGPU ("gpu") those no
+// larger than the GPU has (one block an SM at most), kSmallOff (0) none.
+enum { kSmallOff = 0, kSmallRange = 1, kSmallGPU = 2 };
+inline int small_native()
 {
-    static const bool on = [] {
+    static const int mode = [] {
         const char* v = std::getenv("SLATE_SERVE_SMALL");
-        return !(v && *v && std::strcmp(v, "0") == 0);
+        if (v && *v && std::strcmp(v, "0") == 0)
+            return (int)kSmallOff;
+        if (v && std::strcmp(v, "gpu") == 0)
+            return (int)kSmallGPU;
+        return (int)kSmallRange;
     }();
-    return on;
+    return mode;
 }
 
 // socket_path is the daemon's socket: $SLATEC_SOCKET, else
@@ -1078,10 +1084,11 @@ public:
     // (scripts/range-pair.sh; bench/RESULTS.md, fifteenth session).
     bool take_small(unsigned long long blocks, const char* kernel = 0)
     {
-        if (!small_native() || !alive())
+        const int mode = small_native();
+        if (mode == kSmallOff || !alive())
             return false;
         const grant g = grant::unpack(grant_.load(std::memory_order_acquire));
-        if (g.alone || blocks > (unsigned long long)(g.hi - g.lo + 1u))
+        if (g.alone || blocks > (unsigned long long)(mode == kSmallGPU ? (unsigned)sms_ : g.hi - g.lo + 1u))
             return false;
         count_native(kernel);
         return true;
