@@ -88,7 +88,7 @@ daemon (as slatec top) instead.`,
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
 	fl.BoolVar(&f.traceNotes, "trace-notes", false, "log every load note (launches, running, native_pending, busy): why a set is or is not split")
-	fl.StringVar(&f.objective, "objective", "stp", "what a planned split maximises: stp (the sum of the kernels' predicted speeds) or balanced (the slowest one's)")
+	fl.StringVar(&f.objective, "objective", "balanced", "what a planned split maximises: balanced (the slowest kernel's predicted speed) or stp (the sum of their speeds)")
 	fl.StringVar(&f.unplanned, "unplanned", string(serve.Overlap), "what processes that no plan co-runs get: overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
@@ -118,7 +118,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 		f.unplanned = string(serve.Overlap)
 	}
 	if f.objective == "" {
-		f.objective = "stp"
+		f.objective = "balanced"
 	}
 	if f.objective != "stp" && f.objective != "balanced" {
 		return usagef("--objective must be stp or balanced, got %q", f.objective)

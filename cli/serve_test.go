@@ -154,7 +154,7 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	require.NoError(t, stop())
 	b, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "policy grants: planned per set of kernels (profiles), else overlap (whole GPU, native)")
+	assert.Contains(t, string(b), "policy grants: planned per set of kernels (profiles, balanced), else overlap (whole GPU, native)")
 	assert.Contains(t, string(b), "MPS is not active")
 	assert.True(t, strings.Contains(errOut.String(), "nvidia-cuda-mps-control -d"), errOut.String())
 }

@@ -39,9 +39,10 @@ type SteadyOptions struct {
 	// work each end about together, which is what their makespan asks. STP
 	// rewards a bandwidth-bound kernel's last few percent of speed bought
 	// with many SMs: on the H100 it gave a triad 32 SMs beside FMA chains,
-	// whose pair then took 115 ms on static ranges, where 20 took 99. Under
-	// slatec serve, though, balanced splits moved no pair by more than 1%
-	// (bench/RESULTS.md, fifteenth session): opt-in.
+	// whose pair then took 115 ms on static ranges, where 20 took 99.
+	// slatec serve plans with it by default: once its splits held, it was
+	// as fast as STP or faster on every workload measured (bench/RESULTS.md,
+	// sixteenth session).
 	Balanced bool
 }
 

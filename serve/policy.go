@@ -66,7 +66,7 @@ func (p *Policy) Name(unplanned Unplanned) string {
 		rest = "overlap (whole GPU, native)"
 	}
 	if p.profiles != nil {
-		how := "planned per set of kernels (profiles)"
+		how := "planned per set of kernels (profiles, stp)"
 		if p.Balanced {
 			how = "planned per set of kernels (profiles, balanced)"
 		}
