@@ -80,7 +80,7 @@ now_ns() { date +%s%N; }
 # recorded an older HEAD).
 built_commit() {
     local c
-    c=$("$SLATEC" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]*\)).*/\1/p')
+    c=$("$SLATEC" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p')
     echo "${c:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 }
 L="$OUT/serve"

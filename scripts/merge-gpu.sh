@@ -193,7 +193,7 @@ write_report() {
     local gpu
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
     python3 scripts/merge-bench-report.py --json "$OUT/merge.json" --device "${gpu:-unknown}" \
-        --commit "$(built=$("${SLATEC:-.gpu/slatec}" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]*\)).*/\1/p'); echo "${built:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}")" --complementary "$COMPLEMENTARY" \
+        --commit "$(built=$("${SLATEC:-.gpu/slatec}" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p'); echo "${built:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}")" --complementary "$COMPLEMENTARY" \
         "$OUT/bench-raw.txt" >/dev/null
 }
 
