@@ -862,19 +862,6 @@ inline double native_budget_us()
     return us;
 }
 
-// range_grid says whether a served launch on a partial range launches only
-// as many workers as its range holds ($SLATE_SERVE_GRID, default "range";
-// "wave": the whole wave, a worker slot on every SM, those outside the
-// range exiting at once). See slate::range_workers in the prelude.
-inline bool range_grid()
-{
-    static const bool on = [] {
-        const char* v = std::getenv("SLATE_SERVE_GRID");
-        return !(v && std::strcmp(v, "wave") == 0);
-    }();
-    return on;
-}
-
 // small_native says which grids sharing processes launch natively
 // ($SLATE_SERVE_SMALL; client::take_small): kSmallRange (1, the default)
 // those no larger than their range has SMs, kSmallGPU ("gpu") those no
@@ -3372,29 +3359,6 @@ static void run_hooked(plan p, Launch launch)
 }
 #endif
 
-// range_workers is the grid of a served launch's workers on [lo, hi]: as
-// many as the range's SMs hold (per SM as on the whole GPU). Sharing, the
-// other processes' workers fill their SMs; a whole wave's blocks for those
-// SMs (which exit at once, being outside the range) cannot start until
-// slots there free, and until they have run the grid has not ended, nor,
-// if the work distributor takes grids in order, do other grids start
-// behind it. That is the likely cause of what the H100 showed: a 48-block
-// program on a range beside a range-bound triad ran its first round in 72
-// ms where alone it took 24.5, and in three programs its launches on 4-8
-// SMs took 5-7 ms against 1.3-1.4 by the profile (bench/RESULTS.md,
-// sixteenth session). A range grid's blocks
-// land on its range while the others' SMs are full; where they have room,
-// some land outside and exit, and the launch runs on fewer workers (a
-// queued one's last worker out, a synchronous one's starved start, finish
-// what is left). $SLATE_SERVE_GRID=wave launches the whole wave.
-static unsigned int range_workers(const plan& p, unsigned int lo, unsigned int hi)
-{
-    if (!slate_serve::range_grid() || p.sms <= 0 || hi < lo || hi - lo + 1u >= (unsigned int)p.sms)
-        return p.workers;
-    const unsigned int per_sm = p.workers / (unsigned int)p.sms;
-    return per_sm == 0u ? p.workers : per_sm * (hi - lo + 1u);
-}
-
 // served_ops runs one served launch on the device for the serve client
 // (templates/serve_client.h): the worker on a range with the control block
 // of its pool slot and its progress kept (no self-reset), the slot's event
@@ -3437,11 +3401,10 @@ struct served_ops : slate_serve::launch_ops {
         c.sm_high = hi;
         if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
             c.flags |= SLATE_FLAG_ALL_SMS;
-        c.workers = range_workers(p, lo, hi);
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.k->name ? p.k->name : "?",
-                         c.total, c.workers, c.iters, lo, hi);
-        launch(p.ctl, c, c.workers);
+                         c.total, p.workers, c.iters, lo, hi);
+        launch(p.ctl, c, p.workers);
         if (!started && cudaPeekAtLastError() != cudaSuccess)
             clean = false;
         started = true;
@@ -3599,15 +3562,14 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
     c.sm_high = hi;
     if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
         c.flags |= SLATE_FLAG_ALL_SMS;
-    c.workers = range_workers(p, lo, hi); // the last worker out counts them
     if (std::getenv("SLATE_LOG"))
         std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u] (expected %.0f us)\n",
-                     p.k->name ? p.k->name : "?", c.total, c.workers, c.iters, lo, hi, expect_us);
+                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, expect_us);
     if (p.timed) {
         cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
         served_busy(p, lo, hi);
     }
-    launch(p.ctl, c, c.workers);
+    launch(p.ctl, c, p.workers);
     finish(p);
     queued_push(p, expect_us);
     slate_serve::process_client(0, 0)->native_launched((void*)p.stream, false); // (held by queued_wait)

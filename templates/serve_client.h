@@ -498,19 +498,6 @@ inline double native_budget_us()
     return us;
 }
 
-// range_grid says whether a served launch on a partial range launches only
-// as many workers as its range holds ($SLATE_SERVE_GRID, default "range";
-// "wave": the whole wave, a worker slot on every SM, those outside the
-// range exiting at once). See slate::range_workers in the prelude.
-inline bool range_grid()
-{
-    static const bool on = [] {
-        const char* v = std::getenv("SLATE_SERVE_GRID");
-        return !(v && std::strcmp(v, "wave") == 0);
-    }();
-    return on;
-}
-
 // small_native says which grids sharing processes launch natively
 // ($SLATE_SERVE_SMALL; client::take_small): kSmallRange (1, the default)
 // those no larger than their range has SMs, kSmallGPU ("gpu") those no
