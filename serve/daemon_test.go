@@ -820,6 +820,19 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 	waitShare(t, b, sms)
 }
 
+// triadAndFMA starts a daemon planning with the example profiles (unplanned
+// sets overlap) and registers two processes, a and b, that have sent no
+// note yet (a to launch triad_f4, b fma_loop).
+func triadAndFMA(t *testing.T) (ps *plan.ProfileSet, a, b *client.Client) {
+	t.Helper()
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	return ps, h.connectSMs("a", ps.Device.SMs), h.connectSMs("b", ps.Device.SMs)
+}
+
 // TestSplitWithoutFurtherNotes: two programs that enqueue their launches
 // ahead each send one note (hundreds of milliseconds of launches, by the
 // profiles) and then nothing while the GPU works through them; the daemon
@@ -827,14 +840,8 @@ func TestSplitOnlyBusyProcesses(t *testing.T) {
 // registered), without waiting for another note. (On an H100 the split came
 // at the next note, 83 ms in, after the first round had run overlapped.)
 func TestSplitWithoutFurtherNotes(t *testing.T) {
-	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+	ps, a, b := triadAndFMA(t)
 	sms := ps.Device.SMs
-	a := h.connectSMs("a", sms)
-	b := h.connectSMs("b", sms)
 	for _, p := range []struct {
 		c      *client.Client
 		kernel string
@@ -862,14 +869,8 @@ func TestSplitWithoutFurtherNotes(t *testing.T) {
 func TestHeldProcessesAreBusy(t *testing.T) {
 	for _, held := range []bool{true, false} {
 		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
-			ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.Overlap})
+			ps, a, b := triadAndFMA(t)
 			sms := ps.Device.SMs
-			a := h.connectSMs("a", sms)
-			b := h.connectSMs("b", sms)
 			var stops []func()
 			for _, p := range []struct {
 				c      *client.Client

@@ -1,13 +1,9 @@
 package templates_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/slatec/slatec/templates"
 )
@@ -22,21 +18,7 @@ import (
 // learns its 40 us launches and is held only while it learns; with no
 // budget, nothing waits. (held: waits for the budget once the time is known.)
 func TestNativeAheadHoldsTheBudget(t *testing.T) {
-	cc := cxx()
-	if cc == "" {
-		t.Skip("no C++ compiler ($CXX, g++, clang++, c++): native_ahead.h is not tested")
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "native_ahead.h"), []byte(templates.NativeAheadHeader()), 0o644))
-	src, err := filepath.Abs(filepath.Join("testdata", "native_ahead_driver.cc"))
-	require.NoError(t, err)
-	fake, err := filepath.Abs(filepath.Join("testdata", "fake_cuda"))
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "native_ahead_driver")
-	out, err := exec.Command(cc, "-std=c++11", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread", "-I"+dir, "-I"+fake, src, "-o", bin).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	b, err := exec.Command(bin).CombinedOutput()
-	require.NoError(t, err, "%s", b)
+	b := fakeCUDADriver(t, "native_ahead.h", templates.NativeAheadHeader(), "native_ahead_driver.cc")()
 	assert.Equal(t, `fma 60x1000 budget 4000: ahead at most 4000 us, waits 56, held 54, launch 1000 us, pending 1, after its synchronize 0
 triad 240x270 budget 4000: ahead at most 3780 us, waits 226, held 224, launch 270 us, pending 1, after its synchronize 0
 long 10x10000 budget 4000: ahead at most 20000 us, waits 9, held 7, launch 10000 us, pending 1, after its synchronize 0
@@ -44,5 +26,5 @@ tiny 500x5 budget 4000: ahead at most 315 us, waits 437, held 435, launch 5 us, 
 starved sgemm 30x40 budget 4000: ahead at most 2080 us, waits 5, held 3, launch 40 us, pending 1, after its synchronize 0
 unbounded 60x1000: ahead at most 60000 us, waits 0, held 0, launch 0 us, pending 1, after its synchronize 0
 over the ring 100x1000 unbounded: ahead at most 100000 us, waits 0, held 0, launch 0 us, pending 1, after its synchronize 0
-`, string(b))
+`, b)
 }
