@@ -476,9 +476,9 @@ static void native_drain()
 // (the serve client's native_launched): an event recorded after each on its
 // stream, queried by the client's listener, so that its load notes say
 // whether they are still running (a process whose launches wait behind
-// another's is busy, not idle); while it shares, they are held to
-// $SLATE_SERVE_NATIVE_US of GPU work queued ahead (native_ahead.h), so that
-// a grant change's drain is short. Not on streams being captured into a graph.
+// another's is busy, not idle); while it shares, with $SLATE_SERVE_NATIVE_US
+// set, they are held to that much GPU work queued ahead (native_ahead.h), so
+// that a grant change's drain is short. Not on streams being captured into a graph.
 static slate_native_ahead_v1::ring& native_ring()
 {
     static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit

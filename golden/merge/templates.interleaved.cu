@@ -848,16 +848,18 @@ inline double queue_budget_us()
 }
 
 // native_budget_us bounds the GPU work a sharing process's native launches
-// keep queued ahead ($SLATE_SERVE_NATIVE_US, default 4000; 0: unbounded):
-// a native launch waits for older ones while those still pending are
+// keep queued ahead ($SLATE_SERVE_NATIVE_US; 0, the default: unbounded): a
+// native launch waits for older ones while those still pending are
 // expected to take longer (native_ahead.h). A grant change's ack waits for
 // them (the native drain), so it also bounds how long a split takes to
-// take effect (docs/SERVE.md).
+// take effect. Opt-in: on the H100 4000 made triad + FMA 1.27x MPS (1.19x
+// unbounded) but three programs 0.90x (0.98x), splits that held starving a
+// latency-bound one (docs/SERVE.md, bench/RESULTS.md, sixteenth session).
 inline double native_budget_us()
 {
     static const double us = [] {
         const char* v = std::getenv("SLATE_SERVE_NATIVE_US");
-        const double d = v && *v ? std::strtod(v, 0) : 4000.0;
+        const double d = v && *v ? std::strtod(v, 0) : 0.0;
         return d > 0 ? d : 0.0;
     }();
     return us;
@@ -1031,9 +1033,10 @@ public:
     // launches for tens of milliseconds). The load notes then say whether
     // the process's native launches have all ended (native_pending): such a
     // process is waiting, not idle, though it sends no launches. Sharing, a
-    // native launch (hold) may wait for older ones: a grant change's drain
-    // takes about native_budget_us() (queued served launches, bounded by
-    // their own budget, pass hold = false). Alone, it costs two relaxed loads.
+    // native launch (hold) may wait for older ones when native_budget_us()
+    // is set: a grant change's drain then takes about that (queued served
+    // launches, bounded by their own budget, pass hold = false). Alone, it
+    // costs two relaxed loads.
     void native_launched(void* stream, bool hold = true)
     {
         const bool sharing = sharing_.load(std::memory_order_relaxed);
@@ -2364,9 +2367,9 @@ static void native_drain()
 // (the serve client's native_launched): an event recorded after each on its
 // stream, queried by the client's listener, so that its load notes say
 // whether they are still running (a process whose launches wait behind
-// another's is busy, not idle); while it shares, they are held to
-// $SLATE_SERVE_NATIVE_US of GPU work queued ahead (native_ahead.h), so that
-// a grant change's drain is short. Not on streams being captured into a graph.
+// another's is busy, not idle); while it shares, with $SLATE_SERVE_NATIVE_US
+// set, they are held to that much GPU work queued ahead (native_ahead.h), so
+// that a grant change's drain is short. Not on streams being captured into a graph.
 static slate_native_ahead_v1::ring& native_ring()
 {
     static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit
@@ -4855,7 +4858,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 4859 "golden/merge/templates.interleaved.cu"
+#line 4862 "golden/merge/templates.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (interleaved mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu
