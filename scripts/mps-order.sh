@@ -13,6 +13,9 @@
 #           ahead, the same with one, all SMs with 20 and with one)
 #   PROBE   the probe kernel, "BLOCKS THREADS BLOCK_US" (default "1 32 5";
 #           "48 64 1200" is the serve_dep_ms kernel's shape)
+#   COUNT   probes (default 30); HOG_ROUNDS the hog's rounds (default 8)
+#   MPS_ORDER_BURST, MPS_ORDER_PRIORITY, MPS_ORDER_HOG_PRIORITY: passed on
+#           (bench/topology/mps_order.cu: launches a probe, stream priorities)
 #   MPS     1 (default): start the MPS control daemon, stop it after
 #   OUT     where mps-order.txt goes
 set -uo pipefail
@@ -28,7 +31,7 @@ say "mps-order: $(nvidia-smi --query-gpu=name,driver_version --format=csv,nohead
 if [ "${MPS:-1}" = 1 ]; then
     nvidia-cuda-mps-control -d && say "mps-order: MPS started" || say "mps-order: MPS did not start"
 fi
-"$bin" probe 50 ${PROBE:-} | grep '^probe n=' | sed 's/^/alone: /' | tee -a "$T"
+"$bin" probe "${COUNT:-50}" ${PROBE:-} | grep '^probe n=' | sed 's/^/alone: /' | tee -a "$T"
 for c in ${CASES:-32:20 32:1 132:20 132:1}; do
     IFS=: read -r blocks ahead threads block_us <<<"$c"
     threads=${threads:-1024}
@@ -36,9 +39,9 @@ for c in ${CASES:-32:20 32:1 132:20 132:1}; do
     tag="$blocks.$ahead.$threads.$block_us"
     go="$OUT/go.$tag"
     rm -f "$go"
-    MPS_ORDER_GO="$go" "$bin" hog "$blocks" "$ahead" 8 "$threads" "$block_us" >"$OUT/hog.$tag.txt" 2>&1 &
+    MPS_ORDER_GO="$go" "$bin" hog "$blocks" "$ahead" "${HOG_ROUNDS:-8}" "$threads" "$block_us" >"$OUT/hog.$tag.txt" 2>&1 &
     hp=$!
-    MPS_ORDER_GO="$go" "$bin" probe 30 ${PROBE:-} >"$OUT/probe.$tag.txt" 2>&1 &
+    MPS_ORDER_GO="$go" "$bin" probe "${COUNT:-30}" ${PROBE:-} >"$OUT/probe.$tag.txt" 2>&1 &
     pp=$!
     for _ in $(seq 1 200); do
         grep -q ready "$OUT/hog.$tag.txt" 2>/dev/null && grep -q ready "$OUT/probe.$tag.txt" 2>/dev/null && break

@@ -79,6 +79,21 @@ static long long cycles_for_us(double us)
     return (long long)(us * (double)khz / 1000.0);
 }
 
+// stream_from_env: the default stream, or with $ENV=high a new stream at the
+// device's greatest priority ($ENV=low: its least; the default stream has the
+// least). $MPS_ORDER_PRIORITY is the probe's, $MPS_ORDER_HOG_PRIORITY the hog's.
+static cudaStream_t stream_from_env(const char* env)
+{
+    const char* p = std::getenv(env);
+    if (!p || !*p)
+        return 0;
+    int least = 0, greatest = 0;
+    CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, !std::strcmp(p, "high") ? greatest : least));
+    return s;
+}
+
 static int hog(int blocks, int ahead, int rounds, int threads, double block_us)
 {
     int* out;
@@ -89,41 +104,63 @@ static int hog(int blocks, int ahead, int rounds, int threads, double block_us)
     std::printf("hog ready\n");
     std::fflush(stdout);
     wait_for_go();
+    const cudaStream_t st = stream_from_env("MPS_ORDER_HOG_PRIORITY");
     const double t0 = now_us();
     for (int r = 0; r < rounds; ++r) {
         for (int i = 0; i < ahead; ++i)
-            spin<<<blocks, threads>>>(c, out);
+            spin<<<blocks, threads, 0, st>>>(c, out);
         CHECK(cudaDeviceSynchronize());
     }
     std::printf("hog blocks=%d threads=%d ahead=%d rounds=%d ms=%.1f\n", blocks, threads, ahead, rounds, (now_us() - t0) / 1000.0);
     return 0;
 }
 
+// With $MPS_ORDER_BURST=B (default 1), each probe is B back-to-back launches
+// (as a program that queues its work), with an event after each: printed are
+// the burst's latency from the first launch call to the last kernel's end, and
+// the GPU time between consecutive events (a kernel's own run plus any wait to
+// be dispatched), p50 and max over all kernels.
 static int probe(int count, int blocks, int threads, double block_us)
 {
     int* out;
     CHECK(cudaMalloc(&out, sizeof(int)));
-    cudaEvent_t e;
-    CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
+    const char* b = std::getenv("MPS_ORDER_BURST");
+    const int burst = b && std::atoi(b) > 0 ? std::atoi(b) : 1;
+    const cudaStream_t st = stream_from_env("MPS_ORDER_PRIORITY");
+    std::vector<cudaEvent_t> ev(burst + 1);
+    for (auto& e : ev)
+        CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
     const long long c = cycles_for_us(block_us);
-    spin<<<blocks, threads>>>(c, out); // load the module before the hog starts
+    spin<<<blocks, threads, 0, st>>>(c, out); // load the module before the hog starts
     CHECK(cudaDeviceSynchronize());
     std::printf("probe ready\n");
     std::fflush(stdout);
     wait_for_go();
     std::this_thread::sleep_for(std::chrono::milliseconds(5)); // the hog's first queue is in
-    std::vector<double> us;
+    std::vector<double> us, host, gpu;
     for (int i = 0; i < count; ++i) {
         const double t0 = now_us();
-        spin<<<blocks, threads>>>(c, out);
-        CHECK(cudaEventRecord(e, 0));
-        CHECK(cudaEventSynchronize(e));
+        CHECK(cudaEventRecord(ev[0], st));
+        for (int k = 0; k < burst; ++k) {
+            spin<<<blocks, threads, 0, st>>>(c, out);
+            CHECK(cudaEventRecord(ev[k + 1], st));
+        }
+        host.push_back(now_us() - t0);
+        CHECK(cudaEventSynchronize(ev[burst]));
         us.push_back(now_us() - t0);
+        for (int k = 0; k < burst; ++k) {
+            float ms = 0.0f;
+            CHECK(cudaEventElapsedTime(&ms, ev[k], ev[k + 1]));
+            gpu.push_back(1000.0 * ms);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    std::vector<double> s = us;
-    std::sort(s.begin(), s.end());
-    std::printf("probe n=%d p50_us=%.0f p90_us=%.0f max_us=%.0f\n", count, s[s.size() / 2], s[s.size() * 9 / 10], s.back());
+    std::sort(us.begin(), us.end());
+    std::sort(host.begin(), host.end());
+    std::sort(gpu.begin(), gpu.end());
+    std::printf("probe n=%d burst=%d p50_us=%.0f p90_us=%.0f max_us=%.0f host_launch_p50_us=%.0f host_launch_max_us=%.0f kernel_p50_us=%.0f kernel_max_us=%.0f\n",
+                count, burst, us[us.size() / 2], us[us.size() * 9 / 10], us.back(), host[host.size() / 2], host.back(),
+                gpu[gpu.size() / 2], gpu.back());
     return 0;
 }
 
