@@ -11,7 +11,8 @@
 # CASES: space-separated cases A=ENV,B=ENV, where A and B are harness names
 # and ENV is "native" (SLATE_MODE=native), "persistent" (the static worker
 # on all SMs) or LO:HI (SLATE_SM_RANGE=LO:HI, the queue worker on that range);
-# a case with one program runs it alone. Each case runs $ROUNDS times
+# a case with one program runs it alone. A mode may end in @high or @low:
+# the program's launches at that stream priority ($SLATE_PRIORITY). Each case runs $ROUNDS times
 # (default 2), both programs started together at a start line; printed per
 # program: HARNESS_TIME (median, best us a run) and HARNESS_WALL (the
 # warm-up's and each round's wall-clock us).
@@ -34,13 +35,15 @@ for c in ${CASES:?CASES names the cases}; do
         rm -rf "$gate"
         pids=()
         for i in "${!progs[@]}"; do
-            n=${progs[$i]%%=*} m=${progs[$i]#*=}
+            n=${progs[$i]%%=*} m=${progs[$i]#*=} prio=
+            case $m in *@*) prio=${m#*@} m=${m%@*} ;; esac
             case $m in
             native) e=(SLATE_MODE=native) ;;
             persistent) e=(SLATE_MODE=persistent) ;;
             *:*) e=(SLATE_MODE=persistent SLATE_SM_RANGE="$m") ;;
             *) say "range-pair: $c: mode $m is not native, persistent or LO:HI"; exit 2 ;;
             esac
+            [ -n "$prio" ] && e+=(SLATE_PRIORITY="$prio")
             (cd "$W" && env "${e[@]}" SLATEC_SOCKET="$W/nothing/serve.sock" HARNESS_REPS="$REPS" HARNESS_SPAN=1 \
                 HARNESS_GATE="$gate:${#progs[@]}" timeout 300 "$W/$n.plain" >"$OUT/$i.out" 2>&1) &
             pids+=($!)
@@ -49,7 +52,8 @@ for c in ${CASES:?CASES names the cases}; do
         line="$c round $r:"
         for i in "${!progs[@]}"; do
             line+=" ${progs[$i]} $(awk '$1 == "HARNESS_TIME" { t = $3 "/" $4 } $1 == "HARNESS_WALL" { w = ""; for (i = 3; i <= NF; i++) w = w (i == 3 ? "" : "/") sprintf("%.1f", $i / 1000) }
-                $1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } END { printf "span %.1f ms, us/run %s, wall ms %s;", s, t, w }' "$OUT/$i.out")"
+                $1 == "HARNESS_SPAN" { s = ($3 - $2) / 1000 } $1 == "PASS" { ok = "pass" }
+                END { printf "span %.1f ms, us/run %s, wall ms %s, self-check %s;", s, t, w, ok ? ok : "FAIL" }' "$OUT/$i.out")"
         done
         say "$line"
     done

@@ -362,6 +362,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <vector>
 // @@SLATE_SERVE_CLIENT_H@@
 // @@SLATE_NATIVE_AHEAD_H@@
+// @@SLATE_PRIORITY_STREAM_H@@
 // @@SLATE_FIRST_USE_H@@
 // @@SLATE_SM_ORDER_H@@
 // SLATE_TEST_HOOKS: count executions per logical block, retreat and
@@ -403,8 +404,19 @@ struct env_config {
     bool has_range;
     unsigned int lo, hi, iters;
     bool gpc_order; // $SLATE_SM_ORDER=gpc: ranges are of places GPC by GPC (gpc_places)
-    env_config() : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false)
+    slate_priority_v1::level priority; // $SLATE_PRIORITY=high|low: every launch at that stream priority
+    env_config()
+        : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false),
+          priority(slate_priority_v1::kDefault)
     {
+        if (const char* v = std::getenv("SLATE_PRIORITY")) {
+            if (std::strcmp(v, "high") == 0)
+                priority = slate_priority_v1::kHigh;
+            else if (std::strcmp(v, "low") == 0)
+                priority = slate_priority_v1::kLow;
+            else if (*v && std::strcmp(v, "default") != 0)
+                std::fprintf(stderr, "slatec: ignoring SLATE_PRIORITY=%s (want high, low or default)\n", v);
+        }
         if (const char* o = std::getenv("SLATE_SM_ORDER")) {
             if (std::strcmp(o, "gpc") == 0)
                 gpc_order = true;
@@ -551,6 +563,29 @@ static inline void after_native(cudaStream_t stream)
 {
     if (launch_policy() == kPolicyServed)
         slate_serve::process_client(0, 0)->native_launched((void*)stream);
+}
+
+// priority_enter and priority_leave bracket a launch: with $SLATE_PRIORITY
+// set it goes to a shadow of its stream at that priority, ordered with the
+// stream by events (priority_stream.h); otherwise they cost a branch.
+static inline cudaStream_t priority_enter(cudaStream_t stream)
+{
+    const slate_priority_v1::level want = env().priority;
+    if (want == slate_priority_v1::kDefault)
+        return stream;
+    const cudaError_t before = cudaPeekAtLastError();
+    const cudaStream_t s = slate_priority_v1::mine().enter(stream, want);
+    quiet_error(before);
+    return s;
+}
+
+static inline void priority_leave(cudaStream_t stream, cudaStream_t launched)
+{
+    if (launched == stream)
+        return;
+    const cudaError_t before = cudaPeekAtLastError();
+    slate_priority_v1::mine().leave(stream, launched);
+    quiet_error(before);
 }
 
 struct device_state {

@@ -9,13 +9,14 @@ import (
 	"text/template"
 )
 
-//go:embed *.cu *.tmpl serve_client.h first_use.h sm_order.h native_ahead.h
+//go:embed *.cu *.tmpl serve_client.h first_use.h sm_order.h native_ahead.h priority_stream.h
 var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
 // control-block types, the worker loop and the host launch machinery, with
 // the slatec serve client (serve_client.h) and the ring that holds its
-// native launches to a budget (native_ahead.h), the first-use registry
+// native launches to a budget (native_ahead.h), the priority streams
+// (priority_stream.h), the first-use registry
 // (first_use.h) and the SM order (sm_order.h) in place of their markers.
 func Prelude() string {
 	p := mustRead("prelude.cu")
@@ -29,6 +30,11 @@ func Prelude() string {
 		panic("templates: prelude.cu lost its native-ahead marker")
 	}
 	p = strings.Replace(p, naMarker, NativeAheadHeader(), 1)
+	const psMarker = "// @@SLATE_PRIORITY_STREAM_H@@\n"
+	if !strings.Contains(p, psMarker) {
+		panic("templates: prelude.cu lost its priority-stream marker")
+	}
+	p = strings.Replace(p, psMarker, PriorityStreamHeader(), 1)
 	const fuMarker = "// @@SLATE_FIRST_USE_H@@\n"
 	if !strings.Contains(p, fuMarker) {
 		panic("templates: prelude.cu lost its first-use marker")
@@ -54,6 +60,10 @@ func FirstUseHeader() string { return mustRead("first_use.h") }
 // NativeAheadHeader holds a sharing process's native launches to a budget
 // of GPU work queued ahead (native_ahead.h); Prelude includes it.
 func NativeAheadHeader() string { return mustRead("native_ahead.h") }
+
+// PriorityStreamHeader moves a launch to a shadow of its stream at another
+// priority, in order with the stream (priority_stream.h); Prelude includes it.
+func PriorityStreamHeader() string { return mustRead("priority_stream.h") }
 
 // ServeClientHeader is the host C++ client of the slatec serve protocol
 // (serve_client.h, docs/SERVE.md); Prelude includes it.

@@ -2075,6 +2075,131 @@ private:
 } // namespace slate_native_ahead_v1
 #endif // __CUDACC_RTC__
 #endif // SLATE_NATIVE_AHEAD_H
+// ---- slatec priority streams: a launch at another priority than its stream's ----
+// Under MPS the block scheduler hands free SM slots to the grids of every
+// client, and a grid of many short blocks takes most of them: a 48-block
+// latency-bound kernel of another process ran 1.85x its own time beside
+// back-to-back FMA grids of 16384 blocks (H100, scripts/mps-order.sh); on a
+// stream of the device's greatest priority it ran 1.05x, while a full wave
+// of long blocks gave the same 1.5x whatever the priority (bench/RESULTS.md,
+// seventeenth session). Priority is a scheduling hint only, so a launch may
+// move to a stream of another priority as long as it keeps its order with
+// its own stream: the shadow stream waits for an event recorded on the
+// program's stream before the launch, and the program's stream waits for
+// one recorded on the shadow after it. Whatever the program then does on
+// its stream (synchronize, record, query, launch, copy) comes after the
+// launch, as it would have without the move.
+//
+// Shadows are per host thread (a thread's per-thread default stream shares
+// its handle with every other thread's) and per device, one for each stream
+// handle the thread launches on, up to kShadows; beyond them, and for a
+// stream being captured into a graph, a launch stays on its own stream.
+#ifndef SLATE_PRIORITY_STREAM_H
+#define SLATE_PRIORITY_STREAM_H
+#ifndef __CUDACC_RTC__
+#include <cuda_runtime_api.h>
+
+namespace slate_priority_v1 {
+
+enum level { kDefault = 0, kHigh = 1, kLow = 2 };
+
+class shadows {
+public:
+    enum { kShadows = 32 };
+
+    // enter returns the stream to launch on at level: stream itself (level
+    // kDefault, a capture, no shadow to be had) or its shadow, made to wait
+    // for what the program queued on stream so far.
+    cudaStream_t enter(cudaStream_t stream, level want)
+    {
+        if (want == kDefault)
+            return stream;
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (stream != 0 && (cudaStreamIsCapturing(stream, &capture) != cudaSuccess ||
+                            capture != cudaStreamCaptureStatusNone))
+            return stream;
+        int device = -1;
+        if (cudaGetDevice(&device) != cudaSuccess)
+            return stream;
+        entry* e = find(stream, device, want);
+        if (!e || cudaEventRecord(e->before, stream) != cudaSuccess ||
+            cudaStreamWaitEvent(e->shadow, e->before, 0) != cudaSuccess)
+            return stream;
+        return e->shadow;
+    }
+
+    // leave makes stream wait for what was launched on launched (enter's
+    // answer) since enter.
+    void leave(cudaStream_t stream, cudaStream_t launched)
+    {
+        if (launched == stream)
+            return;
+        for (int i = 0; i < used_; ++i) {
+            entry& e = entries_[i];
+            if (e.shadow == launched) {
+                cudaEventRecord(e.after, launched);
+                cudaStreamWaitEvent(stream, e.after, 0);
+                return;
+            }
+        }
+    }
+
+    int used() const { return used_; }
+
+private:
+    struct entry {
+        cudaStream_t stream;
+        int device;
+        level lv;
+        cudaStream_t shadow;
+        cudaEvent_t before, after;
+    };
+
+    entry* find(cudaStream_t stream, int device, level want)
+    {
+        for (int i = 0; i < used_; ++i)
+            if (entries_[i].stream == stream && entries_[i].device == device && entries_[i].lv == want)
+                return &entries_[i];
+        if (used_ == kShadows)
+            return nullptr;
+        int least = 0, greatest = 0;
+        if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
+            return nullptr;
+        entry e;
+        e.stream = stream;
+        e.device = device;
+        e.lv = want;
+        if (cudaStreamCreateWithPriority(&e.shadow, cudaStreamNonBlocking, want == kHigh ? greatest : least) !=
+            cudaSuccess)
+            return nullptr;
+        if (cudaEventCreateWithFlags(&e.before, cudaEventDisableTiming) != cudaSuccess) {
+            cudaStreamDestroy(e.shadow);
+            return nullptr;
+        }
+        if (cudaEventCreateWithFlags(&e.after, cudaEventDisableTiming) != cudaSuccess) {
+            cudaEventDestroy(e.before);
+            cudaStreamDestroy(e.shadow);
+            return nullptr;
+        }
+        entries_[used_] = e;
+        return &entries_[used_++];
+    }
+
+    entry entries_[kShadows];
+    int used_ = 0;
+};
+
+// The calling thread's shadows. Never destroyed: the streams and events
+// outlive the thread (a stream's queued work does not need its creator).
+inline shadows& mine()
+{
+    thread_local shadows* s = new shadows();
+    return *s;
+}
+
+} // namespace slate_priority_v1
+#endif // __CUDACC_RTC__
+#endif // SLATE_PRIORITY_STREAM_H
 // ---- slatec first use: load the workers where the program first uses the GPU ----
 // With lazy module loading (CUDA's default) a kernel's module loads at its first
 // launch, usually inside the region a program times; a transformed module holds
@@ -2294,8 +2419,19 @@ struct env_config {
     bool has_range;
     unsigned int lo, hi, iters;
     bool gpc_order; // $SLATE_SM_ORDER=gpc: ranges are of places GPC by GPC (gpc_places)
-    env_config() : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false)
+    slate_priority_v1::level priority; // $SLATE_PRIORITY=high|low: every launch at that stream priority
+    env_config()
+        : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false),
+          priority(slate_priority_v1::kDefault)
     {
+        if (const char* v = std::getenv("SLATE_PRIORITY")) {
+            if (std::strcmp(v, "high") == 0)
+                priority = slate_priority_v1::kHigh;
+            else if (std::strcmp(v, "low") == 0)
+                priority = slate_priority_v1::kLow;
+            else if (*v && std::strcmp(v, "default") != 0)
+                std::fprintf(stderr, "slatec: ignoring SLATE_PRIORITY=%s (want high, low or default)\n", v);
+        }
         if (const char* o = std::getenv("SLATE_SM_ORDER")) {
             if (std::strcmp(o, "gpc") == 0)
                 gpc_order = true;
@@ -2442,6 +2578,29 @@ static inline void after_native(cudaStream_t stream)
 {
     if (launch_policy() == kPolicyServed)
         slate_serve::process_client(0, 0)->native_launched((void*)stream);
+}
+
+// priority_enter and priority_leave bracket a launch: with $SLATE_PRIORITY
+// set it goes to a shadow of its stream at that priority, ordered with the
+// stream by events (priority_stream.h); otherwise they cost a branch.
+static inline cudaStream_t priority_enter(cudaStream_t stream)
+{
+    const slate_priority_v1::level want = env().priority;
+    if (want == slate_priority_v1::kDefault)
+        return stream;
+    const cudaError_t before = cudaPeekAtLastError();
+    const cudaStream_t s = slate_priority_v1::mine().enter(stream, want);
+    quiet_error(before);
+    return s;
+}
+
+static inline void priority_leave(cudaStream_t stream, cudaStream_t launched)
+{
+    if (launched == stream)
+        return;
+    const cudaError_t before = cudaPeekAtLastError();
+    slate_priority_v1::mine().leave(stream, launched);
+    quiet_error(before);
 }
 
 struct device_state {
@@ -5075,7 +5234,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5079 "golden/merge/transpose_reduce_hist.persistent.cu"
+#line 5238 "golden/merge/transpose_reduce_hist.persistent.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (persistent mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
