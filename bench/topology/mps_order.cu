@@ -19,6 +19,13 @@
 //       block, one warp, 5 us), timed from the host's launch call to its end
 //       (event synchronize). Prints each latency and p50/p90/max in us.
 //
+//   mps_order chain COUNT BLOCKS THREADS ITERS
+//       COUNT launches of a latency-bound kernel (chain) timed by its
+//       blocks' own clocks, with each block's SM: where its blocks ran and
+//       how long each took beside the other client's work. (spin's time is
+//       fixed in cycles, so it sees dispatch waits but not a block slowed
+//       by the SM's other warps.)
+//
 // If grids dispatch in submission order across clients, the probe waits
 // for the hog's queue even with BLOCKS well below the GPU's SMs; if not,
 // its latency stays near its own run time whatever the hog queues.
@@ -50,6 +57,31 @@ __global__ void spin(long long cycles, int* out)
         x = x * 1664525 + 1013904223;
     if (x == 42)
         out[0] = x; // never, but the loop is not dead code
+}
+
+// chain is a latency-bound block (each thread one dependent chain of
+// reciprocal square roots and FMAs, as serve_dep_ms's kernel): unlike spin,
+// whose time is fixed in clock cycles, its time grows when it gets fewer
+// issue slots. Each block records its SM and its start and end (ns).
+__global__ void chain(int iters, float* out, unsigned long long* rec)
+{
+    unsigned long long t0, t1;
+    unsigned int sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const float c = 0.5f + 0.001f * (float)threadIdx.x;
+    float x = 1.0f;
+    for (int t = 0; t < iters; ++t)
+        x = rsqrtf(fmaf(x, x, c)) + 0.25f;
+    if (x == 42.0f)
+        out[0] = x; // never, but the loop is not dead code
+    __syncthreads();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (threadIdx.x == 0) {
+        rec[3 * blockIdx.x] = t0;
+        rec[3 * blockIdx.x + 1] = t1;
+        rec[3 * blockIdx.x + 2] = sm;
+    }
 }
 
 static double now_us()
@@ -164,8 +196,61 @@ static int probe(int count, int blocks, int threads, double block_us)
     return 0;
 }
 
+// chain_probe: COUNT launches of chain (BLOCKS of THREADS, ITERS steps),
+// 2 ms apart, each timed by its blocks' own records: per launch the span
+// (first start to last end), the start spread and the block times; printed
+// p50/max over launches and, for the slowest launch, each block's SM and time.
+static int chain_probe(int count, int blocks, int threads, int iters)
+{
+    float* out;
+    unsigned long long* rec;
+    CHECK(cudaMalloc(&out, sizeof(float)));
+    CHECK(cudaMalloc(&rec, sizeof(unsigned long long) * 3 * blocks));
+    const cudaStream_t st = stream_from_env("MPS_ORDER_PRIORITY");
+    std::vector<unsigned long long> h(3 * blocks);
+    chain<<<blocks, threads, 0, st>>>(iters, out, rec); // load the module before the hog starts
+    CHECK(cudaDeviceSynchronize());
+    std::printf("probe ready\n");
+    std::fflush(stdout);
+    wait_for_go();
+    if (const char* d = std::getenv("MPS_ORDER_DELAY_MS"))
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
+    std::vector<double> span, spread, block;
+    double worst = -1.0;
+    std::vector<unsigned long long> worst_rec;
+    for (int i = 0; i < count; ++i) {
+        chain<<<blocks, threads, 0, st>>>(iters, out, rec);
+        CHECK(cudaStreamSynchronize(st));
+        CHECK(cudaMemcpy(h.data(), rec, sizeof(unsigned long long) * 3 * blocks, cudaMemcpyDeviceToHost));
+        unsigned long long s0 = ~0ull, s1 = 0, e1 = 0;
+        for (int b = 0; b < blocks; ++b) {
+            s0 = std::min(s0, h[3 * b]);
+            s1 = std::max(s1, h[3 * b]);
+            e1 = std::max(e1, h[3 * b + 1]);
+            block.push_back((h[3 * b + 1] - h[3 * b]) / 1000.0);
+        }
+        span.push_back((e1 - s0) / 1000.0);
+        spread.push_back((s1 - s0) / 1000.0);
+        if (span.back() > worst) {
+            worst = span.back();
+            worst_rec = h;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    auto p = [](std::vector<double> v, double q) { std::sort(v.begin(), v.end()); return v[(size_t)(q * (v.size() - 1))]; };
+    std::printf("chain n=%d blocks=%d span_p50_us=%.0f span_max_us=%.0f spread_p50_us=%.0f block_p50_us=%.0f block_max_us=%.0f\n",
+                count, blocks, p(span, 0.5), p(span, 1.0), p(spread, 0.5), p(block, 0.5), p(block, 1.0));
+    std::printf("chain slowest:");
+    for (int b = 0; b < blocks; ++b)
+        std::printf(" %llu:%.0f", worst_rec[3 * b + 2], (worst_rec[3 * b + 1] - worst_rec[3 * b]) / 1000.0);
+    std::printf("\n");
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
+    if (argc == 6 && !std::strcmp(argv[1], "chain"))
+        return chain_probe(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
     if (argc >= 5 && argc <= 7 && !std::strcmp(argv[1], "hog"))
         return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc >= 6 ? std::atoi(argv[5]) : 1024,
                    argc == 7 ? std::atof(argv[6]) : 1000.0);
