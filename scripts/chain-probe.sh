@@ -11,7 +11,9 @@
 # "alone" runs the probe by itself. CHAIN: the probe's "COUNT BLOCKS THREADS
 # ITERS" (default serve_dep_ms's shape). REPS: the harness's HARNESS_REPS
 # (default 60: about 0.4 s of FMA rounds); HOG_LEAD: seconds from the
-# harness's start to the probe's (default 0.4).
+# harness's start to the probe's go (default 0.4), DELAY_MS the probe's wait
+# after it (default 30); MPS_ORDER_GAP_MS passes on; SLOWEST=1 prints each
+# block of the slowest launch (SM:us).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 W=${W:-/tmp/slatec-serve}
@@ -29,7 +31,7 @@ for c in ${CASES:-alone serve_fma_ms=native serve_fma_ms=native@high}; do
     case $c in *@*) prio=${c#*@} c=${c%@*} ;; esac
     go="$OUT/go"
     rm -f "$go"
-    MPS_ORDER_GO="$go" MPS_ORDER_PRIORITY="$prio" MPS_ORDER_DELAY_MS=30 "$bin" chain ${CHAIN:-10 48 64 49152} >"$OUT/probe.out" 2>&1 &
+    MPS_ORDER_GO="$go" MPS_ORDER_PRIORITY="$prio" MPS_ORDER_DELAY_MS=${DELAY_MS:-30} "$bin" chain ${CHAIN:-10 48 64 49152} >"$OUT/probe.out" 2>&1 &
     pp=$!
     for _ in $(seq 1 200); do grep -q ready "$OUT/probe.out" 2>/dev/null && break; sleep 0.02; done
     hp=
@@ -49,7 +51,10 @@ for c in ${CASES:-alone serve_fma_ms=native serve_fma_ms=native@high}; do
     touch "$go"
     wait $pp $hp
     say "== $c${prio:+ (probe priority $prio)}: $(grep '^chain n=' "$OUT/probe.out")${hp:+; hog $(awk '$1 == "HARNESS_TIME" { print $3 " us/run" }' "$OUT/hog.out")}"
-    say "   $(grep '^chain slowest' "$OUT/probe.out")"
+    say "   $(grep '^chain wall_us' "$OUT/probe.out")"
+    say "   $(grep '^chain spans_ms' "$OUT/probe.out")"
+    [ -n "${SLOWEST:-}" ] && say "   $(grep '^chain slowest' "$OUT/probe.out")"
+    [ -n "$hp" ] && say "   hog: $(grep -E '^HARNESS_(WALL|SPAN)' "$OUT/hog.out" | tr '\n' ' ')"
 done
 [ "${MPS:-1}" = 1 ] && echo quit | nvidia-cuda-mps-control 2>/dev/null
 exit 0

@@ -20,7 +20,8 @@
 //       (event synchronize). Prints each latency and p50/p90/max in us.
 //
 //   mps_order chain COUNT BLOCKS THREADS ITERS
-//       COUNT launches of a latency-bound kernel (chain) timed by its
+//       COUNT launches of a latency-bound kernel (chain), $MPS_ORDER_GAP_MS
+//       apart (default 2), timed by its
 //       blocks' own clocks, with each block's SM: where its blocks ran and
 //       how long each took beside the other client's work. (spin's time is
 //       fixed in cycles, so it sees dispatch waits but not a block slowed
@@ -215,9 +216,15 @@ static int chain_probe(int count, int blocks, int threads, int iters)
     wait_for_go();
     if (const char* d = std::getenv("MPS_ORDER_DELAY_MS"))
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
+    const char* g = std::getenv("MPS_ORDER_GAP_MS");
+    const int gap_ms = g && *g ? std::atoi(g) : 2;
     std::vector<double> span, spread, block;
     double worst = -1.0;
     std::vector<unsigned long long> worst_rec;
+    // The wall clock (us since the epoch, as the harness's HARNESS_SPAN) at
+    // the first launch and after the last, to line the spans up with a hog's.
+    const long long wall0 = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch()).count();
     for (int i = 0; i < count; ++i) {
         chain<<<blocks, threads, 0, st>>>(iters, out, rec);
         CHECK(cudaStreamSynchronize(st));
@@ -235,11 +242,19 @@ static int chain_probe(int count, int blocks, int threads, int iters)
             worst = span.back();
             worst_rec = h;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        if (gap_ms > 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
     }
     auto p = [](std::vector<double> v, double q) { std::sort(v.begin(), v.end()); return v[(size_t)(q * (v.size() - 1))]; };
     std::printf("chain n=%d blocks=%d span_p50_us=%.0f span_max_us=%.0f spread_p50_us=%.0f block_p50_us=%.0f block_max_us=%.0f\n",
                 count, blocks, p(span, 0.5), p(span, 1.0), p(spread, 0.5), p(block, 0.5), p(block, 1.0));
+    const long long wall1 = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch()).count();
+    std::printf("chain wall_us %lld %lld\n", wall0, wall1);
+    std::printf("chain spans_ms:");
+    for (double v : span)
+        std::printf(" %.1f", v / 1000.0);
+    std::printf("\n");
     std::printf("chain slowest:");
     for (int b = 0; b < blocks; ++b)
         std::printf(" %llu:%.0f", worst_rec[3 * b + 2], (worst_rec[3 * b + 1] - worst_rec[3 * b]) / 1000.0);
