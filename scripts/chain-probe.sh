@@ -8,7 +8,8 @@
 #
 # CASES: space-separated NAME=MODE[@PRIORITY] (MODE native, persistent or
 # LO:HI as in range-pair.sh; PRIORITY the probe's stream: high or low);
-# "alone" runs the probe by itself. CHAIN: the probe's "COUNT BLOCKS THREADS
+# "alone" runs the probe by itself; hog:BLOCKS:AHEAD:THREADS:BLOCK_US runs
+# mps_order's spin hog (HOG_ROUNDS rounds, default 8) in place of a harness. CHAIN: the probe's "COUNT BLOCKS THREADS
 # ITERS" (default serve_dep_ms's shape). REPS: the harness's HARNESS_REPS
 # (default 60: about 0.4 s of FMA rounds); HOG_LEAD: seconds from the
 # harness's start to the probe's go (default 0.4), DELAY_MS the probe's wait
@@ -35,7 +36,12 @@ for c in ${CASES:-alone serve_fma_ms=native serve_fma_ms=native@high}; do
     pp=$!
     for _ in $(seq 1 200); do grep -q ready "$OUT/probe.out" 2>/dev/null && break; sleep 0.02; done
     hp=
-    if [ "$c" != alone ]; then
+    if [ "${c%%:*}" = hog ]; then
+        IFS=: read -r _ blocks ahead threads block_us <<<"$c"
+        "$bin" hog "$blocks" "$ahead" "${HOG_ROUNDS:-8}" "$threads" "$block_us" >"$OUT/hog.out" 2>&1 &
+        hp=$!
+        for _ in $(seq 1 200); do grep -q ready "$OUT/hog.out" 2>/dev/null && break; sleep 0.02; done
+    elif [ "$c" != alone ]; then
         n=${c%%=*} m=${c#*=}
         case $m in
         native) e=(SLATE_MODE=native) ;;
@@ -50,7 +56,7 @@ for c in ${CASES:-alone serve_fma_ms=native serve_fma_ms=native@high}; do
     fi
     touch "$go"
     wait $pp $hp
-    say "== $c${prio:+ (probe priority $prio)}: $(grep '^chain n=' "$OUT/probe.out")${hp:+; hog $(awk '$1 == "HARNESS_TIME" { print $3 " us/run" }' "$OUT/hog.out")}"
+    say "== $c${prio:+ (probe priority $prio)}: $(grep '^chain n=' "$OUT/probe.out")${hp:+; hog $(awk '$1 == "HARNESS_TIME" { print $3 " us/run" } $1 == "hog" && $2 != "ready" { print }' "$OUT/hog.out")}"
     say "   $(grep '^chain wall_us' "$OUT/probe.out")"
     say "   $(grep '^chain spans_ms' "$OUT/probe.out")"
     [ -n "${SLOWEST:-}" ] && say "   $(grep '^chain slowest' "$OUT/probe.out")"
