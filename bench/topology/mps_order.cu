@@ -27,6 +27,11 @@
 //       fixed in cycles, so it sees dispatch waits but not a block slowed
 //       by the SM's other warps.)
 //
+//   mps_order duo COUNT BLOCKS THREADS ITERS HOG_BLOCKS HOG_AHEAD HOG_ITERS
+//       the chain probe beside fma_hog grids in the same process (two
+//       streams): the same question without MPS. ($MPS_ORDER_HOG_KERNEL=fma
+//       makes `hog` launch fma_hog, BLOCK_US read as its iters.)
+//
 // If grids dispatch in submission order across clients, the probe waits
 // for the hog's queue even with BLOCKS well below the GPU's SMs; if not,
 // its latency stays near its own run time whatever the hog queues.
@@ -38,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <atomic>
 #include <vector>
 
 #define CHECK(x)                                                                              \
@@ -85,6 +91,28 @@ __global__ void chain(int iters, float* out, unsigned long long* rec)
     }
 }
 
+// fma_hog is an FMA-bound block (each thread four independent FMA chains of
+// iters steps, as serve_fma_ms's kernel): with $MPS_ORDER_HOG_KERNEL=fma
+// the hog launches it, BLOCK_US read as its iters.
+__global__ void fma_hog(int iters, float* out)
+{
+    float a = threadIdx.x * 1e-3f, b = a + 0.25f, c = a - 0.25f, d = 0.5f * a;
+    for (int t = 0; t < iters; ++t) {
+        a = fmaf(a, 0.999f, 0.001f);
+        b = fmaf(b, 0.999f, 0.001f);
+        c = fmaf(c, 0.999f, 0.001f);
+        d = fmaf(d, 0.999f, 0.001f);
+    }
+    if (a + b + c + d == 42.0f)
+        out[0] = a; // never, but the loop is not dead code
+}
+
+static bool fma_kind()
+{
+    const char* k = std::getenv("MPS_ORDER_HOG_KERNEL");
+    return k && !std::strcmp(k, "fma");
+}
+
 static double now_us()
 {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -127,12 +155,23 @@ static cudaStream_t stream_from_env(const char* env)
     return s;
 }
 
+// hog_launch queues one hog grid on st: spin for `cycles`, or fma_hog.
+static void hog_launch(int blocks, int threads, long long cycles, int iters, int* out, float* fout, cudaStream_t st)
+{
+    if (fma_kind())
+        fma_hog<<<blocks, threads, 0, st>>>(iters, fout);
+    else
+        spin<<<blocks, threads, 0, st>>>(cycles, out);
+}
+
 static int hog(int blocks, int ahead, int rounds, int threads, double block_us)
 {
     int* out;
+    float* fout;
     CHECK(cudaMalloc(&out, sizeof(int)));
+    CHECK(cudaMalloc(&fout, sizeof(float)));
     const long long c = cycles_for_us(block_us);
-    spin<<<blocks, threads>>>(c / 100, out); // load the module, warm up
+    hog_launch(blocks, threads, c / 100, (int)block_us, out, fout, 0); // load the module, warm up
     CHECK(cudaDeviceSynchronize());
     std::printf("hog ready\n");
     std::fflush(stdout);
@@ -141,7 +180,7 @@ static int hog(int blocks, int ahead, int rounds, int threads, double block_us)
     const double t0 = now_us();
     for (int r = 0; r < rounds; ++r) {
         for (int i = 0; i < ahead; ++i)
-            spin<<<blocks, threads, 0, st>>>(c, out);
+            hog_launch(blocks, threads, c, (int)block_us, out, fout, st);
         CHECK(cudaDeviceSynchronize());
     }
     std::printf("hog blocks=%d threads=%d ahead=%d rounds=%d ms=%.1f\n", blocks, threads, ahead, rounds, (now_us() - t0) / 1000.0);
@@ -201,13 +240,12 @@ static int probe(int count, int blocks, int threads, double block_us)
 // 2 ms apart, each timed by its blocks' own records: per launch the span
 // (first start to last end), the start spread and the block times; printed
 // p50/max over launches and, for the slowest launch, each block's SM and time.
-static int chain_probe(int count, int blocks, int threads, int iters)
+static int chain_probe(int count, int blocks, int threads, int iters, cudaStream_t st)
 {
     float* out;
     unsigned long long* rec;
     CHECK(cudaMalloc(&out, sizeof(float)));
     CHECK(cudaMalloc(&rec, sizeof(unsigned long long) * 3 * blocks));
-    const cudaStream_t st = stream_from_env("MPS_ORDER_PRIORITY");
     std::vector<unsigned long long> h(3 * blocks);
     chain<<<blocks, threads, 0, st>>>(iters, out, rec); // load the module before the hog starts
     CHECK(cudaDeviceSynchronize());
@@ -228,7 +266,8 @@ static int chain_probe(int count, int blocks, int threads, int iters)
     for (int i = 0; i < count; ++i) {
         chain<<<blocks, threads, 0, st>>>(iters, out, rec);
         CHECK(cudaStreamSynchronize(st));
-        CHECK(cudaMemcpy(h.data(), rec, sizeof(unsigned long long) * 3 * blocks, cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpyAsync(h.data(), rec, sizeof(unsigned long long) * 3 * blocks, cudaMemcpyDeviceToHost, st));
+        CHECK(cudaStreamSynchronize(st));
         unsigned long long s0 = ~0ull, s1 = 0, e1 = 0;
         for (int b = 0; b < blocks; ++b) {
             s0 = std::min(s0, h[3 * b]);
@@ -262,10 +301,46 @@ static int chain_probe(int count, int blocks, int threads, int iters)
     return 0;
 }
 
+// duo: the chain probe and an FMA hog in ONE process, on two non-blocking
+// streams (no MPS involved): does a latency-bound block slow beside
+// FMA-bound warps of the same context as it does beside another client's?
+// A host thread keeps HOG_AHEAD launches of fma_hog (HOG_BLOCKS of 256
+// threads, HOG_ITERS steps) queued until the probe is done.
+static int duo(int count, int blocks, int threads, int iters, int hog_blocks, int hog_ahead, int hog_iters)
+{
+    float* fout;
+    CHECK(cudaMalloc(&fout, sizeof(float)));
+    cudaStream_t hs, ps;
+    CHECK(cudaStreamCreateWithFlags(&hs, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
+    fma_hog<<<hog_blocks, 256, 0, hs>>>(hog_iters, fout);
+    CHECK(cudaDeviceSynchronize());
+    std::atomic<bool> stop(false);
+    int rounds = 0;
+    std::thread h([&] {
+        while (!stop.load()) {
+            for (int i = 0; i < hog_ahead; ++i)
+                fma_hog<<<hog_blocks, 256, 0, hs>>>(hog_iters, fout);
+            cudaStreamSynchronize(hs);
+            ++rounds;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int rc = chain_probe(count, blocks, threads, iters, ps);
+    stop = true;
+    h.join();
+    std::printf("duo hog rounds=%d\n", rounds);
+    return rc;
+}
+
 int main(int argc, char** argv)
 {
     if (argc == 6 && !std::strcmp(argv[1], "chain"))
-        return chain_probe(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+        return chain_probe(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
+                           stream_from_env("MPS_ORDER_PRIORITY"));
+    if (argc == 9 && !std::strcmp(argv[1], "duo"))
+        return duo(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
+                   std::atoi(argv[7]), std::atoi(argv[8]));
     if (argc >= 5 && argc <= 7 && !std::strcmp(argv[1], "hog"))
         return hog(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc >= 6 ? std::atoi(argv[5]) : 1024,
                    argc == 7 ? std::atof(argv[6]) : 1000.0);
