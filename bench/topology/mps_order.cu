@@ -31,6 +31,9 @@
 //       the chain probe beside fma_hog grids in the same process (two
 //       streams): the same question without MPS. ($MPS_ORDER_HOG_KERNEL=fma
 //       makes `hog` launch fma_hog, BLOCK_US read as its iters.)
+//   Range-bound workers (see chain_tasks): $MPS_ORDER_RANGE=LO:HI for the
+//   chain probe, $MPS_ORDER_HOG_RANGE=LO:HI for the FMA hog, in any mode;
+//   $MPS_ORDER_GRID / $MPS_ORDER_HOG_GRID their grids (default: the wave).
 //
 // If grids dispatch in submission order across clients, the probe waits
 // for the hog's queue even with BLOCKS well below the GPU's SMs; if not,
@@ -113,6 +116,109 @@ static bool fma_kind()
     return k && !std::strcmp(k, "fma");
 }
 
+// ---- Range-bound workers, as slatec's queue worker runs a kernel on an SM
+// range (without slatec: the same pattern, so that what the hardware does
+// with it is seen apart from the launcher). A block whose SM is outside
+// [lo, hi] exits at once; the others take tasks (one task = one block of the
+// plain kernel) from a counter until none is left. $MPS_ORDER_RANGE=LO:HI
+// makes the chain probe such a worker, $MPS_ORDER_HOG_RANGE=LO:HI the FMA
+// hog; $MPS_ORDER_GRID / $MPS_ORDER_HOG_GRID set the grid (default the
+// whole wave: the occupancy times the SMs, as slatec launches a partial
+// range).
+struct sm_range {
+    unsigned int lo, hi;
+    bool on;
+};
+
+static sm_range range_from_env(const char* env)
+{
+    sm_range r = {0u, 0xffffffffu, false};
+    const char* v = std::getenv(env);
+    if (v && *v && std::sscanf(v, "%u:%u", &r.lo, &r.hi) == 2)
+        r.on = true;
+    return r;
+}
+
+static __device__ __forceinline__ unsigned int my_smid()
+{
+    unsigned int sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm;
+}
+
+// chain_tasks: the chain probe as a range-bound worker; each task records
+// its SM and its start and end as chain's blocks do.
+__global__ void chain_tasks(int iters, float* out, unsigned long long* rec, unsigned int* next, unsigned int tasks,
+                            unsigned int lo, unsigned int hi)
+{
+    __shared__ unsigned int task;
+    const unsigned int sm = my_smid();
+    if (sm < lo || sm > hi)
+        return;
+    for (;;) {
+        if (threadIdx.x == 0)
+            task = atomicAdd(next, 1u);
+        __syncthreads();
+        const unsigned int t = task;
+        if (t >= tasks)
+            return;
+        unsigned long long t0, t1;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        const float c = 0.5f + 0.001f * (float)threadIdx.x;
+        float x = 1.0f;
+        for (int i = 0; i < iters; ++i)
+            x = rsqrtf(fmaf(x, x, c)) + 0.25f;
+        if (x == 42.0f)
+            out[0] = x;
+        __syncthreads();
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+        if (threadIdx.x == 0) {
+            rec[3 * t] = t0;
+            rec[3 * t + 1] = t1;
+            rec[3 * t + 2] = sm;
+        }
+    }
+}
+
+// fma_tasks: the FMA hog as a range-bound worker (tasks = the plain hog's blocks).
+__global__ void fma_tasks(int iters, float* out, unsigned int* next, unsigned int tasks, unsigned int lo, unsigned int hi)
+{
+    __shared__ unsigned int task;
+    const unsigned int sm = my_smid();
+    if (sm < lo || sm > hi)
+        return;
+    for (;;) {
+        if (threadIdx.x == 0)
+            task = atomicAdd(next, 1u);
+        __syncthreads();
+        if (task >= tasks)
+            return;
+        float a = threadIdx.x * 1e-3f, b = a + 0.25f, c = a - 0.25f, d = 0.5f * a;
+        for (int t = 0; t < iters; ++t) {
+            a = fmaf(a, 0.999f, 0.001f);
+            b = fmaf(b, 0.999f, 0.001f);
+            c = fmaf(c, 0.999f, 0.001f);
+            d = fmaf(d, 0.999f, 0.001f);
+        }
+        if (a + b + c + d == 42.0f)
+            out[0] = a;
+        __syncthreads();
+    }
+}
+
+// wave_grid is the grid of a range-bound worker: $ENV, else the whole wave.
+template <typename K>
+static int wave_grid(const char* env, K kernel, int threads)
+{
+    if (const char* g = std::getenv(env))
+        if (std::atoi(g) > 0)
+            return std::atoi(g);
+    int per_sm = 0, sms = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    return per_sm * sms;
+}
+
 static double now_us()
 {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -155,10 +261,22 @@ static cudaStream_t stream_from_env(const char* env)
     return s;
 }
 
-// hog_launch queues one hog grid on st: spin for `cycles`, or fma_hog.
+// hog_launch queues one hog grid on st: spin for `cycles`, or fma_hog, or
+// (with $MPS_ORDER_HOG_RANGE) fma_tasks on that range, its counter zeroed
+// on st first.
 static void hog_launch(int blocks, int threads, long long cycles, int iters, int* out, float* fout, cudaStream_t st)
 {
-    if (fma_kind())
+    static const sm_range r = range_from_env("MPS_ORDER_HOG_RANGE");
+    if (fma_kind() && r.on) {
+        static unsigned int* next = nullptr;
+        static int grid = 0;
+        if (!next) {
+            CHECK(cudaMalloc(&next, sizeof(unsigned int)));
+            grid = wave_grid("MPS_ORDER_HOG_GRID", fma_tasks, threads);
+        }
+        CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned int), st));
+        fma_tasks<<<grid, threads, 0, st>>>(iters, fout, next, (unsigned int)blocks, r.lo, r.hi);
+    } else if (fma_kind())
         fma_hog<<<blocks, threads, 0, st>>>(iters, fout);
     else
         spin<<<blocks, threads, 0, st>>>(cycles, out);
@@ -247,7 +365,25 @@ static int chain_probe(int count, int blocks, int threads, int iters, cudaStream
     CHECK(cudaMalloc(&out, sizeof(float)));
     CHECK(cudaMalloc(&rec, sizeof(unsigned long long) * 3 * blocks));
     std::vector<unsigned long long> h(3 * blocks);
-    chain<<<blocks, threads, 0, st>>>(iters, out, rec); // load the module before the hog starts
+    // With $MPS_ORDER_RANGE the probe is a range-bound worker (chain_tasks).
+    const sm_range r = range_from_env("MPS_ORDER_RANGE");
+    unsigned int* next = nullptr;
+    int grid = blocks;
+    if (r.on) {
+        CHECK(cudaMalloc(&next, sizeof(unsigned int)));
+        grid = wave_grid("MPS_ORDER_GRID", chain_tasks, threads);
+    }
+    auto launch = [&] {
+        if (r.on) {
+            CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned int), st));
+            chain_tasks<<<grid, threads, 0, st>>>(iters, out, rec, next, (unsigned int)blocks, r.lo, r.hi);
+        } else
+            chain<<<blocks, threads, 0, st>>>(iters, out, rec);
+    };
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    launch(); // load the module before the hog starts
     CHECK(cudaDeviceSynchronize());
     std::printf("probe ready\n");
     std::fflush(stdout);
@@ -256,7 +392,7 @@ static int chain_probe(int count, int blocks, int threads, int iters, cudaStream
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
     const char* g = std::getenv("MPS_ORDER_GAP_MS");
     const int gap_ms = g && *g ? std::atoi(g) : 2;
-    std::vector<double> span, spread, block;
+    std::vector<double> span, spread, block, event;
     double worst = -1.0;
     std::vector<unsigned long long> worst_rec;
     // The wall clock (us since the epoch, as the harness's HARNESS_SPAN) at
@@ -264,8 +400,13 @@ static int chain_probe(int count, int blocks, int threads, int iters, cudaStream
     const long long wall0 = std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::system_clock::now().time_since_epoch()).count();
     for (int i = 0; i < count; ++i) {
-        chain<<<blocks, threads, 0, st>>>(iters, out, rec);
+        CHECK(cudaEventRecord(e0, st));
+        launch();
+        CHECK(cudaEventRecord(e1, st));
         CHECK(cudaStreamSynchronize(st));
+        float ms = 0.0f;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        event.push_back(1000.0 * ms);
         CHECK(cudaMemcpyAsync(h.data(), rec, sizeof(unsigned long long) * 3 * blocks, cudaMemcpyDeviceToHost, st));
         CHECK(cudaStreamSynchronize(st));
         unsigned long long s0 = ~0ull, s1 = 0, e1 = 0;
@@ -285,13 +426,20 @@ static int chain_probe(int count, int blocks, int threads, int iters, cudaStream
             std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
     }
     auto p = [](std::vector<double> v, double q) { std::sort(v.begin(), v.end()); return v[(size_t)(q * (v.size() - 1))]; };
-    std::printf("chain n=%d blocks=%d span_p50_us=%.0f span_max_us=%.0f spread_p50_us=%.0f block_p50_us=%.0f block_max_us=%.0f\n",
-                count, blocks, p(span, 0.5), p(span, 1.0), p(spread, 0.5), p(block, 0.5), p(block, 1.0));
+    std::printf("chain n=%d blocks=%d%s span_p50_us=%.0f span_max_us=%.0f spread_p50_us=%.0f block_p50_us=%.0f block_max_us=%.0f event_p50_us=%.0f event_max_us=%.0f\n",
+                count, blocks, r.on ? " (range-bound worker)" : "", p(span, 0.5), p(span, 1.0), p(spread, 0.5), p(block, 0.5),
+                p(block, 1.0), p(event, 0.5), p(event, 1.0));
+    if (r.on)
+        std::printf("chain worker range %u:%u grid %d\n", r.lo, r.hi, grid);
     const long long wall1 = std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::system_clock::now().time_since_epoch()).count();
     std::printf("chain wall_us %lld %lld\n", wall0, wall1);
     std::printf("chain spans_ms:");
     for (double v : span)
+        std::printf(" %.1f", v / 1000.0);
+    std::printf("\n");
+    std::printf("chain events_ms:");
+    for (double v : event)
         std::printf(" %.1f", v / 1000.0);
     std::printf("\n");
     std::printf("chain slowest:");
@@ -313,14 +461,17 @@ static int duo(int count, int blocks, int threads, int iters, int hog_blocks, in
     cudaStream_t hs, ps;
     CHECK(cudaStreamCreateWithFlags(&hs, cudaStreamNonBlocking));
     CHECK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
-    fma_hog<<<hog_blocks, 256, 0, hs>>>(hog_iters, fout);
+    int* iout;
+    CHECK(cudaMalloc(&iout, sizeof(int)));
+    setenv("MPS_ORDER_HOG_KERNEL", "fma", 1); // hog_launch: fma_hog, or fma_tasks with $MPS_ORDER_HOG_RANGE
+    hog_launch(hog_blocks, 256, 0, hog_iters, iout, fout, hs);
     CHECK(cudaDeviceSynchronize());
     std::atomic<bool> stop(false);
     int rounds = 0;
     std::thread h([&] {
         while (!stop.load()) {
             for (int i = 0; i < hog_ahead; ++i)
-                fma_hog<<<hog_blocks, 256, 0, hs>>>(hog_iters, fout);
+                hog_launch(hog_blocks, 256, 0, hog_iters, iout, fout, hs);
             cudaStreamSynchronize(hs);
             ++rounds;
         }
