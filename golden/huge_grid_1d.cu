@@ -1141,10 +1141,15 @@ public:
         // and seeing it is GPU time lost. The kernel's last launch says
         // when to look (its SM-microseconds over this range's SMs).
         const double expect_us = expected_us(s.kernel, hi - lo + 1);
+        // The clock starts before the launch call: a thread descheduled
+        // between the call and the clock would otherwise time a 600 us kernel
+        // at 1 us (seen on a loaded 2-core host), learn it, and queue the
+        // kernel's later launches as short ones. So took_us below is never
+        // less than the kernel's own time.
+        const clock_type::time_point began = clock_type::now();
         ops.start(lo, hi);
         long quantum_us = 5;
         int starts = 0; // starved starts on the current range
-        const clock_type::time_point began = clock_type::now();
         // pinned: a retreat found workers that did not drain; the launch is
         // not moved again.
         bool detached = false, finished = false, moved_any = false, pinned = false;

@@ -113,6 +113,9 @@ type Daemon struct {
 	splitAt    time.Time     // when the split was made (SplitHold)
 	splitSet   string        // the active clients and kernels it was made for
 	wg         sync.WaitGroup
+	// timers counts ack timers running their callback: stop waits for
+	// them, so that nothing is logged or emitted after Close returns.
+	timers sync.WaitGroup
 }
 
 type conn struct {
@@ -332,6 +335,7 @@ func (d *Daemon) stop(graceful bool) error {
 		}
 		<-done
 	}
+	d.timers.Wait()
 	return err
 }
 
@@ -967,13 +971,18 @@ func (d *Daemon) sendGrants(ps []push) {
 
 // ackTimeout marks a client stuck when the grant epoch is still not
 // acknowledged: the others already run on their grants (they never wait),
-// and the stuck client's launches overlap them until it catches up.
+// and the stuck client's launches overlap them until it catches up. A
+// stopping daemon marks nobody.
 func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	d.mu.Lock()
-	if c.ackEpoch != epoch {
+	if d.closing || c.ackEpoch != epoch {
 		d.mu.Unlock()
 		return
 	}
+	// Counted under d.mu while not closing: stop, which sets closing under
+	// d.mu, then waits for this callback's log and event.
+	d.timers.Add(1)
+	defer d.timers.Done()
 	c.ackEpoch, c.stuck = 0, true
 	c.late, c.lateAt, c.lateFrom = epoch, c.ackAt, c.ackFrom
 	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.ackFrom, To: c.grant.Range,

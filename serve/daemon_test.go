@@ -409,6 +409,34 @@ func TestStuckClient(t *testing.T) {
 	}
 }
 
+// TestNoStuckMarkAfterClose: a grant's ack timer still pending when the
+// daemon stops does nothing, and nothing is logged or emitted after Close
+// returns (a program's log, or a test's, may be gone by then).
+func TestNoStuckMarkAfterClose(t *testing.T) {
+	h := newHarness(t, serve.Config{ResizeTimeout: 60 * time.Millisecond})
+	a := h.connect("never acks")
+	h.connect("b")
+	nextGrant(t, a, time.Second) // a's share: its ack timer runs from here
+	if err := h.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := true
+	for deadline := time.After(150 * time.Millisecond); closed; {
+		select {
+		case l := <-h.logs:
+			if strings.Contains(l, "did not acknowledge") {
+				t.Errorf("logged after Close: %s", l)
+			}
+		case ev := <-h.events:
+			if ev.Kind == "stuck" {
+				t.Errorf("event after Close: %+v", ev)
+			}
+		case <-deadline:
+			closed = false
+		}
+	}
+}
+
 // TestJoinLeaveLatency measures, over the real socket, how long
 // registration takes (Connect: hello until welcome, so the daemon has the
 // client) and how long after a client's connection closes the daemon has

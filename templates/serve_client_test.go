@@ -853,10 +853,14 @@ func TestServeClientRunsSmallGridsNatively(t *testing.T) {
 // TestServeClientAckWaitsForQueuedLaunches: a queued launch cannot move;
 // when the grant changes, the ack waits for the native drain (here 30 ms)
 // that covers the launches queued so far, says how long it took, and the
-// launches after it run on the new range.
+// launches after it run on the new range. A queue budget of 20 ms: the fake
+// kernel (~600 us) is queued even when a loaded host runs its fake workers
+// 10x slower (at the default 4 ms, the first launch timed above 2 ms made
+// every launch before the regrant synchronous), and 20 ms ahead is less
+// than the 80 launches, so some are queued after the regrant too.
 func TestServeClientAckWaitsForQueuedLaunches(t *testing.T) {
 	sock, acked := regrantAfterFive(t)
-	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SERVE_DRIVER_NATIVE_MS=30"}, 1, 80, 64, 4, 300)
+	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SERVE_DRIVER_NATIVE_MS=30", "SLATE_SERVE_QUEUE_US=20000"}, 1, 80, 64, 4, 300)
 	select {
 	case a := <-acked:
 		if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) || a.NativeUs < 30000 || a.DrainUs < 30000 {
