@@ -475,7 +475,13 @@ for l in open(rows_f):
 acks = [l.rstrip("\n").split("\t") for l in open(acks_f) if l.strip()]
 acks = list({(a[0], a[1]): a for a in acks}.values())
 lat = sorted(float(a[3]) for a in acks if a[2] == "ok")
-p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else None
+p = lambda v, q: v[min(len(v) - 1, int(q * len(v)))] if v else None
+p99 = p(lat, 0.99)
+# Moves of running served launches, apart from acks that waited for native
+# launches (as the summary's "moves of running launches").
+mv = [a for a in acks if a[2] == "ok" and len(a) > 6 and int(a[6]) > 0 and float(a[5]) == 0]
+moved = {"count": len(mv), "push_to_ack_p99_us": p(sorted(float(a[3]) for a in mv), 0.99),
+         "drain_p99_us": p(sorted(float(a[4]) for a in mv), 0.99)}
 solo = None
 try:
     for l in open(solo_f):
@@ -483,7 +489,8 @@ try:
             solo = float(l.split()[1])
 except OSError:
     pass
-json.dump({"device": device or "unknown", "commit": commit, "makespan": "span", "rows": rows, "resize_p99_us": p99, "solo_overhead": solo},
+json.dump({"device": device or "unknown", "commit": commit, "makespan": "span", "rows": rows, "resize_p99_us": p99,
+           "resize_moved": moved, "solo_overhead": solo},
           sys.stdout, indent=2)
 print()
 EOF
