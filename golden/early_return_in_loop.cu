@@ -448,6 +448,11 @@ struct launch_ops {
     virtual retreat_result retreat(long wait_ms) = 0;
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
+    // task_us is how long one task of this launch is expected to take (its
+    // logical blocks a task times the kernel's measured time a block), 0
+    // when unknown: an ack that moved the launch reports it beside the
+    // drain, which a retreat keeps within about one task.
+    virtual double task_us() { return 0.0; }
     // detach leaves a launch that has not completed to finish on its own:
     // the control block's reset follows it in stream order, and nothing will
     // move it again (a kernel may wait for the host to act after its
@@ -1163,6 +1168,7 @@ public:
                 // the high-priority stream, the drain, the relaunch on the
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
+                double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
                 if (!(now.lo == lo && now.hi == hi)) {
                     launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
@@ -1172,6 +1178,7 @@ public:
                     } else if ((r = ops.retreat(retreat_wait_ms(began))) == launch_ops::retreat_done) {
                         finished = true; // every block handed out
                         moved = true;
+                        retreated_task_us = ops.task_us();
                     } else if (r == launch_ops::retreat_stuck) {
                         pinned = true; // its workers did not drain: it stays, never moved again
                         moved = true;
@@ -1181,6 +1188,7 @@ public:
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
                         starts = 0;
+                        retreated_task_us = ops.task_us(); // drained: the task it waited for
                         ops.start(lo, hi);
                         moved = true;
                     }
@@ -1191,6 +1199,8 @@ public:
                 moved_any = moved_any || moved;
                 if (moved)
                     ++moved_;
+                if (retreated_task_us > moved_task_us_)
+                    moved_task_us_ = retreated_task_us;
                 if (finished)
                     unregister_locked(&L);
                 ack = ack_locked();
@@ -1430,7 +1440,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
@@ -1489,7 +1499,10 @@ private:
         if (native_us_)
             w.num("native_us", native_us_);
         w.num("moved", (unsigned long long)moved_);
+        if (moved_task_us_ > 0.0)
+            w.num("task_us", (unsigned long long)(moved_task_us_ + 0.5));
         moved_ = 0;
+        moved_task_us_ = 0.0;
         native_us_ = 0;
         return w.done();
     }
@@ -1844,6 +1857,7 @@ private:
     std::map<unsigned long long, int> queuing_;
     unsigned long long queue_gen_;
     int moved_;
+    double moved_task_us_; // the longest task of the launches a retreat moved since the last ack
     unsigned long long native_us_;
     void (*native_drain_)();
     // Native launches followed while sharing (native_launched): marked_ once
@@ -3022,6 +3036,7 @@ struct plan {
     dim3 grid, block;
     size_t shmem;
     int sms;
+    double block_ns; // queue launches: the kernel's measured time a logical block (0: not known yet)
 };
 
 #ifndef SLATE_TEST_HOOKS
@@ -3039,6 +3054,7 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
     p->queue = false;
     p->served = false;
     p->timed = false;
+    p->block_ns = 0.0;
 }
 #endif
 
@@ -3130,6 +3146,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #endif
     unsigned long long workers = all;
     p->cfg.flags = 0u;
+    p->block_ns = 0.0;
     bool sample = false;
     if (!queue) {
         // On all SMs, never resized: the workers stride over the logical
@@ -3142,6 +3159,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         if (e.iters)
             iters = e.iters;
         const double block_ns = block_time_locked(ds, k.bt[device], total, threads, shmem, &sample);
+        if (block_ns > 0.0 && block_ns < 1e300)
+            p->block_ns = block_ns;
         if (iters == 0u)
             iters = task_iters(total, all, block_ns);
         // Blocks land on SMs where the hardware puts them, and those outside
@@ -3544,6 +3563,9 @@ struct served_ops : slate_serve::launch_ops {
     bool clean, started;
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
+    // One task: its logical blocks times the kernel's measured time a block
+    // (the solo measure; beside other work a block may take longer).
+    double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
           first_lo(0u), first_hi(0u)

@@ -648,7 +648,7 @@ func (c *conn) ack(m *Msg) {
 	now := d.cfg.Clock()
 	d.mu.Lock()
 	kind := ""
-	rec := ResizeRecord{At: now, Client: c.id, Name: c.name, Epoch: m.Epoch, To: *m.Range, DrainUs: m.DrainUs, NativeUs: m.NativeUs, Moved: m.Moved, Kernel: c.kernel}
+	rec := ResizeRecord{At: now, Client: c.id, Name: c.name, Epoch: m.Epoch, To: *m.Range, DrainUs: m.DrainUs, NativeUs: m.NativeUs, Moved: m.Moved, TaskUs: m.TaskUs, Kernel: c.kernel}
 	switch m.Epoch {
 	case c.ackEpoch:
 		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant

@@ -123,6 +123,7 @@ type Msg struct {
 	DrainUs  uint64 `json:"drain_us,omitempty"`  // ack: grant received -> served launches moved
 	NativeUs uint64 `json:"native_us,omitempty"` // ack: grant received -> native launches in flight ended
 	Moved    int    `json:"moved,omitempty"`     // ack: served launches retreated and relaunched
+	TaskUs   uint64 `json:"task_us,omitempty"`   // ack: one task of the launches a retreat moved (the longest), when known
 
 	// load
 	Launches uint64 `json:"launches,omitempty"` // launches since hello (served and native)

@@ -59,7 +59,9 @@ type ClientStatus struct {
 // stuck), late (acknowledged after the timeout). LatencyUs is the daemon's
 // time from the push to the ack; DrainUs the client's own, from receiving
 // the grant to its served launches running on the new range; NativeUs,
-// when nonzero, until its native launches in flight (it was alone) ended.
+// when nonzero, until its native launches in flight (it was alone) ended;
+// TaskUs, when nonzero, one task of the launches a retreat moved (a drain
+// is within about one task: the issue's resize target is one task + 100 us).
 type ResizeRecord struct {
 	At        time.Time `json:"at"`
 	Client    uint64    `json:"client"`
@@ -72,6 +74,7 @@ type ResizeRecord struct {
 	LatencyUs float64   `json:"latency_us"`
 	DrainUs   uint64    `json:"drain_us"`
 	NativeUs  uint64    `json:"native_us,omitempty"`
+	TaskUs    uint64    `json:"task_us,omitempty"`
 	Outcome   string    `json:"outcome"`
 }
 
@@ -123,11 +126,14 @@ func (s *Status) WriteText(w io.Writer) {
 		rs := append([]ResizeRecord(nil), s.Resizes...)
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].At.After(rs[j].At) })
 		for _, r := range rs {
-			native := ""
+			extra := ""
 			if r.NativeUs > 0 { // the ack waited for native launches, which cannot move
-				native = fmt.Sprintf("  native %dus", r.NativeUs)
+				extra = fmt.Sprintf("  native %dus", r.NativeUs)
 			}
-			fmt.Fprintf(w, "  %s  client %d %s epoch %d  %s -> %s  moved %d  drain %dus%s  ack %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Epoch, r.From, r.To, r.Moved, r.DrainUs, native, r.LatencyUs, r.Outcome)
+			if r.TaskUs > 0 { // one task of the moved launches: the drain's yardstick
+				extra += fmt.Sprintf("  task %dus", r.TaskUs)
+			}
+			fmt.Fprintf(w, "  %s  client %d %s epoch %d  %s -> %s  moved %d  drain %dus%s  ack %.0fus  %s\n", r.At.Format("15:04:05.000"), r.Client, trunc(r.Name, 16), r.Epoch, r.From, r.To, r.Moved, r.DrainUs, extra, r.LatencyUs, r.Outcome)
 		}
 	}
 }

@@ -1003,6 +1003,7 @@ struct plan {
     dim3 grid, block;
     size_t shmem;
     int sms;
+    double block_ns; // queue launches: the kernel's measured time a logical block (0: not known yet)
 };
 
 #ifndef SLATE_TEST_HOOKS
@@ -1020,6 +1021,7 @@ static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned lo
     p->queue = false;
     p->served = false;
     p->timed = false;
+    p->block_ns = 0.0;
 }
 #endif
 
@@ -1111,6 +1113,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
 #endif
     unsigned long long workers = all;
     p->cfg.flags = 0u;
+    p->block_ns = 0.0;
     bool sample = false;
     if (!queue) {
         // On all SMs, never resized: the workers stride over the logical
@@ -1123,6 +1126,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         if (e.iters)
             iters = e.iters;
         const double block_ns = block_time_locked(ds, k.bt[device], total, threads, shmem, &sample);
+        if (block_ns > 0.0 && block_ns < 1e300)
+            p->block_ns = block_ns;
         if (iters == 0u)
             iters = task_iters(total, all, block_ns);
         // Blocks land on SMs where the hardware puts them, and those outside
@@ -1525,6 +1530,9 @@ struct served_ops : slate_serve::launch_ops {
     bool clean, started;
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
+    // One task: its logical blocks times the kernel's measured time a block
+    // (the solo measure; beside other work a block may take longer).
+    double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
           first_lo(0u), first_hi(0u)

@@ -84,6 +84,11 @@ struct launch_ops {
     virtual retreat_result retreat(long wait_ms) = 0;
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
+    // task_us is how long one task of this launch is expected to take (its
+    // logical blocks a task times the kernel's measured time a block), 0
+    // when unknown: an ack that moved the launch reports it beside the
+    // drain, which a retreat keeps within about one task.
+    virtual double task_us() { return 0.0; }
     // detach leaves a launch that has not completed to finish on its own:
     // the control block's reset follows it in stream order, and nothing will
     // move it again (a kernel may wait for the host to act after its
@@ -799,6 +804,7 @@ public:
                 // the high-priority stream, the drain, the relaunch on the
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
+                double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
                 if (!(now.lo == lo && now.hi == hi)) {
                     launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
@@ -808,6 +814,7 @@ public:
                     } else if ((r = ops.retreat(retreat_wait_ms(began))) == launch_ops::retreat_done) {
                         finished = true; // every block handed out
                         moved = true;
+                        retreated_task_us = ops.task_us();
                     } else if (r == launch_ops::retreat_stuck) {
                         pinned = true; // its workers did not drain: it stays, never moved again
                         moved = true;
@@ -817,6 +824,7 @@ public:
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
                         starts = 0;
+                        retreated_task_us = ops.task_us(); // drained: the task it waited for
                         ops.start(lo, hi);
                         moved = true;
                     }
@@ -827,6 +835,8 @@ public:
                 moved_any = moved_any || moved;
                 if (moved)
                     ++moved_;
+                if (retreated_task_us > moved_task_us_)
+                    moved_task_us_ = retreated_task_us;
                 if (finished)
                     unregister_locked(&L);
                 ack = ack_locked();
@@ -1066,7 +1076,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
@@ -1125,7 +1135,10 @@ private:
         if (native_us_)
             w.num("native_us", native_us_);
         w.num("moved", (unsigned long long)moved_);
+        if (moved_task_us_ > 0.0)
+            w.num("task_us", (unsigned long long)(moved_task_us_ + 0.5));
         moved_ = 0;
+        moved_task_us_ = 0.0;
         native_us_ = 0;
         return w.done();
     }
@@ -1480,6 +1493,7 @@ private:
     std::map<unsigned long long, int> queuing_;
     unsigned long long queue_gen_;
     int moved_;
+    double moved_task_us_; // the longest task of the launches a retreat moved since the last ack
     unsigned long long native_us_;
     void (*native_drain_)();
     // Native launches followed while sharing (native_launched): marked_ once

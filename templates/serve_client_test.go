@@ -391,10 +391,10 @@ func TestServeClientGrantChangeMovesLaunch(t *testing.T) {
 	}
 	select {
 	case a := <-acked:
-		if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) || a.Moved != 1 {
-			t.Errorf("ack %+v, want epoch 7, 50:99, one move", a)
+		if a.Epoch != 7 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) || a.Moved != 1 || a.TaskUs != 300 {
+			t.Errorf("ack %+v, want epoch 7, 50:99, one move, its task of 300 us", a)
 		}
-		t.Logf("ack: drain %d us", a.DrainUs)
+		t.Logf("ack: drain %d us, task %d us", a.DrainUs, a.TaskUs)
 	case <-time.After(3 * time.Second):
 		t.Fatal("no ack")
 	}
@@ -463,18 +463,21 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	for deadline := time.Now().Add(3 * time.Second); len(st.Clients) != 0 && time.Now().Before(deadline); st = d.Status() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	ok := 0
+	ok, tasked := 0, 0
 	for _, rr := range st.Resizes {
 		if rr.Outcome != "ok" {
 			t.Errorf("grant change %+v: outcome %s, want ok", rr, rr.Outcome)
 		}
 		if rr.Outcome == "ok" && rr.Moved > 0 {
 			ok++
-			t.Logf("grant %d acked: %s -> %s, %d moved, drain %d us, ack %.0f us after the push", rr.Epoch, rr.From, rr.To, rr.Moved, rr.DrainUs, rr.LatencyUs)
+			if rr.TaskUs == 300 { // the fake's task: the client's ack carried it to the record
+				tasked++
+			}
+			t.Logf("grant %d acked: %s -> %s, %d moved, drain %d us (task %d us), ack %.0f us after the push", rr.Epoch, rr.From, rr.To, rr.Moved, rr.DrainUs, rr.TaskUs, rr.LatencyUs)
 		}
 	}
-	if ok == 0 {
-		t.Errorf("the daemon recorded no acknowledged move: %+v", st.Resizes)
+	if ok == 0 || tasked == 0 {
+		t.Errorf("the daemon recorded %d acknowledged moves, %d with the launch's task time (300 us): %+v", ok, tasked, st.Resizes)
 	}
 	if len(st.Clients) != 0 {
 		t.Errorf("clients left after the program exited: %+v", st.Clients)

@@ -71,11 +71,11 @@ func TestServeSchema(t *testing.T) {
 		{"workload":"saxpy+sgemm","complementary":true,"mode":"sequential","makespan_ms":12.5},
 		{"workload":"saxpy+sgemm","complementary":true,"mode":"mps","makespan_ms":8.1},
 		{"workload":"saxpy+sgemm","complementary":true,"mode":"serve","makespan_ms":7.9}],
-		"resize_p99_us":310.5,"resize_moved":{"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258},"solo_overhead":0.004}`
+		"resize_p99_us":310.5,"resize_moved":{"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258,"drain_minus_task_p99_us":-42},"solo_overhead":0.004}`
 	validateServe(t, []byte(good))
 	// resize_moved is optional (files written before it); none moved: nulls.
-	validateServe(t, []byte(strings.Replace(good, `"resize_moved":{"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258},`, ``, 1)))
-	validateServe(t, []byte(strings.Replace(good, `"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258`, `"count":0,"push_to_ack_p99_us":null,"drain_p99_us":null`, 1)))
+	validateServe(t, []byte(strings.Replace(good, `"resize_moved":{"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258,"drain_minus_task_p99_us":-42},`, ``, 1)))
+	validateServe(t, []byte(strings.Replace(good, `"count":4,"push_to_ack_p99_us":737,"drain_p99_us":258,"drain_minus_task_p99_us":-42`, `"count":0,"push_to_ack_p99_us":null,"drain_p99_us":null,"drain_minus_task_p99_us":null`, 1)))
 	sch, err := jsonschema.NewCompiler().Compile("serve.schema.json")
 	require.NoError(t, err)
 	for _, bad := range []string{
