@@ -73,7 +73,8 @@ __global__ void spin(long long cycles, int* out)
 // reciprocal square roots and FMAs, as serve_dep_ms's kernel): unlike spin,
 // whose time is fixed in clock cycles, its time grows when it gets fewer
 // issue slots. Each block records its SM and its start and end (ns).
-__global__ void chain(int iters, float* out, unsigned long long* rec)
+// chain_work runs one chain block and records it as record `slot`.
+static __device__ __forceinline__ void chain_work(int iters, float* out, unsigned long long* rec, unsigned int slot)
 {
     unsigned long long t0, t1;
     unsigned int sm;
@@ -88,16 +89,18 @@ __global__ void chain(int iters, float* out, unsigned long long* rec)
     __syncthreads();
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
     if (threadIdx.x == 0) {
-        rec[3 * blockIdx.x] = t0;
-        rec[3 * blockIdx.x + 1] = t1;
-        rec[3 * blockIdx.x + 2] = sm;
+        rec[3 * slot] = t0;
+        rec[3 * slot + 1] = t1;
+        rec[3 * slot + 2] = sm;
     }
 }
+
+__global__ void chain(int iters, float* out, unsigned long long* rec) { chain_work(iters, out, rec, blockIdx.x); }
 
 // fma_hog is an FMA-bound block (each thread four independent FMA chains of
 // iters steps, as serve_fma_ms's kernel): with $MPS_ORDER_HOG_KERNEL=fma
 // the hog launches it, BLOCK_US read as its iters.
-__global__ void fma_hog(int iters, float* out)
+static __device__ __forceinline__ void fma_work(int iters, float* out)
 {
     float a = threadIdx.x * 1e-3f, b = a + 0.25f, c = a - 0.25f, d = 0.5f * a;
     for (int t = 0; t < iters; ++t) {
@@ -109,6 +112,8 @@ __global__ void fma_hog(int iters, float* out)
     if (a + b + c + d == 42.0f)
         out[0] = a; // never, but the loop is not dead code
 }
+
+__global__ void fma_hog(int iters, float* out) { fma_work(iters, out); }
 
 static bool fma_kind()
 {
@@ -162,21 +167,7 @@ __global__ void chain_tasks(int iters, float* out, unsigned long long* rec, unsi
         const unsigned int t = task;
         if (t >= tasks)
             return;
-        unsigned long long t0, t1;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-        const float c = 0.5f + 0.001f * (float)threadIdx.x;
-        float x = 1.0f;
-        for (int i = 0; i < iters; ++i)
-            x = rsqrtf(fmaf(x, x, c)) + 0.25f;
-        if (x == 42.0f)
-            out[0] = x;
-        __syncthreads();
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-        if (threadIdx.x == 0) {
-            rec[3 * t] = t0;
-            rec[3 * t + 1] = t1;
-            rec[3 * t + 2] = sm;
-        }
+        chain_work(iters, out, rec, t); // ends with a barrier: every thread has read task
     }
 }
 
@@ -193,15 +184,7 @@ __global__ void fma_tasks(int iters, float* out, unsigned int* next, unsigned in
         __syncthreads();
         if (task >= tasks)
             return;
-        float a = threadIdx.x * 1e-3f, b = a + 0.25f, c = a - 0.25f, d = 0.5f * a;
-        for (int t = 0; t < iters; ++t) {
-            a = fmaf(a, 0.999f, 0.001f);
-            b = fmaf(b, 0.999f, 0.001f);
-            c = fmaf(c, 0.999f, 0.001f);
-            d = fmaf(d, 0.999f, 0.001f);
-        }
-        if (a + b + c + d == 42.0f)
-            out[0] = a;
+        fma_work(iters, out);
         __syncthreads();
     }
 }
