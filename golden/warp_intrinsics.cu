@@ -2438,10 +2438,13 @@ struct env_config {
     unsigned int lo, hi, iters;
     bool gpc_order; // $SLATE_SM_ORDER=gpc: ranges are of places GPC by GPC (gpc_places)
     slate_priority_v1::level priority; // $SLATE_PRIORITY=high|low: every launch at that stream priority
+    unsigned int range_grid; // $SLATE_RANGE_GRID=N: a partial-range launch has at most N workers (0: the wave)
     env_config()
         : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false),
-          priority(slate_priority_v1::kDefault)
+          priority(slate_priority_v1::kDefault), range_grid(0)
     {
+        if (const char* v = std::getenv("SLATE_RANGE_GRID"))
+            range_grid = (unsigned int)std::strtoul(v, 0, 10);
         if (const char* v = std::getenv("SLATE_PRIORITY")) {
             if (std::strcmp(v, "high") == 0)
                 priority = slate_priority_v1::kHigh;
@@ -3170,6 +3173,12 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // A served launch may be moved to a partial range: the whole wave.
         if (full_range && !served && workers > tasks)
             workers = tasks;
+        // $SLATE_RANGE_GRID: fewer workers on a partial range (an experiment:
+        // a wave of a small kernel's blocks, most exiting at once, may itself
+        // slow the launch beside other work). Safe at any size: the last
+        // worker out runs what the others left (slate_last_out).
+        if ((!full_range || served) && e.range_grid > 0u && workers > e.range_grid)
+            workers = e.range_grid;
         p->cfg.flags = SLATE_FLAG_RESET | (full_range ? SLATE_FLAG_ALL_SMS : 0u);
     }
     int slot = 0;

@@ -12,7 +12,8 @@
 # and ENV is "native" (SLATE_MODE=native), "persistent" (the static worker
 # on all SMs) or LO:HI (SLATE_SM_RANGE=LO:HI, the queue worker on that range);
 # a case with one program runs it alone. A mode may end in @high or @low:
-# the program's launches at that stream priority ($SLATE_PRIORITY). Each case runs $ROUNDS times
+# the program's launches at that stream priority ($SLATE_PRIORITY); or in
+# @gN: its partial-range launches with at most N workers ($SLATE_RANGE_GRID). Each case runs $ROUNDS times
 # (default 2), both programs started together at a start line; printed per
 # program: HARNESS_TIME (median, best us a run) and HARNESS_WALL (the
 # warm-up's and each round's wall-clock us).
@@ -43,7 +44,11 @@ for c in ${CASES:?CASES names the cases}; do
             *:*) e=(SLATE_MODE=persistent SLATE_SM_RANGE="$m") ;;
             *) say "range-pair: $c: mode $m is not native, persistent or LO:HI"; exit 2 ;;
             esac
-            [ -n "$prio" ] && e+=(SLATE_PRIORITY="$prio")
+            case $prio in
+            "") ;;
+            g[0-9]*) e+=(SLATE_RANGE_GRID="${prio#g}") ;;
+            *) e+=(SLATE_PRIORITY="$prio") ;;
+            esac
             (cd "$W" && env "${e[@]}" SLATEC_SOCKET="$W/nothing/serve.sock" HARNESS_REPS="$REPS" HARNESS_SPAN=1 \
                 HARNESS_GATE="$gate:${#progs[@]}" timeout 300 "$W/$n.plain" >"$OUT/$i.out" 2>&1) &
             pids+=($!)
