@@ -14,37 +14,28 @@ var files embed.FS
 
 // Prelude is the support code injected once per transformed file: the
 // control-block types, the worker loop and the host launch machinery, with
-// the slatec serve client (serve_client.h) and the ring that holds its
-// native launches to a budget (native_ahead.h), the priority streams
-// (priority_stream.h), the first-use registry
-// (first_use.h) and the SM order (sm_order.h) in place of their markers.
+// the headers of preludeHeaders in place of their markers, in that order.
 func Prelude() string {
 	p := mustRead("prelude.cu")
-	const marker = "// @@SLATE_SERVE_CLIENT_H@@\n"
-	if !strings.Contains(p, marker) {
-		panic("templates: prelude.cu lost its serve client marker")
+	for _, h := range preludeHeaders {
+		marker := "// @@" + h.marker + "@@\n"
+		if !strings.Contains(p, marker) {
+			panic("templates: prelude.cu lost its marker " + h.marker)
+		}
+		p = strings.Replace(p, marker, mustRead(h.file), 1)
 	}
-	p = strings.Replace(p, marker, ServeClientHeader(), 1)
-	const naMarker = "// @@SLATE_NATIVE_AHEAD_H@@\n"
-	if !strings.Contains(p, naMarker) {
-		panic("templates: prelude.cu lost its native-ahead marker")
-	}
-	p = strings.Replace(p, naMarker, NativeAheadHeader(), 1)
-	const psMarker = "// @@SLATE_PRIORITY_STREAM_H@@\n"
-	if !strings.Contains(p, psMarker) {
-		panic("templates: prelude.cu lost its priority-stream marker")
-	}
-	p = strings.Replace(p, psMarker, PriorityStreamHeader(), 1)
-	const fuMarker = "// @@SLATE_FIRST_USE_H@@\n"
-	if !strings.Contains(p, fuMarker) {
-		panic("templates: prelude.cu lost its first-use marker")
-	}
-	p = strings.Replace(p, fuMarker, FirstUseHeader(), 1)
-	const soMarker = "// @@SLATE_SM_ORDER_H@@\n"
-	if !strings.Contains(p, soMarker) {
-		panic("templates: prelude.cu lost its SM order marker")
-	}
-	return strings.Replace(p, soMarker, SMOrderHeader(), 1)
+	return p
+}
+
+// preludeHeaders are the headers the prelude includes at its markers: the
+// slatec serve client, the ring that holds its native launches to a budget,
+// the priority streams, the first-use registry and the SM order.
+var preludeHeaders = []struct{ marker, file string }{
+	{"SLATE_SERVE_CLIENT_H", "serve_client.h"},
+	{"SLATE_NATIVE_AHEAD_H", "native_ahead.h"},
+	{"SLATE_PRIORITY_STREAM_H", "priority_stream.h"},
+	{"SLATE_FIRST_USE_H", "first_use.h"},
+	{"SLATE_SM_ORDER_H", "sm_order.h"},
 }
 
 // SMOrderHeader is the SM order from thread-block clusters (sm_order.h):
