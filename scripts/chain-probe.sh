@@ -23,8 +23,9 @@ mkdir -p "$OUT"
 T="$OUT/chain-probe.txt"
 : >"$T"
 say() { echo "$@" | tee -a "$T"; }
-bin="$OUT/mps_order"
-"${NVCC:-nvcc}" -std=c++17 -O2 -arch=native -o "$bin" bench/topology/mps_order.cu || { say "chain-probe: build failed"; exit 1; }
+# BIN: an mps_order already built (range-probe.sh passes its own).
+bin=${BIN:-$OUT/mps_order}
+[ -n "${BIN:-}" ] || "${NVCC:-nvcc}" -std=c++17 -O2 -arch=native -o "$bin" bench/topology/mps_order.cu || { say "chain-probe: build failed"; exit 1; }
 [ "${MPS:-1}" = 1 ] && { nvidia-cuda-mps-control -d 2>/dev/null && say "chain-probe: MPS started" || say "chain-probe: MPS not started"; }
 unset SLATE_MODE SLATE_SM_RANGE SLATE_PRIORITY
 for c in ${CASES:-alone serve_fma_ms=native serve_fma_ms=native@high}; do

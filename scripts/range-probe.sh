@@ -43,7 +43,7 @@ if [ "${MPS:-1}" = 1 ]; then
     for c in $CASES; do
         mapfile -t e < <(envs "$c")
         env "${e[@]}" MPS_ORDER_HOG_KERNEL=fma CHAIN="${COUNT:-100} 48 64 49152" MPS_ORDER_GAP_MS=0 DELAY_MS=5 HOG_ROUNDS=12 \
-            SLOWEST=1 CASES='hog:16384:60:256:2048' OUT="$OUT/mps" ./scripts/chain-probe.sh >/dev/null 2>&1
+            SLOWEST=1 CASES='hog:16384:60:256:2048' BIN="$bin" OUT="$OUT/mps" ./scripts/chain-probe.sh >/dev/null 2>&1
         say "== $c: $(grep '^== ' "$OUT/mps/chain-probe.txt" | sed 's/^== hog:[^:]*:[^:]*:[^:]*:[^:]*: //')"
         say "   $(grep 'chain slowest' "$OUT/mps/chain-probe.txt" | cut -c1-600)"
     done
