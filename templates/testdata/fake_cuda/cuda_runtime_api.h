@@ -5,6 +5,7 @@
 // it, and waiting for one moves fake_now_us() to its end.
 #ifndef FAKE_CUDA_RUNTIME_API_H
 #define FAKE_CUDA_RUNTIME_API_H
+#include <map>
 #include <set>
 enum cudaError_t {
     cudaSuccess = 0,
@@ -65,8 +66,8 @@ inline bool& fake_fail_streams() // cudaStreamCreateWithPriority fails
 // fake_launch_deps(id)).
 inline std::set<int>& fake_launch_deps(int id)
 {
-    static std::set<int> deps[256];
-    return deps[id & 255];
+    static std::map<int, std::set<int> > deps;
+    return deps[id];
 }
 inline int fake_launch(cudaStream_t s)
 {
