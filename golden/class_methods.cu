@@ -527,10 +527,10 @@ private:
 // skipped (unknown fields are ignored, as the protocol asks).
 struct msg {
     unsigned long long v, re, id, client, sms, clients;
-    bool has_v, has_range, alone;
+    bool has_v, has_range, alone, mps;
     unsigned long long lo, hi;
     std::string type, code;
-    msg() : v(0), re(0), id(0), client(0), sms(0), clients(0), has_v(false), has_range(false), alone(false), lo(0), hi(0) {}
+    msg() : v(0), re(0), id(0), client(0), sms(0), clients(0), has_v(false), has_range(false), alone(false), mps(false), lo(0), hi(0) {}
 };
 
 // json_reader decodes exactly one JSON object (RFC 8259 syntax, nesting at
@@ -744,11 +744,12 @@ private:
             m->code.clear();
             return string(&m->code);
         }
-        if (k == "alone") {
+        if (k == "alone" || k == "mps") {
+            bool* b = k == "alone" ? &m->alone : &m->mps;
             if (lit("true"))
-                m->alone = true;
+                *b = true;
             else if (lit("false"))
-                m->alone = false;
+                *b = false;
             else
                 return false;
             return true;
@@ -867,6 +868,30 @@ inline double native_budget_us()
         return d > 0 ? d : 0.0;
     }();
     return us;
+}
+
+// Under MPS a launch's %smid values are its own: each launch numbers the
+// SMs it gets 0, 1, ... in the order it gets them, free SMs first, so that
+// two processes' ids do not name the same SMs and a range of places
+// [lo, hi] with lo > 0 skips the free SMs and crowds onto the others' (the
+// H100, bench/topology/smid_map.cu, bench/RESULTS.md, eighteenth session).
+// So there a grant is a count: a launch runs on its first hi - lo + 1 SMs,
+// [0, hi - lo]. serve_ranges says how ($SLATE_SERVE_RANGES): kRangesAuto
+// (the default) counts where the daemon reports MPS active, places where
+// not (there processes time-slice, and ids are the hardware's); kRangesPlaces
+// and kRangesCounts force either (for measurements).
+enum { kRangesAuto = 0, kRangesPlaces = 1, kRangesCounts = 2 };
+inline int serve_ranges()
+{
+    static const int mode = [] {
+        const char* v = std::getenv("SLATE_SERVE_RANGES");
+        if (v && std::strcmp(v, "places") == 0)
+            return (int)kRangesPlaces;
+        if (v && std::strcmp(v, "counts") == 0)
+            return (int)kRangesCounts;
+        return (int)kRangesAuto;
+    }();
+    return mode;
 }
 
 // small_native says which grids sharing processes launch natively
@@ -1003,9 +1028,23 @@ public:
     bool alive() const { return !lost_.load(std::memory_order_acquire) && !child(); }
     int sms() const { return sms_; }
     unsigned long long id() const { return client_id_; }
-    // current is the grant launches use now (the whole GPU, alone, once the
-    // daemon is lost).
+    // current is the grant now (the whole GPU, alone, once the daemon is
+    // lost), as the daemon gave it: acks report it.
     grant current() const { return grant::unpack(grant_.load(std::memory_order_acquire)); }
+    // placed is the range launches bind their workers to now: the grant,
+    // or under MPS its count from 0 (serve_ranges).
+    grant placed() const
+    {
+        grant g = current();
+        if (counts_.load(std::memory_order_relaxed)) {
+            g.hi -= g.lo;
+            g.lo = 0;
+        }
+        return g;
+    }
+    // counts says whether grants are counts (serve_ranges); set once, by
+    // the welcome.
+    bool counts() const { return counts_.load(std::memory_order_relaxed); }
 
     // set_native_drain sets what waits for the process's native launches
     // issued so far (the prelude: cudaDeviceSynchronize on a helper
@@ -1127,7 +1166,7 @@ public:
         grant g;
         {
             std::lock_guard<std::mutex> l(mu_);
-            g = current();
+            g = placed();
             if (lost_ || g.alone)
                 return false; // raced with a change: native
             L.epoch = g.epoch;
@@ -1161,7 +1200,7 @@ public:
         std::unique_lock<std::mutex> l(mu_, std::defer_lock);
         for (;;) {
             l.lock();
-            const grant now = current();
+            const grant now = placed();
             if (now.epoch != L.epoch && !lost_) {
                 l.unlock();
                 // The grant changed: move to its range (the retreat word on
@@ -1330,7 +1369,7 @@ public:
         if (budget <= 0 || !valid(s) || !alive())
             return false;
         std::lock_guard<std::mutex> l(mu_);
-        const grant g = current();
+        const grant g = placed();
         if (lost_ || g.alone)
             return false;
         std::map<const char*, timing>::iterator it = timings_.find(s.kernel);
@@ -1439,7 +1478,7 @@ private:
     };
 
     client(int fd, int sms)
-        : fd_(fd), closed_(false), lost_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
+        : fd_(fd), closed_(false), lost_(false), counts_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
           launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
@@ -1648,9 +1687,13 @@ private:
             if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms_)
                 return false;
             std::lock_guard<std::mutex> l(mu_);
+            const int ranges = serve_ranges();
+            counts_.store(ranges == kRangesCounts || (ranges == kRangesAuto && m.mps), std::memory_order_relaxed);
             if (lost_ || !take_grant_locked(m))
                 return false; // a welcome must carry the first grant
             client_id_ = m.client;
+            if (!quiet_ && std::getenv("SLATE_LOG"))
+                std::fprintf(stderr, "slate: serve: grants are %s\n", counts() ? "SM counts (MPS numbers each launch's SMs)" : "SM ranges");
             cv_.notify_all();
             return true;
         }
@@ -1826,6 +1869,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::atomic<bool> lost_;
+    std::atomic<bool> counts_; // grants are SM counts (serve_ranges), from the welcome
     bool quiet_;
     int sms_;
     unsigned long long client_id_, next_id_;
@@ -2868,7 +2912,15 @@ static bool pool_locked(device_state& ds)
     if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
         cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
         return false;
-    if (env().gpc_order) {
+    // A process slatec serve may serve keeps %smid order: under MPS each
+    // launch numbers its SMs itself and a grant is a count from 0
+    // (serve_client.h, serve_ranges), which a GPC order would scatter; without
+    // MPS processes time-slice, and an order buys nothing between them.
+    const env_config& e = env();
+    const bool servable = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    if (e.gpc_order && servable && std::getenv("SLATE_LOG"))
+        std::fprintf(stderr, "slate: SM order: %%smid (SLATE_SM_ORDER=gpc does not apply to a served process)\n");
+    if (e.gpc_order && !servable) {
         // Every slot's sm_place, once; a failed discovery keeps %smid order.
         int device = 0;
         unsigned char place[SLATE_RANK_SMS];

@@ -835,7 +835,15 @@ static bool pool_locked(device_state& ds)
     if (cudaMalloc((void**)&ds.ctls, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess ||
         cudaMemset(ds.ctls, 0, sizeof(slate_ctl) * kPoolSlots) != cudaSuccess)
         return false;
-    if (env().gpc_order) {
+    // A process slatec serve may serve keeps %smid order: under MPS each
+    // launch numbers its SMs itself and a grant is a count from 0
+    // (serve_client.h, serve_ranges), which a GPC order would scatter; without
+    // MPS processes time-slice, and an order buys nothing between them.
+    const env_config& e = env();
+    const bool servable = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    if (e.gpc_order && servable && std::getenv("SLATE_LOG"))
+        std::fprintf(stderr, "slate: SM order: %%smid (SLATE_SM_ORDER=gpc does not apply to a served process)\n");
+    if (e.gpc_order && !servable) {
         // Every slot's sm_place, once; a failed discovery keeps %smid order.
         int device = 0;
         unsigned char place[SLATE_RANK_SMS];

@@ -400,6 +400,71 @@ func TestServeClientGrantChangeMovesLaunch(t *testing.T) {
 	}
 }
 
+// TestServeClientGrantsUnderMPSAreCounts: under MPS each launch numbers the
+// SMs it gets from 0, so the client binds a grant [lo, hi] as [0, hi-lo]
+// (serve_ranges): a new grant of as many SMs moves nothing, a larger one
+// grows the launch from 0, and the ack still reports the daemon's range.
+// SLATE_SERVE_RANGES forces places or counts whatever MPS is.
+func TestServeClientGrantsUnderMPSAreCounts(t *testing.T) {
+	cases := []struct {
+		name   string
+		mps    bool
+		env    []string
+		to     serve.Range
+		ranges string // where the one served launch ran
+		moved  int
+	}{
+		{"mps same count", true, nil, serve.Range{Lo: 50, Hi: 99}, "0:49", 0},
+		{"mps larger", true, nil, serve.Range{Lo: 30, Hi: 99}, "0:49,0:69", 1},
+		{"mps smaller", true, nil, serve.Range{Lo: 90, Hi: 99}, "0:49,0:9", 1},
+		{"mps forced places", true, []string{"SLATE_SERVE_RANGES=places"}, serve.Range{Lo: 50, Hi: 99}, "0:49,50:99", 1},
+		{"no mps", false, nil, serve.Range{Lo: 50, Hi: 99}, "0:49,50:99", 1},
+		{"no mps forced counts", false, []string{"SLATE_SERVE_RANGES=counts"}, serve.Range{Lo: 50, Hi: 99}, "0:49", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			acked := make(chan *serve.Msg, 1)
+			sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+				m := read()
+				if m == nil {
+					return
+				}
+				welcomeMPS(c, m.ID, 0, 49, false, tc.mps)
+				if m = read(); m == nil || m.Type != serve.TLoad || m.InFlight != 1 {
+					t.Errorf("want a load note of the running launch, got %+v", m)
+					return
+				}
+				frame(c, fmt.Sprintf(`{"v":2,"type":"grant","id":7,"range":{"lo":%d,"hi":%d},"clients":2}`, tc.to.Lo, tc.to.Hi))
+				for {
+					m := read()
+					if m == nil {
+						return
+					}
+					if m.Type == serve.TAck {
+						acked <- m
+						break
+					}
+				}
+				for read() != nil {
+				}
+			})
+			// 4000 blocks, 4 a task, 8 fake workers, 300 us a task: ~40 ms a launch.
+			r := runDriver(t, sock, 20*time.Second, tc.env, 1, 1, 4000, 4, 300)
+			if r.served != 1 || strings.Join(r.launches[0].ranges, ",") != tc.ranges {
+				t.Fatalf("served=%d ranges %v, want %s:\n%s", r.served, r.launches[0].ranges, tc.ranges, r.out)
+			}
+			select {
+			case a := <-acked:
+				if a.Epoch != 7 || a.Range == nil || *a.Range != tc.to || a.Moved != tc.moved {
+					t.Errorf("ack %+v, want epoch 7, range %v, %d moved", a, tc.to, tc.moved)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("no ack")
+			}
+		})
+	}
+}
+
 // TestServeClientStarvedLaunchStartsAgain: a served launch whose workers
 // all exit outside its range (other work held its SMs) ends with its
 // blocks not handed out; the client starts it again on the range, and
@@ -432,7 +497,8 @@ func TestServeClientStarvedLaunchStartsAgain(t *testing.T) {
 // TestServeClientAgainstDaemon: with the real daemon, two threads of the
 // driver launch on its half while another process is registered; when that
 // process leaves, the running launches grow to the whole GPU (acked ok),
-// and the launches after run natively (alone).
+// and the launches after run natively (alone). The daemon reports MPS
+// active, so its half 50:99 binds as the count 0:49 (serve_ranges).
 func TestServeClientAgainstDaemon(t *testing.T) {
 	events := make(chan serve.Event, 4096)
 	d := startDaemon(t, events)
@@ -449,7 +515,7 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	}
 	grown := 0
 	for _, l := range r.launches {
-		if l.served && strings.Join(l.ranges, ",") == "50:99,0:99" {
+		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
 			grown++
 		}
 		if l.index == 2 && l.served {
@@ -457,7 +523,7 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 		}
 	}
 	if grown == 0 {
-		t.Errorf("no running launch grew from 50:99 to 0:99:\n%s", r.out)
+		t.Errorf("no running launch grew from 0:49 (the grant 50:99 as a count) to 0:99:\n%s", r.out)
 	}
 	st := d.Status()
 	for deadline := time.Now().Add(3 * time.Second); len(st.Clients) != 0 && time.Now().Before(deadline); st = d.Status() {
@@ -1210,8 +1276,12 @@ func rawFrame(c net.Conn, n uint32, body string) {
 func frame(c net.Conn, body string) { rawFrame(c, uint32(len(body)), body) }
 
 // welcome answers hello with a welcome carrying the grant [lo, hi].
-func welcome(c net.Conn, re uint64, lo, hi int, alone bool) {
-	frame(c, fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","mps":true,"name":"fake","device":0,"id":1,"range":{"lo":%d,"hi":%d},"alone":%v,"clients":2}`, re, driverSMs, lo, hi, alone))
+// welcome sends the daemon's welcome with MPS reported inactive, so that
+// grants are ranges of places (serve_ranges' auto); welcomeMPS says either.
+func welcome(c net.Conn, re uint64, lo, hi int, alone bool) { welcomeMPS(c, re, lo, hi, alone, false) }
+
+func welcomeMPS(c net.Conn, re uint64, lo, hi int, alone, mps bool) {
+	frame(c, fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","mps":%v,"name":"fake","device":0,"id":1,"range":{"lo":%d,"hi":%d},"alone":%v,"clients":2}`, re, driverSMs, mps, lo, hi, alone))
 }
 
 // TestServeClientHostileDaemon: malformed or unhelpful daemons never crash
