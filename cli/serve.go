@@ -89,7 +89,7 @@ daemon (as slatec top) instead.`,
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
 	fl.BoolVar(&f.traceNotes, "trace-notes", false, "log every load note (launches, running, native_pending, busy): why a set is or is not split")
 	fl.StringVar(&f.objective, "objective", "balanced", "what a planned split maximises: balanced (the slowest kernel's predicted speed) or stp (the sum of their speeds)")
-	fl.StringVar(&f.unplanned, "unplanned", string(serve.Overlap), "what processes that no plan co-runs get: overlap (the whole GPU each, native launches) or equal (equal shares)")
+	fl.StringVar(&f.unplanned, "unplanned", string(serve.AutoUnplanned), "what processes that no plan co-runs get: auto (equal shares under MPS, unless the profiles know their kernels and predict no split pays; else overlap), overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
 
@@ -123,8 +123,8 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	if f.objective != "stp" && f.objective != "balanced" {
 		return usagef("--objective must be stp or balanced, got %q", f.objective)
 	}
-	if u := serve.Unplanned(f.unplanned); u != serve.Overlap && u != serve.EqualShares {
-		return usagef("--unplanned must be %s or %s, got %q", serve.Overlap, serve.EqualShares, f.unplanned)
+	if u := serve.Unplanned(f.unplanned); u != serve.AutoUnplanned && u != serve.Overlap && u != serve.EqualShares {
+		return usagef("--unplanned must be %s, %s or %s, got %q", serve.AutoUnplanned, serve.Overlap, serve.EqualShares, f.unplanned)
 	}
 	var w io.Writer = stderr
 	if f.logFile != "" {

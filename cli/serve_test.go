@@ -137,7 +137,7 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--unplanned", "split")
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "--unplanned must be overlap or equal")
+	assert.Contains(t, errs, "--unplanned must be auto, overlap or equal")
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--split-hold", "-1ms")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--split-hold must not be negative")

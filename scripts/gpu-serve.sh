@@ -19,7 +19,7 @@
 #             at a start line), and of each of $TRIPLES (three at once):
 #             sequential (one after the other, no daemon), mps (together, no
 #             daemon: all native; MPS=1 for real MPS) and serve (together,
-#             under the daemon: its default, --unplanned overlap) and
+#             under the daemon: its default, --unplanned auto) and
 #             serve-equal (--unplanned equal; summary and rounds.tsv only),
 #             with ALT_ENV serve-env (the same daemon, the programs with
 #             these variables too, as 'SLATE_SERVE_QUEUE_US=0'; summary only),

@@ -31,7 +31,7 @@ type Config struct {
 	OnEvent       func(Event)      // test hook; called without locks held, must not block
 	// Unplanned is what processes get when no plan co-runs their kernels
 	// (no --profiles, or kernels the plan does not put in one phase):
-	// Overlap (the default) or EqualShares.
+	// AutoUnplanned (the default), Overlap or EqualShares.
 	Unplanned Unplanned
 	// IdleAfter is how long a process may go without launching (no load
 	// note with new launches, none running on a range) before its share
@@ -72,11 +72,20 @@ const DefaultIdleAfter = 10 * time.Millisecond
 type Unplanned string
 
 const (
+	// AutoUnplanned (the default) gives equal shares under MPS unless the
+	// profiles know every kernel of the set and predict that no split pays
+	// (then, and without MPS, Overlap). Under MPS a grant binds as an SM
+	// count (each launch numbers its SMs itself: templates/serve_client.h,
+	// serve_ranges), and so bound, equal shares beat overlap on the H100 by
+	// 1.23x (triad + FMA), 1.03x (latency-bound + triad) and 1.09x (three
+	// programs), and lost 5% on two compute-bound kernels that the profiles
+	// say not to split (bench/RESULTS.md, eighteenth session).
+	AutoUnplanned Unplanned = "auto"
 	// Overlap grants every process the whole GPU with native launches, as
 	// if it were alone: under MPS their kernels overlap as the hardware
-	// schedules them. Without a plan there is no evidence that a split
-	// pays: on an H200 equal shares lost to MPS on six of eight pairs, by
-	// up to 17% (bench/RESULTS.md, 2026-11-26).
+	// schedules them. (Equal shares lost to it on an H200 on six of eight
+	// pairs, 2026-11-26, when grants under MPS still bound as %smid places,
+	// which crowd the processes onto the same SMs.)
 	Overlap Unplanned = "overlap"
 	// EqualShares splits the SMs equally between the processes.
 	EqualShares Unplanned = "equal"
@@ -181,10 +190,10 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	switch cfg.Unplanned {
 	case "":
-		cfg.Unplanned = Overlap
-	case Overlap, EqualShares:
+		cfg.Unplanned = AutoUnplanned
+	case AutoUnplanned, Overlap, EqualShares:
 	default:
-		return nil, fmt.Errorf("serve: unplanned processes: %q is neither %q nor %q", cfg.Unplanned, Overlap, EqualShares)
+		return nil, fmt.Errorf("serve: unplanned processes: %q is none of %q, %q, %q", cfg.Unplanned, AutoUnplanned, Overlap, EqualShares)
 	}
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = 256
@@ -738,7 +747,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	}
 	// Alone, or overlapping the others where no plan splits them: the
 	// whole GPU, native launches.
-	native := len(active) <= 1 || d.cfg.Unplanned != EqualShares && !planned
+	native := len(active) <= 1 || !planned && !d.equalLocked(kernels)
 	var out []push
 	changed := false
 	defer func() {
@@ -771,6 +780,18 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	return out
 }
 
+// equalLocked says whether active processes whose kernels are not split by
+// a plan get equal shares (else the whole GPU each): Config.Unplanned.
+func (d *Daemon) equalLocked(kernels []string) bool {
+	switch d.cfg.Unplanned {
+	case EqualShares:
+		return true
+	case AutoUnplanned:
+		return d.mps.Active && !(d.pol.Profiled(kernels) && !d.pol.Planned(kernels))
+	}
+	return false
+}
+
 // logGrantsLocked logs a changed split of two or more clients (d.mu held):
 // the kernels of the active ones, whether they were split, and every
 // grant, so a daemon log shows what each set of kernels was given.
@@ -782,6 +803,8 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, p
 	switch {
 	case len(active) <= 1:
 		how = fmt.Sprintf("%d active: whole GPU each", len(active))
+	case native && d.pol.Profiled(kernels) && !d.pol.Planned(kernels):
+		how = "profiled, no split pays: overlap, whole GPU each"
 	case native:
 		how = "unplanned: overlap, whole GPU each"
 	case !planned && d.pol.Planned(kernels):

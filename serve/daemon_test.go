@@ -1110,3 +1110,67 @@ func TestAlternatingKernelsDoNotChurn(t *testing.T) {
 		t.Errorf("%d grants pushed to b while its kernels alternated (holds %+v, had %+v): want none", n, b.Grant(), split)
 	}
 }
+
+// TestUnplannedAuto: the default for processes no plan splits. Under MPS
+// (grants bind as SM counts) they get equal shares, unless the profiles
+// know every kernel and predict no split pays (one kernel twice here):
+// then, and without MPS, the whole GPU each, native.
+func TestUnplannedAuto(t *testing.T) {
+	ps, err := plan.ReadProfileFile("../plan/testdata/example-profiles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sms := ps.Device.SMs
+	cases := []struct {
+		name    string
+		mps     bool
+		kernels [2]string
+		equal   bool
+	}{
+		{"mps, unprofiled", true, [2]string{"mystery", "fma_loop"}, true},
+		{"mps, unknown kernels", true, [2]string{"", ""}, true},
+		{"mps, profiled, no split pays", true, [2]string{"fma_loop", "fma_loop"}, false},
+		{"no mps, unprofiled", false, [2]string{"mystery", "fma_loop"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, serve.Config{Profiles: ps, Unplanned: serve.AutoUnplanned, MPS: &serve.MPSState{Active: tc.mps}})
+			a, err := client.Connect(client.Options{Socket: h.sock, SMs: sms, HandshakeTimeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Abort()
+			b, err := client.Connect(client.Options{Socket: h.sock, HandshakeTimeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Abort()
+			if tc.kernels[0] != "" {
+				launching(t, a, tc.kernels[0])
+				launching(t, b, tc.kernels[1])
+			}
+			want := func(g serve.Grant) bool {
+				if tc.equal {
+					return !g.Alone && g.Range.Count() == sms/2
+				}
+				return g.Alone && g.Range == serve.Range{Lo: 0, Hi: sms - 1}
+			}
+			// The grant settles once the load notes are in (a few ms); it
+			// must then hold.
+			deadline := time.Now().Add(2 * time.Second)
+			for !(want(a.Grant()) && want(b.Grant())) {
+				if time.Now().After(deadline) {
+					t.Fatalf("a holds %v, b %v; want equal shares: %v", a.Grant(), b.Grant(), tc.equal)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if !want(a.Grant()) || !want(b.Grant()) {
+				t.Fatalf("later: a holds %v, b %v; want equal shares: %v", a.Grant(), b.Grant(), tc.equal)
+			}
+			if st := h.d.Status(); !strings.Contains(st.Policy, "equal shares under MPS") {
+				t.Errorf("status policy %q", st.Policy)
+			}
+		})
+	}
+}

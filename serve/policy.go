@@ -62,8 +62,11 @@ func NewPolicy(ps *plan.ProfileSet) (*Policy, error) {
 // that no plan co-runs get.
 func (p *Policy) Name(unplanned Unplanned) string {
 	rest := "equal shares"
-	if unplanned != EqualShares {
+	switch unplanned {
+	case Overlap:
 		rest = "overlap (whole GPU, native)"
+	case AutoUnplanned:
+		rest = "equal shares under MPS unless profiled and no split pays, else overlap (whole GPU, native)"
 	}
 	if p.profiles != nil {
 		how := "planned per set of kernels (profiles, stp)"
@@ -87,6 +90,20 @@ func (p *Policy) Weights(kernels []string) []float64 {
 func (p *Policy) Planned(kernels []string) bool {
 	_, ok := p.split(kernels)
 	return ok
+}
+
+// Profiled reports whether the profiles know every one of kernels, so that
+// a set they do not split is one they predict no split pays for.
+func (p *Policy) Profiled(kernels []string) bool {
+	if p.profiles == nil || len(kernels) == 0 {
+		return false
+	}
+	for _, k := range kernels {
+		if k == "" || p.profiles.KernelIndex(k) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // LaunchMs is how long one launch of kernel takes on sms SMs by its

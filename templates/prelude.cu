@@ -435,6 +435,13 @@ struct env_config {
                 std::fprintf(stderr, "slatec: ignoring SLATE_MODE=%s (want auto, persistent or native)\n", m);
         }
         has_range = env_range("SLATE_SM_RANGE", &lo, &hi);
+        // Under MPS a range is a count from 0 (slate_serve::range_mode).
+        if (has_range && lo > 0 && slate_serve::static_ranges_count()) {
+            if (std::getenv("SLATE_LOG"))
+                std::fprintf(stderr, "slate: SLATE_SM_RANGE=%u:%u binds as the SM count 0:%u (MPS numbers each launch's SMs)\n", lo, hi, hi - lo);
+            hi -= lo;
+            lo = 0;
+        }
         if (const char* v = std::getenv("SLATE_ITERS"))
             iters = (unsigned int)std::strtoul(v, 0, 10);
     }
@@ -837,7 +844,7 @@ static bool pool_locked(device_state& ds)
         return false;
     // A process slatec serve may serve keeps %smid order: under MPS each
     // launch numbers its SMs itself and a grant is a count from 0
-    // (serve_client.h, serve_ranges), which a GPC order would scatter; without
+    // (serve_client.h, range_mode), which a GPC order would scatter; without
     // MPS processes time-slice, and an order buys nothing between them.
     const env_config& e = env();
     const bool servable = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());

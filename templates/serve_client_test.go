@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,7 +207,8 @@ func startDaemon(t *testing.T, events chan<- serve.Event) *serve.Daemon {
 	// A resize timeout of 1 s (not 100 ms): a loaded test machine must not
 	// turn scheduling delays into "stuck"; acknowledgements take ~1 ms here.
 	// Equal shares: these tests check served launches on split ranges
-	// (the default, Overlap, grants every process the whole GPU natively).
+	// (the default, auto, gives unprofiled kernels equal shares under MPS
+	// too; said here so that these tests do not depend on it).
 	// No idle: the Go client standing for the other process sends no load
 	// notes (TestServeClientIdleShareGoesToTheOther tests idleness).
 	cfg := serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
@@ -402,9 +404,9 @@ func TestServeClientGrantChangeMovesLaunch(t *testing.T) {
 
 // TestServeClientGrantsUnderMPSAreCounts: under MPS each launch numbers the
 // SMs it gets from 0, so the client binds a grant [lo, hi] as [0, hi-lo]
-// (serve_ranges): a new grant of as many SMs moves nothing, a larger one
+// (range_mode): a new grant of as many SMs moves nothing, a larger one
 // grows the launch from 0, and the ack still reports the daemon's range.
-// SLATE_SERVE_RANGES forces places or counts whatever MPS is.
+// SLATE_RANGES forces places or counts whatever MPS is.
 func TestServeClientGrantsUnderMPSAreCounts(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -417,9 +419,9 @@ func TestServeClientGrantsUnderMPSAreCounts(t *testing.T) {
 		{"mps same count", true, nil, serve.Range{Lo: 50, Hi: 99}, "0:49", 0},
 		{"mps larger", true, nil, serve.Range{Lo: 30, Hi: 99}, "0:49,0:69", 1},
 		{"mps smaller", true, nil, serve.Range{Lo: 90, Hi: 99}, "0:49,0:9", 1},
-		{"mps forced places", true, []string{"SLATE_SERVE_RANGES=places"}, serve.Range{Lo: 50, Hi: 99}, "0:49,50:99", 1},
+		{"mps forced places", true, []string{"SLATE_RANGES=places"}, serve.Range{Lo: 50, Hi: 99}, "0:49,50:99", 1},
 		{"no mps", false, nil, serve.Range{Lo: 50, Hi: 99}, "0:49,50:99", 1},
-		{"no mps forced counts", false, []string{"SLATE_SERVE_RANGES=counts"}, serve.Range{Lo: 50, Hi: 99}, "0:49", 0},
+		{"no mps forced counts", false, []string{"SLATE_RANGES=counts"}, serve.Range{Lo: 50, Hi: 99}, "0:49", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -498,7 +500,7 @@ func TestServeClientStarvedLaunchStartsAgain(t *testing.T) {
 // driver launch on its half while another process is registered; when that
 // process leaves, the running launches grow to the whole GPU (acked ok),
 // and the launches after run natively (alone). The daemon reports MPS
-// active, so its half 50:99 binds as the count 0:49 (serve_ranges).
+// active, so its half 50:99 binds as the count 0:49 (range_mode).
 func TestServeClientAgainstDaemon(t *testing.T) {
 	events := make(chan serve.Event, 4096)
 	d := startDaemon(t, events)
@@ -551,7 +553,7 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 }
 
 // TestServeClientNativeLaunchesNameTheirKernel: with profiles and the
-// default (overlap), two processes start on the whole GPU, launching
+// overlap (the default before auto), two processes start on the whole GPU, launching
 // natively; the daemon can plan their split only from the kernels their
 // load notes name, so native launches must name theirs too. The driver's
 // kernel (k0) and the other process's are profiled as a complementary
@@ -572,7 +574,7 @@ func TestServeClientNativeLaunchesNameTheirKernel(t *testing.T) {
 		}
 	}
 	d := serveDaemon(t, serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
-		IdleAfter: -1, Profiles: ps, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }})
+		IdleAfter: -1, Profiles: ps, Unplanned: serve.Overlap, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }})
 	other := goClient(t, d.Socket())
 	// The other process keeps the GPU busy: a note every millisecond with
 	// many launches (the daemon splits only busy processes).
@@ -627,7 +629,7 @@ func TestServeClientSaysNativeLaunchesAreRunning(t *testing.T) {
 		{"sharing, held to the budget", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := serveDaemon(t, serve.Config{Socket: tempSocket(t), SMs: driverSMs, MPS: &serve.MPSState{Active: true}, ResizeTimeout: time.Second,
-				IdleAfter: -1, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}) // overlap: native launches
+				IdleAfter: -1, Unplanned: serve.Overlap, Logf: func(f string, a ...any) { t.Logf("daemon: "+f, a...) }}) // overlap: native launches
 			if tc.other && !tc.later {
 				goClient(t, d.Socket())
 			}
@@ -1277,7 +1279,7 @@ func frame(c net.Conn, body string) { rawFrame(c, uint32(len(body)), body) }
 
 // welcome answers hello with a welcome carrying the grant [lo, hi].
 // welcome sends the daemon's welcome with MPS reported inactive, so that
-// grants are ranges of places (serve_ranges' auto); welcomeMPS says either.
+// grants are ranges of places (range_mode' auto); welcomeMPS says either.
 func welcome(c net.Conn, re uint64, lo, hi int, alone bool) { welcomeMPS(c, re, lo, hi, alone, false) }
 
 func welcomeMPS(c net.Conn, re uint64, lo, hi int, alone, mps bool) {
@@ -1655,5 +1657,43 @@ func TestServeClientDecoderAgrees(t *testing.T) {
 	t.Logf("%d bodies, %d accepted by the C++ reader", len(bodies), accepted)
 	if accepted < len(shapes) {
 		t.Errorf("the C++ reader accepted %d bodies, fewer than the %d well-formed shapes", accepted, len(shapes))
+	}
+}
+
+// TestStaticRangesCountUnderMPS: a range a process gives itself
+// ($SLATE_SM_RANGE) binds as an SM count where the MPS control pipe is
+// there (as slatec serve checks it), as places where not, and
+// $SLATE_RANGES forces either.
+func TestStaticRangesCountUnderMPS(t *testing.T) {
+	bin := buildDriver(t)
+	withPipe := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(withPipe, "control"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withFile := t.TempDir()
+	if err := os.WriteFile(filepath.Join(withFile, "control"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"mps", []string{"CUDA_MPS_PIPE_DIRECTORY=" + withPipe}, "counts"},
+		{"no mps", []string{"CUDA_MPS_PIPE_DIRECTORY=" + t.TempDir()}, "places"},
+		{"a plain file is no pipe", []string{"CUDA_MPS_PIPE_DIRECTORY=" + withFile}, "places"},
+		{"mps, forced places", []string{"CUDA_MPS_PIPE_DIRECTORY=" + withPipe, "SLATE_RANGES=places"}, "places"},
+		{"no mps, forced counts", []string{"CUDA_MPS_PIPE_DIRECTORY=" + t.TempDir(), "SLATE_RANGES=counts"}, "counts"},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(bin, "ranges")
+		cmd.Env = append(os.Environ(), tc.env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -876,23 +876,46 @@ inline double native_budget_us()
 // two processes' ids do not name the same SMs and a range of places
 // [lo, hi] with lo > 0 skips the free SMs and crowds onto the others' (the
 // H100, bench/topology/smid_map.cu, bench/RESULTS.md, eighteenth session).
-// So there a grant is a count: a launch runs on its first hi - lo + 1 SMs,
-// [0, hi - lo]. serve_ranges says how ($SLATE_SERVE_RANGES): kRangesAuto
-// (the default) counts where the daemon reports MPS active, places where
-// not (there processes time-slice, and ids are the hardware's); kRangesPlaces
-// and kRangesCounts force either (for measurements).
+// So there a range is a count: a launch runs on its first hi - lo + 1 SMs,
+// [0, hi - lo]. range_mode says how ranges (a grant, $SLATE_SM_RANGE) bind
+// ($SLATE_RANGES): kRangesAuto (the default) counts under MPS (a served
+// process: where the daemon reports MPS active; $SLATE_SM_RANGE: where
+// mps_present), places where not (there processes time-slice, and ids are
+// the hardware's); kRangesPlaces and kRangesCounts force either.
 enum { kRangesAuto = 0, kRangesPlaces = 1, kRangesCounts = 2 };
-inline int serve_ranges()
+inline int range_mode()
 {
     static const int mode = [] {
-        const char* v = std::getenv("SLATE_SERVE_RANGES");
+        const char* v = std::getenv("SLATE_RANGES");
         if (v && std::strcmp(v, "places") == 0)
             return (int)kRangesPlaces;
         if (v && std::strcmp(v, "counts") == 0)
             return (int)kRangesCounts;
+        if (v && *v && std::strcmp(v, "auto") != 0)
+            std::fprintf(stderr, "slatec: ignoring SLATE_RANGES=%s (want auto, places or counts)\n", v);
         return (int)kRangesAuto;
     }();
     return mode;
+}
+
+// mps_present says whether the MPS control daemon looks active, as slatec
+// serve checks it (serve/mps.go): $CUDA_MPS_PIPE_DIRECTORY (else
+// /tmp/nvidia-mps) holds "control", a socket or a named pipe. CUDA
+// programs of its user then run as MPS clients.
+inline bool mps_present()
+{
+    const char* d = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+    const std::string path = std::string(d && *d ? d : "/tmp/nvidia-mps") + "/control";
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+// static_ranges_count says whether a range this process gives itself
+// ($SLATE_SM_RANGE) binds as a count (range_mode; auto: mps_present).
+inline bool static_ranges_count()
+{
+    const int m = range_mode();
+    return m == kRangesCounts || (m == kRangesAuto && mps_present());
 }
 
 // small_native says which grids sharing processes launch natively
@@ -1033,7 +1056,7 @@ public:
     // lost), as the daemon gave it: acks report it.
     grant current() const { return grant::unpack(grant_.load(std::memory_order_acquire)); }
     // placed is the range launches bind their workers to now: the grant,
-    // or under MPS its count from 0 (serve_ranges).
+    // or under MPS its count from 0 (range_mode).
     grant placed() const
     {
         grant g = current();
@@ -1043,7 +1066,7 @@ public:
         }
         return g;
     }
-    // counts says whether grants are counts (serve_ranges); set once, by
+    // counts says whether grants are counts (range_mode); set once, by
     // the welcome.
     bool counts() const { return counts_.load(std::memory_order_relaxed); }
 
@@ -1688,7 +1711,7 @@ private:
             if (m.re != 1 || m.type != "welcome" || m.client == 0 || m.sms != (unsigned long long)sms_)
                 return false;
             std::lock_guard<std::mutex> l(mu_);
-            const int ranges = serve_ranges();
+            const int ranges = range_mode();
             counts_.store(ranges == kRangesCounts || (ranges == kRangesAuto && m.mps), std::memory_order_relaxed);
             if (lost_ || !take_grant_locked(m))
                 return false; // a welcome must carry the first grant
@@ -1870,7 +1893,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::atomic<bool> lost_;
-    std::atomic<bool> counts_; // grants are SM counts (serve_ranges), from the welcome
+    std::atomic<bool> counts_; // grants are SM counts (range_mode), from the welcome
     bool quiet_;
     int sms_;
     unsigned long long client_id_, next_id_;
@@ -2513,6 +2536,13 @@ struct env_config {
                 std::fprintf(stderr, "slatec: ignoring SLATE_MODE=%s (want auto, persistent or native)\n", m);
         }
         has_range = env_range("SLATE_SM_RANGE", &lo, &hi);
+        // Under MPS a range is a count from 0 (slate_serve::range_mode).
+        if (has_range && lo > 0 && slate_serve::static_ranges_count()) {
+            if (std::getenv("SLATE_LOG"))
+                std::fprintf(stderr, "slate: SLATE_SM_RANGE=%u:%u binds as the SM count 0:%u (MPS numbers each launch's SMs)\n", lo, hi, hi - lo);
+            hi -= lo;
+            lo = 0;
+        }
         if (const char* v = std::getenv("SLATE_ITERS"))
             iters = (unsigned int)std::strtoul(v, 0, 10);
     }
@@ -2915,7 +2945,7 @@ static bool pool_locked(device_state& ds)
         return false;
     // A process slatec serve may serve keeps %smid order: under MPS each
     // launch numbers its SMs itself and a grant is a count from 0
-    // (serve_client.h, serve_ranges), which a GPC order would scatter; without
+    // (serve_client.h, range_mode), which a GPC order would scatter; without
     // MPS processes time-slice, and an order buys nothing between them.
     const env_config& e = env();
     const bool servable = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
@@ -5004,7 +5034,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 5008 "golden/merge/triad_fma.smrange.cu"
+#line 5038 "golden/merge/triad_fma.smrange.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (smrange mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu

@@ -6,6 +6,7 @@
 //
 //   serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK
 //   serve_driver decode      (the JSON reader alone: see decode_lines)
+//   serve_driver ranges      (prints how $SLATE_SM_RANGE binds here: counts or places)
 //
 // Each of THREADS host threads makes LAUNCHES launches of kernel "k<thread>"
 // with TOTAL logical blocks. Output, one line each:
@@ -258,6 +259,11 @@ int main(int argc, char** argv)
 {
     if (argc == 2 && std::strcmp(argv[1], "decode") == 0)
         return decode_lines();
+    if (argc == 2 && std::strcmp(argv[1], "ranges") == 0) {
+        // how this environment binds a range it gives itself ($SLATE_SM_RANGE)
+        std::printf("%s\n", slate_serve::static_ranges_count() ? "counts" : "places");
+        return 0;
+    }
     if (argc != 7) {
         std::fprintf(stderr, "usage: serve_driver SMS THREADS LAUNCHES TOTAL ITERS US_PER_TASK\n");
         return 2;
