@@ -918,10 +918,16 @@ inline bool static_ranges_count()
 }
 
 // small_native says which grids sharing processes launch natively
-// ($SLATE_SERVE_SMALL; client::take_small): kSmallRange (1, the default)
-// those no larger than their range has SMs, kSmallGPU ("gpu") those no
-// larger than the GPU has (one block an SM at most), kSmallOff (0) none.
-enum { kSmallOff = 0, kSmallRange = 1, kSmallGPU = 2 };
+// ($SLATE_SERVE_SMALL; client::take_small): kSmallRange (1) those no larger
+// than their range has SMs, kSmallGPU ("gpu") those no larger than the GPU
+// has (one block an SM at most), kSmallOff (0) none; kSmallAuto (unset, the
+// default) is kSmallOff where grants are counts (MPS) and kSmallRange where
+// they are places. Under MPS a native grid lands wherever the hardware puts
+// it, beside the others' range-bound workers; bound to its count it keeps
+// off their SMs: on the H100 a 48-block latency-bound program beside FMA
+// chains finished 1.23-1.26x sooner than under MPS bound, 0.88-0.94x native
+// (its beside-the-triad pair lost 1.5%; bench/RESULTS.md, eighteenth session).
+enum { kSmallOff = 0, kSmallRange = 1, kSmallGPU = 2, kSmallAuto = 3 };
 inline int small_native()
 {
     static const int mode = [] {
@@ -930,7 +936,9 @@ inline int small_native()
             return (int)kSmallOff;
         if (v && std::strcmp(v, "gpu") == 0)
             return (int)kSmallGPU;
-        return (int)kSmallRange;
+        if (v && std::strcmp(v, "1") == 0)
+            return (int)kSmallRange;
+        return (int)kSmallAuto;
     }();
     return mode;
 }
@@ -1154,7 +1162,9 @@ public:
     // (scripts/range-pair.sh; bench/RESULTS.md, fifteenth session).
     bool take_small(unsigned long long blocks, const char* kernel = 0)
     {
-        const int mode = small_native();
+        int mode = small_native();
+        if (mode == kSmallAuto)
+            mode = counts() ? (int)kSmallOff : (int)kSmallRange;
         if (mode == kSmallOff || !alive())
             return false;
         const grant g = grant::unpack(grant_.load(std::memory_order_acquire));

@@ -854,26 +854,31 @@ func TestServeClientAckIsNotHeldOffByQueuedLaunches(t *testing.T) {
 // TestServeClientRunsSmallGridsNatively: sharing the GPU, a launch whose
 // grid has no more blocks than the granted range has SMs runs natively
 // (take_small); a larger one runs on the range. With SLATE_SERVE_SMALL=gpu
-// the bound is the GPU's SMs; with 0 every grid runs on the range.
+// the bound is the GPU's SMs; with 0 every grid runs on the range. Under MPS
+// (grants are counts) every grid runs on its count unless
+// SLATE_SERVE_SMALL says otherwise.
 func TestServeClientRunsSmallGridsNatively(t *testing.T) {
 	for _, tc := range []struct {
 		blocks int
 		small  string
 		native bool
-	}{{40, "", true}, {50, "", true}, {51, "", false}, {51, "gpu", true}, {driverSMs, "gpu", true}, {driverSMs + 1, "gpu", false}, {40, "0", false}} {
+		mps    bool // grants are counts: small grids are bound too unless SLATE_SERVE_SMALL says
+	}{{40, "", true, false}, {50, "", true, false}, {51, "", false, false}, {51, "gpu", true, false}, {driverSMs, "gpu", true, false},
+		{driverSMs + 1, "gpu", false, false}, {40, "0", false, false},
+		{40, "", false, true}, {40, "1", true, true}, {51, "gpu", true, true}} {
 		sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
 			m := read()
 			if m == nil {
 				return
 			}
-			welcome(c, m.ID, 0, 49, false)
+			welcomeMPS(c, m.ID, 0, 49, false, tc.mps)
 			for read() != nil {
 			}
 		})
 		r := runDriver(t, sock, 20*time.Second, []string{"SERVE_DRIVER_QUEUE=1", "SLATE_SERVE_SMALL=" + tc.small}, 1, 3, tc.blocks, 1, 0)
 		for _, l := range r.launches {
 			if l.served == tc.native {
-				t.Errorf("%d blocks on a 50-SM range (SLATE_SERVE_SMALL=%q): launch %d served=%v, want native %v:\n%s", tc.blocks, tc.small, l.index, l.served, tc.native, r.out)
+				t.Errorf("%d blocks on a 50-SM range (SLATE_SERVE_SMALL=%q, MPS %v): launch %d served=%v, want native %v:\n%s", tc.blocks, tc.small, tc.mps, l.index, l.served, tc.native, r.out)
 			}
 		}
 	}
