@@ -80,7 +80,9 @@ type ResizeRecord struct {
 
 // WriteText prints s for humans.
 func (s *Status) WriteText(w io.Writer) {
-	mps := "MPS active"
+	// Under MPS each launch numbers its SMs itself, so clients bind a range
+	// as a count from 0 (docs/SERVE.md, "MPS"): say so beside RANGE.
+	mps := "MPS active (ranges bind as SM counts)"
 	if !s.MPS.Active {
 		mps = "MPS NOT active (processes time-slice)"
 	}
