@@ -67,6 +67,13 @@ seq_pair() { # name hold-args...
 }
 if [ "${MPS:-1}" = 1 ]; then
     nvidia-cuda-mps-control -d 2>/dev/null && say "smid-map: MPS started" || say "smid-map: MPS not started"
+    if part duo; then
+        # one process under MPS: do its own two launches share a numbering?
+        # (The Go runtime's co-run scheduler ranges kernels of one process.)
+        say "## MPS: one process, two streams"
+        "$bin" duo range 0 65 "$HOLD_MS" >"$OUT/duo-mps.out" 2>&1
+        say "$(analyse "duo under MPS range 0:65" "$OUT/duo-mps.out" "$OUT/duo-mps.out")"
+    fi
     if part ranges; then
         say "## MPS: hold and probe in two processes"
         for r in "0 65" "66 131" "0 31"; do set -- $r; pair "mps-range-$1-$2" range "$1" "$2"; done
