@@ -25,6 +25,7 @@ type serveFlags struct {
 	resizeTimeout time.Duration
 	idleAfter     time.Duration
 	splitHold     time.Duration
+	minShare      float64
 	objective     string
 	logFile       string
 	sms           int
@@ -83,6 +84,7 @@ daemon (as slatec top) instead.`,
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.DurationVar(&f.idleAfter, "idle-after", serve.DefaultIdleAfter, "how long a process may go without launching before its share goes to the others (0: never)")
 	fl.DurationVar(&f.splitHold, "split-hold", serve.DefaultSplitHold, "how long a split stays made while the same processes stay active, whatever their busy readings (0: no hold)")
+	fl.Float64Var(&f.minShare, "min-share", 0, "the least share of the SMs (0 to 0.5) a planned split gives each process (0: the plan's counts)")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")
@@ -115,7 +117,10 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 		splitHold = -1 // none (serve.Config: 0 takes the default)
 	}
 	if f.unplanned == "" {
-		f.unplanned = string(serve.Overlap)
+		f.unplanned = string(serve.AutoUnplanned)
+	}
+	if f.minShare < 0 || f.minShare > 0.5 {
+		return usagef("--min-share must be in 0..0.5, got %g", f.minShare)
 	}
 	if f.objective == "" {
 		f.objective = "balanced"
@@ -137,7 +142,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	}
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
-		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, Balanced: f.objective == "balanced", Version: Version, Logf: lg.Printf,
+		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, MinShare: f.minShare, Balanced: f.objective == "balanced", Version: Version, Logf: lg.Printf,
 		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes,
 	}
 	if f.profiles != "" {

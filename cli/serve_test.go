@@ -138,6 +138,9 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--unplanned", "split")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--unplanned must be auto, overlap or equal")
+	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--min-share", "0.6")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--min-share must be in 0..0.5")
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--split-hold", "-1ms")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--split-hold must not be negative")
@@ -154,7 +157,7 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	require.NoError(t, stop())
 	b, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "policy grants: planned per set of kernels (profiles, balanced), else overlap (whole GPU, native)")
+	assert.Contains(t, string(b), "policy grants: planned per set of kernels (profiles, balanced), else equal shares under MPS unless profiled and no split pays, else overlap (whole GPU, native)")
 	assert.Contains(t, string(b), "MPS is not active")
 	assert.True(t, strings.Contains(errOut.String(), "nvidia-cuda-mps-control -d"), errOut.String())
 }

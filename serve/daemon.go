@@ -50,6 +50,12 @@ type Config struct {
 	// 100 ms; negative: no hold). A process that goes idle or leaves, or
 	// joins, ends it at once.
 	SplitHold time.Duration
+	// MinShare is the least share of the SMs a planned split gives each
+	// process (0: the plan's counts as they are; at most 0.5). Under MPS a
+	// grant binds as a count and the hardware picks the SMs, so a small
+	// share may end up among SMs the others' launches took first (an
+	// experiment knob: bench/RESULTS.md, eighteenth session).
+	MinShare float64
 }
 
 // DefaultSplitHold is Config.SplitHold's default. Processes split after
@@ -730,7 +736,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		weights[i] = 1 // equal shares, where they apply
 	}
 	if planned {
-		weights = d.pol.Weights(kernels)
+		weights = FloorShares(d.pol.Weights(kernels), d.cfg.MinShare)
 	}
 	order := make([]int, len(active))
 	for i := range order {

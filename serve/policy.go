@@ -169,6 +169,59 @@ func (p *Policy) planOf(kernels []string) setPlan {
 	return sp
 }
 
+// FloorShares raises every weight to at least min (a fraction, 0 to 0.5)
+// of their sum, taking the difference from the others in proportion, so
+// the sum stays; with min >= 1/len(weights) the weights become equal.
+func FloorShares(weights []float64, min float64) []float64 {
+	n := len(weights)
+	if n == 0 || min <= 0 {
+		return weights
+	}
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	out := append([]float64(nil), weights...)
+	if min*float64(n) >= 1 {
+		for i := range out {
+			out[i] = total / float64(n)
+		}
+		return out
+	}
+	floor := min * total
+	raised := make([]bool, n)
+	// Raising one weight lowers the others, which may fall below the
+	// floor in turn: at most n rounds.
+	for round := 0; round < n; round++ {
+		low, rest := 0, 0.0
+		for i, w := range out {
+			if raised[i] || w < floor {
+				raised[i] = true
+				low++
+			} else {
+				rest += w
+			}
+		}
+		if rest <= 0 {
+			break
+		}
+		scale := (total - float64(low)*floor) / rest
+		changed := false
+		for i := range out {
+			if raised[i] {
+				out[i] = floor
+			} else {
+				out[i] *= scale
+				changed = changed || out[i] < floor
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return out
+}
+
 // Split divides sms SMs into contiguous ranges, in order, in proportion to
 // weights (all positive); each range has at least one SM. With more
 // clients than SMs, client i gets SM i mod sms (shared).

@@ -101,3 +101,32 @@ func TestPolicyBalanced(t *testing.T) {
 	pol.Balanced = true
 	assert.Contains(t, pol.Name(Overlap), "balanced")
 }
+
+func TestFloorShares(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []float64
+		min  float64
+		want []float64
+	}{
+		{"off", []float64{27, 105}, 0, []float64{27, 105}},
+		{"already above", []float64{40, 92}, 0.25, []float64{40, 92}},
+		{"raised, the other pays", []float64{27, 105}, 0.25, []float64{33, 99}},
+		{"equal at 1/n", []float64{27, 105}, 0.5, []float64{66, 66}},
+		{"two raised, the third pays", []float64{4, 25, 103}, 0.25, []float64{33, 33, 66}},
+		{"a cascade", []float64{10, 40, 82}, 0.3, []float64{39.6, 39.6, 52.8}},
+	}
+	for _, tc := range cases {
+		got := FloorShares(tc.in, tc.min)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %v", tc.name, got)
+		}
+		sum, want := 0.0, 0.0
+		for i := range got {
+			assert.InDelta(t, tc.want[i], got[i], 1e-9, "%s: weight %d of %v", tc.name, i, got)
+			sum += got[i]
+			want += tc.in[i]
+		}
+		assert.InDelta(t, want, sum, 1e-9, "%s: the sum stays", tc.name)
+	}
+}
