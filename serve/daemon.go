@@ -793,7 +793,7 @@ func (d *Daemon) equalLocked(kernels []string) bool {
 	case EqualShares:
 		return true
 	case AutoUnplanned:
-		return d.mps.Active && !(d.pol.Profiled(kernels) && !d.pol.Planned(kernels))
+		return d.mps.Active && !d.pol.NoSplitPays(kernels)
 	}
 	return false
 }
@@ -809,7 +809,7 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, p
 	switch {
 	case len(active) <= 1:
 		how = fmt.Sprintf("%d active: whole GPU each", len(active))
-	case native && d.pol.Profiled(kernels) && !d.pol.Planned(kernels):
+	case native && d.pol.NoSplitPays(kernels):
 		how = "profiled, no split pays: overlap, whole GPU each"
 	case native:
 		how = "unplanned: overlap, whole GPU each"

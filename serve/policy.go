@@ -106,6 +106,12 @@ func (p *Policy) Profiled(kernels []string) bool {
 	return true
 }
 
+// NoSplitPays reports whether the profiles know every one of kernels and
+// their plan does not split them: the set is known not to gain from a split.
+func (p *Policy) NoSplitPays(kernels []string) bool {
+	return p.Profiled(kernels) && !p.Planned(kernels)
+}
+
 // LaunchMs is how long one launch of kernel takes on sms SMs by its
 // profile (R[sms]); false without a profile of it.
 func (p *Policy) LaunchMs(kernel string, sms int) (float64, bool) {

@@ -2571,6 +2571,15 @@ static bool persistent()
     return e.mode == kModePersistent || (e.mode == kModeAuto && e.has_range);
 }
 
+// servable reports whether slatec serve may serve this process: the auto
+// policy, no range of its own, and a daemon's socket there (decide_policy
+// then registers it at the first launch).
+static bool servable()
+{
+    const env_config& e = env();
+    return e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+}
+
 // static_launches reports whether the environment leaves persistent
 // launches on a device of sms SMs static (no task size, no range short of
 // every SM): they take k__slate_static, else the queue worker. make_plan
@@ -2957,11 +2966,10 @@ static bool pool_locked(device_state& ds)
     // launch numbers its SMs itself and a grant is a count from 0
     // (serve_client.h, range_mode), which a GPC order would scatter; without
     // MPS processes time-slice, and an order buys nothing between them.
-    const env_config& e = env();
-    const bool servable = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
-    if (e.gpc_order && servable && std::getenv("SLATE_LOG"))
+    const bool gpc = env().gpc_order, served = gpc && servable();
+    if (served && std::getenv("SLATE_LOG"))
         std::fprintf(stderr, "slate: SM order: %%smid (SLATE_SM_ORDER=gpc does not apply to a served process)\n");
-    if (e.gpc_order && !servable) {
+    if (gpc && !served) {
         // Every slot's sm_place, once; a failed discovery keeps %smid order.
         int device = 0;
         unsigned char place[SLATE_RANK_SMS];
@@ -3393,7 +3401,7 @@ static void preload(int device)
     const cudaError_t before = cudaPeekAtLastError();
     if (before != cudaSuccess)
         return;
-    const bool served = e.mode == kModeAuto && !e.has_range && slate_serve::socket_present(slate_serve::socket_path());
+    const bool served = servable();
     std::vector<kernel_state*> ks;
     int sms = 0;
     {
@@ -5143,7 +5151,7 @@ int main() {
 #endif
 #line 68 "testdata/kernels/sgemm_tiled.cu"
 
-#line 5147 "golden/merge/triad_sgemm.smrange.cu"
+#line 5155 "golden/merge/triad_sgemm.smrange.cu"
 // ---- slatec merged scheduler slate_merged_triad4_sgemm_tiled (smrange mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
