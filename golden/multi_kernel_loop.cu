@@ -1006,7 +1006,7 @@ public:
     // at once instead of waiting a round trip to the daemon (250-850 us on
     // an H200 host, which a program timing one short launch would see).
     // Null: no daemon, or a refusal; run natively.
-    static client* connect(const std::string& path, int device, int sms, int timeout_ms)
+    static client* connect(const std::string& path, int device, int sms, int timeout_ms, const char* kernel)
     {
         if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0 || sms > 4096)
             return 0;
@@ -1036,7 +1036,7 @@ public:
         }
 #endif
         client* c = new client(fd, sms);
-        if (!c->hello(device, sms) || fcntl(fd, F_SETFL, fl) != 0) {
+        if (!c->hello(device, sms, kernel) || fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
             delete c;
             return 0;
@@ -1675,8 +1675,10 @@ private:
     }
 
     // hello sends the registration (the socket still non-blocking: a hello
-    // that does not fit the socket buffer at once is a failure).
-    bool hello(int device, int sms)
+    // that does not fit the socket buffer at once is a failure) with the
+    // kernel of the launch that registers (if known): the daemon plans the
+    // join with it, not with an unknown kernel until the first load note.
+    bool hello(int device, int sms, const char* kernel)
     {
         char name[64] = "slate";
         if (FILE* f = std::fopen("/proc/self/comm", "r")) {
@@ -1691,6 +1693,8 @@ private:
         w.str("name", name);
         w.num("device", (unsigned long long)(device < 0 ? 0 : device));
         w.num("sms", (unsigned long long)sms);
+        if (kernel && *kernel)
+            w.str("kernel", kernel);
         const std::string& body = w.done();
         std::string f(4, '\0');
         for (int i = 0; i < 4; ++i)
@@ -1961,12 +1965,12 @@ inline void say_bye()
 }
 
 // process_client connects once per process (the first call decides; later
-// calls return its answer) and says bye at exit.
-inline client* process_client(int device, int sms)
+// calls return its answer; kernel: the first launch's) and says bye at exit.
+inline client* process_client(int device, int sms, const char* kernel = 0)
 {
-    static client* const c = [device, sms]() -> client* {
+    static client* const c = [device, sms, kernel]() -> client* {
         // The welcome may take 500 ms (launches run natively until it comes).
-        client* r = client::connect(socket_path(), device, sms, 500);
+        client* r = client::connect(socket_path(), device, sms, 500, kernel);
         if (r) {
             process_client_slot() = r;
             std::atexit(say_bye);
@@ -1992,7 +1996,7 @@ public:
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
     void end_queued(unsigned long long) {}
 };
-inline client* process_client(int, int) { return 0; }
+inline client* process_client(int, int, const char* = 0) { return 0; }
 #endif
 
 } // namespace slate_serve
@@ -2652,7 +2656,7 @@ static bool native_pending()
     return pending;
 }
 
-static int decide_policy()
+static int decide_policy(const char* first_kernel)
 {
     if (persistent())
         return kPolicyPersistent;
@@ -2672,7 +2676,7 @@ static int decide_policy()
     if (!ok)
         return kPolicyNative;
     served_device() = device;
-    slate_serve::client* c = slate_serve::process_client(device, sms);
+    slate_serve::client* c = slate_serve::process_client(device, sms, first_kernel);
     if (!c)
         return kPolicyNative;
     c->set_native_drain(&native_drain);
@@ -2680,9 +2684,11 @@ static int decide_policy()
     return kPolicyServed;
 }
 
-static int launch_policy()
+// launch_policy is decided at the first launch (kernel: its name, which
+// registration tells the daemon); later calls return it.
+static int launch_policy(const char* kernel = 0)
 {
-    static const int p = decide_policy();
+    static const int p = decide_policy(kernel);
     return p;
 }
 
@@ -3170,7 +3176,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
                       unsigned int iters)
 {
     // The unserved steady state costs this branch on a value decided once.
-    const int policy = launch_policy();
+    const int policy = launch_policy(k.name);
     if (policy == kPolicyNative)
         return false;
     const bool served = policy == kPolicyServed;

@@ -24,7 +24,8 @@
 #             with ALT_ENV serve-env (the same daemon, the programs with
 #             these variables too, as 'SLATE_SERVE_QUEUE_US=0'; summary only),
 #             with ALT_ARGS serve-alt (a daemon with these flags too, as
-#             '--split-hold 0'; summary only),
+#             '--split-hold 0'; summary only; sets of flags separated by
+#             '|' run as serve-alt1, serve-alt2, ...),
 #             static splits of pairs ($SPLITS); $ROUNDS rounds, modes
 #             alternating, median
 #   killed    as served, and the daemon is killed (SIGKILL) mid-run: the
@@ -362,6 +363,12 @@ median_row() {
     [ -n "$ms" ] && printf '%s\t%s\t%s\t%s\n' "$w" "$comp" "$mode" "$ms" >>"$out"
 }
 
+# splits_of LOG: what a daemon gave the group (its log's distinct splits).
+splits_of() {
+    grep -h 'grants (' "$1" 2>/dev/null | sed 's/^.*grants (/grants (/; s/client [0-9]* //g; s/ (busy [0-9.]*)//g' |
+        sort | uniq -c | sed 's/^ */    split x/' | tee -a "$S"
+}
+
 # group_rounds NAME...: the makespan rounds of one group (sequential, MPS,
 # serve under a daemon kept up through them, and SPLITS for pairs), then
 # the same under --unplanned equal, and the group's medians.
@@ -378,29 +385,34 @@ group_rounds() {
         [ "$#" = 2 ] && for m in $SPLITS; do makespan "split-$m" "$@"; done
     done
     [ "$up" = 1 ] && stop_daemon
-    # What the daemon gave the group (its log's distinct splits).
-    grep -h 'grants (' "$L/serve-ms-$w.log" 2>/dev/null | sed 's/^.*grants (/grants (/; s/client [0-9]* //g; s/ (busy [0-9.]*)//g' |
-        sort | uniq -c | sed 's/^ */    split x/' | tee -a "$S"
+    splits_of "$L/serve-ms-$w.log"
     # The same under --unplanned equal (kept in rounds.tsv and the
     # summary; serve.json's serve rows are the daemon's default).
     if start_daemon "ms-equal-$w" --unplanned equal; then
         for r in $(seq 1 "$ROUNDS"); do makespan serve-equal "$@"; done
         stop_daemon
     fi
-    # The daemon with ALT_ARGS too (serve-alt; summary only).
-    if [ -n "${ALT_ARGS:-}" ]; then
-        local alt=()
-        read -r -a alt <<<"$ALT_ARGS"
-        if start_daemon "ms-alt-$w" "${alt[@]}"; then
-            for r in $(seq 1 "$ROUNDS"); do makespan serve-alt "$@"; done
+    # The daemon with ALT_ARGS too (serve-alt; summary only); several
+    # sets of flags separated by '|' run as serve-alt1, serve-alt2, ...
+    local alts=() alt_modes=() i
+    [ -n "${ALT_ARGS:-}" ] && IFS='|' read -r -a alts <<<"$ALT_ARGS"
+    for i in "${!alts[@]}"; do
+        local alt=() mode=serve-alt
+        [ "${#alts[@]}" -gt 1 ] && mode="serve-alt$((i + 1))"
+        alt_modes+=("$mode")
+        read -r -a alt <<<"${alts[$i]}"
+        say "    $mode: a daemon with ${alts[$i]}"
+        if start_daemon "ms-$mode-$w" "${alt[@]}"; then
+            for r in $(seq 1 "$ROUNDS"); do makespan "$mode" "$@"; done
             stop_daemon
+            splits_of "$L/serve-ms-$mode-$w.log"
         fi
-    fi
+    done
     for m in sequential mps serve; do median_row "$m" - "$@"; done
     [ "$#" = 2 ] && for m in $SPLITS; do median_row "split-$m" "$L/split-rows.tsv" "$@"; done
     median_row serve-equal "$L/equal-rows.tsv" "$@"
     median_row serve-env "$L/equal-rows.tsv" "$@"
-    median_row serve-alt "$L/equal-rows.tsv" "$@"
+    for m in "${alt_modes[@]}"; do median_row "$m" "$L/equal-rows.tsv" "$@"; done
     for f in "$ROWS" "$L/split-rows.tsv" "$L/equal-rows.tsv"; do
         awk -F'\t' -v w="$w" '$1 == w { printf "    median %s %s %s ms\n", $1, $3, $4 }' "$f" 2>/dev/null
     done | tee -a "$S"

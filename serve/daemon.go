@@ -582,6 +582,12 @@ func (c *conn) hello(m *Msg) bool {
 	c.id, c.pid, c.name, c.device = d.nextClient, m.PID, m.Name, m.Device
 	c.active = d.cfg.Clock() // it registers at its first launch
 	c.meter.advance(c.active)
+	if m.Kernel != "" {
+		// That launch's kernel: the grants made at its join plan with it
+		// (a set the profiles know no split pays for overlaps at once,
+		// instead of equal shares until the first load note).
+		c.kernel, c.class, c.kernelSince, c.planKernel = m.Kernel, m.Class, c.active, m.Kernel
+	}
 	sms := d.sms
 	// The others shrink first (their grants are pushed before the welcome
 	// leaves), and the newcomer's first grant rides on its welcome: it needs

@@ -135,8 +135,11 @@ type Msg struct {
 	// ones, which were expected to take more than its budget of GPU work
 	// queued ahead ($SLATE_SERVE_NATIVE_US): it keeps the GPU busy.
 	Held   bool   `json:"held,omitempty"`
-	Kernel string `json:"kernel,omitempty"` // the latest launch's kernel
-	Class  string `json:"class,omitempty"`  // its Slate class, if known
+	// Kernel: load, the latest launch's kernel; hello, the first one's (the
+	// launch that registers the process), so that the split made at its
+	// join already knows what it runs.
+	Kernel string `json:"kernel,omitempty"`
+	Class  string `json:"class,omitempty"` // its Slate class, if known
 
 	// error
 	Code string `json:"code,omitempty"`
@@ -263,6 +266,10 @@ func ValidateRequest(m *Msg) error {
 			return protoErr(ErrBadField, "hello: device %d out of range", m.Device)
 		case m.SMs < 0 || m.SMs > plan.MaxSMs:
 			return protoErr(ErrBadField, "hello: sms %d out of range 0..%d", m.SMs, plan.MaxSMs)
+		case len(m.Kernel) > MaxKernel:
+			return protoErr(ErrBadField, "hello: kernel is at most %d bytes", MaxKernel)
+		case m.Class != "" && !plan.Class(m.Class).Valid():
+			return protoErr(ErrBadField, "hello: class %q is not one of L_C, M_C, H_C, M_M, H_M", truncate(m.Class, 16))
 		}
 	case TLoad:
 		switch {

@@ -84,6 +84,8 @@ func TestDecodeValidate(t *testing.T) {
 		{"hello no pid", `{"v":2,"type":"hello","id":1}`, ErrBadField},
 		{"hello long name", `{"v":2,"type":"hello","id":1,"pid":1,"name":"` + strings.Repeat("n", MaxName+1) + `"}`, ErrBadField},
 		{"hello device", `{"v":2,"type":"hello","id":1,"pid":1,"device":-1}`, ErrBadField},
+		{"hello long kernel", `{"v":2,"type":"hello","id":1,"pid":1,"kernel":"` + strings.Repeat("k", MaxKernel+1) + `"}`, ErrBadField},
+		{"hello bad class", `{"v":2,"type":"hello","id":1,"pid":1,"kernel":"k","class":"XX"}`, ErrBadField},
 		{"load long kernel", `{"v":2,"type":"load","kernel":"` + strings.Repeat("k", MaxKernel+1) + `"}`, ErrBadField},
 		{"load bad class", `{"v":2,"type":"load","class":"XX"}`, ErrBadField},
 		{"load negative inflight", `{"v":2,"type":"load","inflight":-3}`, ErrBadField},

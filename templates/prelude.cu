@@ -542,7 +542,7 @@ static bool native_pending()
     return pending;
 }
 
-static int decide_policy()
+static int decide_policy(const char* first_kernel)
 {
     if (persistent())
         return kPolicyPersistent;
@@ -562,7 +562,7 @@ static int decide_policy()
     if (!ok)
         return kPolicyNative;
     served_device() = device;
-    slate_serve::client* c = slate_serve::process_client(device, sms);
+    slate_serve::client* c = slate_serve::process_client(device, sms, first_kernel);
     if (!c)
         return kPolicyNative;
     c->set_native_drain(&native_drain);
@@ -570,9 +570,11 @@ static int decide_policy()
     return kPolicyServed;
 }
 
-static int launch_policy()
+// launch_policy is decided at the first launch (kernel: its name, which
+// registration tells the daemon); later calls return it.
+static int launch_policy(const char* kernel = 0)
 {
-    static const int p = decide_policy();
+    static const int p = decide_policy(kernel);
     return p;
 }
 
@@ -1060,7 +1062,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
                       unsigned int iters)
 {
     // The unserved steady state costs this branch on a value decided once.
-    const int policy = launch_policy();
+    const int policy = launch_policy(k.name);
     if (policy == kPolicyNative)
         return false;
     const bool served = policy == kPolicyServed;

@@ -1263,6 +1263,9 @@ func TestServeClientFirstLaunchDoesNotWaitForWelcome(t *testing.T) {
 			t.Errorf("want hello first, got %+v", m)
 			return
 		}
+		if m.Kernel != "k0" {
+			t.Errorf("hello names kernel %q, want the first launch's, k0", m.Kernel)
+		}
 		time.Sleep(300 * time.Millisecond)
 		welcome(c, m.ID, 0, 49, false)
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -34,6 +34,9 @@ type Options struct {
 	Device int
 	UUID   string
 	SMs    int // the device's SMs (required when the daemon does not know them)
+	// Kernel and Class: the kernel of the launch that registers the process
+	// (optional; the daemon plans its join with it).
+	Kernel, Class string
 	// HandshakeTimeout bounds the dial and hello/welcome (default 100 ms);
 	// with no daemon listening, Connect fails at the dial, in microseconds.
 	HandshakeTimeout time.Duration
@@ -103,7 +106,7 @@ func Connect(opt Options) (*Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opt.HandshakeTimeout)
 	defer cancel()
-	r, err := c.Request(ctx, &serve.Msg{Type: serve.THello, PID: opt.PID, Name: opt.Name, Device: opt.Device, UUID: opt.UUID, SMs: opt.SMs})
+	r, err := c.Request(ctx, &serve.Msg{Type: serve.THello, PID: opt.PID, Name: opt.Name, Device: opt.Device, UUID: opt.UUID, SMs: opt.SMs, Kernel: opt.Kernel, Class: opt.Class})
 	if err != nil {
 		c.nc.Close()
 		return nil, err

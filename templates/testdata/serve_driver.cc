@@ -281,7 +281,7 @@ int main(int argc, char** argv)
         std::vector<long long> us;
         for (int i = 0; i < n; ++i) {
             const clk::time_point p0 = clk::now();
-            slate_serve::client* c = slate_serve::client::connect(slate_serve::socket_path(), 0, sms, 100);
+            slate_serve::client* c = slate_serve::client::connect(slate_serve::socket_path(), 0, sms, 100, 0);
             us.push_back((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - p0).count());
             if (c) {
                 std::fprintf(stderr, "serve_driver: the probe connected; use it with no daemon\n");
@@ -293,7 +293,8 @@ int main(int argc, char** argv)
             std::printf("probe n=%d p50_ns=%lld p90_ns=%lld\n", n, us[n / 2], us[n * 9 / 10]);
     }
     const clk::time_point t0 = clk::now();
-    slate_serve::client* c = slate_serve::process_client(0, sms);
+    // Registered as the first launch does: with thread 0's kernel.
+    slate_serve::client* c = slate_serve::process_client(0, sms, "k0");
     if (c)
         c->set_native_drain(&fake_native_drain);
     if (c)
