@@ -42,6 +42,8 @@ struct __align__(8) slate_cfg {
 #define SLATE_FLAG_STATIC 8u    // a launch of k__slate_static: worker b runs logical blocks
                                 // b, b + workers, ... without the queue (all SMs, never resized)
 #define SLATE_FLAG_1D 16u       // grid_y == grid_z == 1: the id is blockIdx.x
+#define SLATE_FLAG_FILL 32u     // a partial range's workers that take no task hold their SM until the
+                                // launch's tasks are done (with SLATE_FLAG_PROGRESS; see slate_enter_range)
 #define SLATE_STOP 0xffffffffffffffffull
 #define SLATE_STOP32 0xffffffffu
 // The largest grid a worker runs: ids and id + workers stay below 2^32.
@@ -197,8 +199,24 @@ static __device__ __forceinline__ unsigned int slate_range_sm(const slate_ctl* _
     return place < cfg.sm_low || place > cfg.sm_high ? SLATE_STOP32 : smid;
 }
 
+// slate_fill_wait keeps a worker that takes no task on its SM until the
+// launch's tasks are done or it retreats (SLATE_FLAG_FILL). Not inlined: it
+// is off the path of every worker that works, and inlined its loop would
+// cost the worker registers.
+static __device__ __noinline__ void slate_fill_wait(const slate_ctl* __restrict__ ctl, unsigned int total)
+{
+    while (*(volatile const unsigned int*)&ctl->retreat == 0u && *(volatile const unsigned long long*)&ctl->done < total) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+        __nanosleep(2000);
+#endif
+    }
+}
+
 // slate_enter_range is a partial-range worker's start (its leader's): 0 to
-// work, or SLATE_STOP32 to exit at once. Such a launch is the whole wave
+// work, or SLATE_STOP32 to exit (at once, or with SLATE_FLAG_FILL once the
+// launch's tasks are done: under MPS another process's blocks would take
+// the room it leaves on an SM of the range, and a latency-bound kernel's
+// few blocks then share their SMs with a compute-bound one's). Such a launch is the whole wave
 // (blocks land where the hardware puts them), so with fewer tasks than the
 // range has SMs several workers on one SM would take tasks while other SMs
 // of the range idle: a 96-block GEMM on 131 SMs ran 2.5x slower than
@@ -218,7 +236,11 @@ static __device__ __forceinline__ unsigned int slate_enter_range(slate_ctl* __re
     const unsigned long long next = *(volatile unsigned long long*)&ctl->next;
     const unsigned long long left = next >= total ? 0ull : total - next; // logical blocks
     // rank * SMs * iters >= left: no division (it would cost registers).
-    return (unsigned long long)rank * (cfg.sm_high - cfg.sm_low + 1u) * cfg.iters >= left ? SLATE_STOP32 : 0u;
+    if ((unsigned long long)rank * (cfg.sm_high - cfg.sm_low + 1u) * cfg.iters < left)
+        return 0u;
+    if (cfg.flags & SLATE_FLAG_FILL)
+        slate_fill_wait(ctl, total);
+    return SLATE_STOP32;
 }
 
 // slate_leave_range takes back the rank slate_enter_range took (every
@@ -3660,6 +3682,24 @@ static void run_hooked(plan p, Launch launch)
 }
 #endif
 
+// serve_fill says whether a served launch on [lo, hi] holds its SMs
+// (SLATE_FLAG_FILL): its grants bind as SM counts (MPS), where another
+// process's blocks may take the room its workers leave on an SM, and it
+// has fewer tasks than the range has workers, so that the workers that
+// take none would leave room. $SLATE_SERVE_FILL=0 turns it off.
+static bool serve_fill(const plan& p, unsigned int lo, unsigned int hi)
+{
+    static const bool off = [] {
+        const char* v = std::getenv("SLATE_SERVE_FILL");
+        return v && std::strcmp(v, "0") == 0;
+    }();
+    if (off || hi < lo || p.sms <= 0 || !slate_serve::process_client(0, 0)->counts())
+        return false;
+    const unsigned long long per_sm = p.workers / (unsigned int)p.sms;
+    const unsigned long long tasks = (p.cfg.total + p.cfg.iters - 1) / p.cfg.iters;
+    return tasks < (unsigned long long)(hi - lo + 1u) * per_sm;
+}
+
 // served_ops runs one served launch on the device for the serve client
 // (templates/serve_client.h): the worker on a range with the control block
 // of its pool slot and its progress kept (no self-reset), the slot's event
@@ -3705,9 +3745,11 @@ struct served_ops : slate_serve::launch_ops {
         c.sm_high = hi;
         if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
             c.flags |= SLATE_FLAG_ALL_SMS;
+        else if (serve_fill(p, lo, hi))
+            c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
         if (std::getenv("SLATE_LOG"))
-            std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]\n", p.k->name ? p.k->name : "?",
-                         c.total, p.workers, c.iters, lo, hi);
+            std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]%s\n", p.k->name ? p.k->name : "?",
+                         c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "");
         launch(p.ctl, c, p.workers);
         if (!started && cudaPeekAtLastError() != cudaSuccess)
             clean = false;
@@ -3878,9 +3920,12 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
     c.sm_high = hi;
     if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
         c.flags |= SLATE_FLAG_ALL_SMS;
+    else if (serve_fill(p, lo, hi))
+        c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
     if (std::getenv("SLATE_LOG"))
-        std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u] (expected %.0f us)\n",
-                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, expect_us);
+        std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u]%s (expected %.0f us)\n",
+                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "",
+                     expect_us);
     if (p.timed) {
         cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
         served_busy(p, lo, hi);

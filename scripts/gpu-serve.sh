@@ -291,7 +291,7 @@ makespan() {
     local common=()
     # Served runs log each start (SLATE_LOG: ranges, starved restarts) into
     # their .out files (the span parse reads only the HARNESS lines).
-    case $mode in serve | serve-equal | serve-env | serve-alt) sk="$sock" common=(SLATE_LOG=1) ;; esac
+    case $mode in serve | serve-equal | serve-env | serve-alt*) sk="$sock" common=(SLATE_LOG=1) ;; esac
     # serve-env: the programs with ALT_ENV too.
     if [ "$mode" = serve-env ]; then
         local ae=()

@@ -21,7 +21,7 @@ func TestPreludeCarriesServeClient(t *testing.T) {
 		{"after the host fence", strings.Index(p, "#ifndef __CUDACC_RTC__") >= 0 &&
 			strings.Index(p, "#ifndef __CUDACC_RTC__") < strings.Index(p, "namespace slate_serve {")},
 		{"before the launch helpers", strings.Index(p, "namespace slate_serve {") < strings.Index(p, "namespace slate {")},
-		{"the launcher decides once", strings.Contains(p, "static const int p = decide_policy();")},
+		{"the launcher decides once", strings.Contains(p, "static const int p = decide_policy(kernel);")},
 	} {
 		if !tc.ok {
 			t.Errorf("prelude: %s", tc.what)
