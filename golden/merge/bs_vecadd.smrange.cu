@@ -3701,28 +3701,6 @@ static bool serve_fill(const plan& p, unsigned int lo, unsigned int hi)
     return tasks < (unsigned long long)(hi - lo + 1u) * per_sm;
 }
 
-// serve_workers is how many workers a served launch on [lo, hi] launches:
-// the whole wave, or, where its grants bind as SM counts (MPS), the
-// range's: each launch's SMs are numbered in the order it takes them, free
-// ones first, so the range's workers fill the SMs the launch finds free,
-// and a whole wave's other blocks, each landing to exit at once, must pass
-// through the range's SMs when the other processes hold the rest (with
-// SLATE_FLAG_FILL only after the launch's tasks are done). Fewer land in
-// the range when other SMs are free as it starts: the range's workers then
-// run the tasks, or, if none landed, the last worker out does
-// (slate_last_out). $SLATE_SERVE_GRID=all keeps the whole wave.
-static unsigned int serve_workers(const plan& p, unsigned int lo, unsigned int hi)
-{
-    static const bool all = [] {
-        const char* v = std::getenv("SLATE_SERVE_GRID");
-        return v && std::strcmp(v, "all") == 0;
-    }();
-    if (all || hi < lo || p.sms <= 0 || !slate_serve::process_client(0, 0)->counts())
-        return p.workers;
-    const unsigned long long w = (unsigned long long)(hi - lo + 1u) * (p.workers / (unsigned int)p.sms);
-    return w > 0 && w < p.workers ? (unsigned int)w : p.workers;
-}
-
 // served_ops runs one served launch on the device for the serve client
 // (templates/serve_client.h): the worker on a range with the control block
 // of its pool slot and its progress kept (no self-reset), the slot's event
@@ -3770,11 +3748,10 @@ struct served_ops : slate_serve::launch_ops {
             c.flags |= SLATE_FLAG_ALL_SMS;
         else if (serve_fill(p, lo, hi))
             c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
-        c.workers = serve_workers(p, lo, hi);
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]%s\n", p.k->name ? p.k->name : "?",
-                         c.total, c.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "");
-        launch(p.ctl, c, c.workers);
+                         c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "");
+        launch(p.ctl, c, p.workers);
         if (!started && cudaPeekAtLastError() != cudaSuccess)
             clean = false;
         started = true;
@@ -3946,16 +3923,15 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
         c.flags |= SLATE_FLAG_ALL_SMS;
     else if (serve_fill(p, lo, hi))
         c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
-    c.workers = serve_workers(p, lo, hi);
     if (std::getenv("SLATE_LOG"))
         std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u]%s (expected %.0f us)\n",
-                     p.k->name ? p.k->name : "?", c.total, c.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "",
+                     p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "",
                      expect_us);
     if (p.timed) {
         cudaEventRecord(global_state().dev[p.device].starts[p.slot], p.stream);
         served_busy(p, lo, hi);
     }
-    launch(p.ctl, c, c.workers);
+    launch(p.ctl, c, p.workers);
     finish(p);
     queued_push(p, expect_us);
     slate_serve::process_client(0, 0)->native_launched((void*)p.stream, false); // (held by queued_wait)
@@ -5282,7 +5258,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 5286 "golden/merge/bs_vecadd.smrange.cu"
+#line 5262 "golden/merge/bs_vecadd.smrange.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs
