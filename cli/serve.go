@@ -19,6 +19,10 @@ import (
 
 func init() { register(newServeCmd) }
 
+// DefaultMinShare is `slatec serve --min-share`'s default (serve.Config's
+// MinShare says why a split gives no process less).
+const DefaultMinShare = 0.1
+
 type serveFlags struct {
 	socket        string
 	profiles      string
@@ -84,7 +88,7 @@ daemon (as slatec top) instead.`,
 	fl.DurationVar(&f.resizeTimeout, "resize-timeout", 100*time.Millisecond, "how long a client may take to acknowledge a new grant before it is marked stuck")
 	fl.DurationVar(&f.idleAfter, "idle-after", serve.DefaultIdleAfter, "how long a process may go without launching before its share goes to the others (0: never)")
 	fl.DurationVar(&f.splitHold, "split-hold", serve.DefaultSplitHold, "how long a split stays made while the same processes stay active, whatever their busy readings (0: no hold)")
-	fl.Float64Var(&f.minShare, "min-share", 0, "the least share of the SMs (0 to 0.5) a planned split gives each process (0: the plan's counts)")
+	fl.Float64Var(&f.minShare, "min-share", DefaultMinShare, "the least share of the SMs (0 to 0.5) a planned split gives each process (0: the plan's counts)")
 	fl.StringVar(&f.logFile, "log", "", "append the log to this file (default standard error)")
 	fl.IntVar(&f.sms, "sms", 0, "the GPU's SM count (default: the profiles', else the first client's)")
 	fl.BoolVar(&f.status, "status", false, "print a running daemon's state and exit (as slatec top)")

@@ -138,6 +138,10 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--unplanned", "split")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--unplanned must be auto, overlap or equal")
+	// A planned split gives each process at least a tenth by default.
+	code, out, _ := slatec(t, "", "serve", "--help")
+	assert.Equal(t, 0, code)
+	assert.Regexp(t, `--min-share float +.*\(default 0\.1\)`, out)
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--min-share", "0.6")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--min-share must be in 0..0.5")

@@ -51,10 +51,13 @@ type Config struct {
 	// joins, ends it at once.
 	SplitHold time.Duration
 	// MinShare is the least share of the SMs a planned split gives each
-	// process (0: the plan's counts as they are; at most 0.5). Under MPS a
-	// grant binds as a count and the hardware picks the SMs, so a small
-	// share may end up among SMs the others' launches took first (an
-	// experiment knob: bench/RESULTS.md, eighteenth session).
+	// process (0: the plan's counts as they are; at most 0.5; `slatec
+	// serve` defaults to 0.1). The plan sizes shares by solo profiles, and
+	// a launch on a few SMs beside busy neighbours runs slower than its
+	// profile says (under MPS its whole wave's surplus blocks pass through
+	// its filled SMs): a latency-bound kernel given 4 of 132 SMs made the
+	// three-program set 13% slower than at 13 (bench/RESULTS.md, nineteenth
+	// session).
 	MinShare float64
 }
 
