@@ -2061,7 +2061,15 @@ public:
     // Until a launch's time is known, kUnknownAhead launches may be pending.
     enum { kSlots = 64, kUnknownAhead = 2 };
 
-    ring() : made_(0), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false) {}
+    // timing: a budget may be given (record's budget_us > 0), so launches'
+    // times are learned from timed events. Without it the events are
+    // untimed and an unbudgeted record only records: no query, no elapsed
+    // time (a served process paid ~2 us of host time a native launch while
+    // it shared the GPU, which a program that waits for each launch sees).
+    explicit ring(bool timing = true)
+        : timing_(timing), made_(0), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false)
+    {
+    }
 
     // record follows a launch just made on stream (the current device).
     // With budget_us > 0 it then waits until the launches still pending
@@ -2076,7 +2084,10 @@ public:
         std::unique_lock<std::mutex> lock(mu_);
         if (!made_locked())
             return false;
-        retire_locked();
+        if (!timing_)
+            budget_us = 0; // (no times to hold to a budget by)
+        if (budget_us > 0)
+            retire_locked();
         bool waited = false;
         if (count_ >= (unsigned)kSlots - 1u) {
             if (budget_us > 0) {
@@ -2138,7 +2149,7 @@ private:
         if (made_ == 0) {
             made_ = 1;
             for (int i = 0; i < kSlots && made_ == 1; ++i)
-                if (cudaEventCreate(&ev_[i]) != cudaSuccess) {
+                if (cudaEventCreateWithFlags(&ev_[i], timing_ ? cudaEventDefault : cudaEventDisableTiming) != cudaSuccess) {
                     for (int j = 0; j < i; ++j)
                         cudaEventDestroy(ev_[j]);
                     made_ = -1;
@@ -2157,7 +2168,7 @@ private:
             if (r == cudaErrorNotReady)
                 return;
             float ms = 0;
-            if (r == cudaSuccess && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
+            if (r == cudaSuccess && timing_ && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
                 cudaEventElapsedTime(&ms, ev_[prev_], ev_[slot]) == cudaSuccess && ms >= 0) {
                 // Down at once, up by a fiftieth of the difference: the
                 // launch's own time, not its wait behind another process.
@@ -2181,6 +2192,7 @@ private:
         lock.lock();
     }
 
+    const bool timing_; // see the constructor
     std::mutex mu_;
     cudaEvent_t ev_[kSlots];
     bool timed_[kSlots]; // its time from the launch before it is its own
@@ -2648,7 +2660,8 @@ static void native_drain()
 // that a grant change's drain is short. Not on streams being captured into a graph.
 static slate_native_ahead_v1::ring& native_ring()
 {
-    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit
+    // (Timed only for a budget: untimed, a launch costs one event record.)
+    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(slate_serve::native_budget_us() > 0); // never destroyed: threads may launch at exit
     return *r;
 }
 

@@ -534,7 +534,8 @@ static void native_drain()
 // that a grant change's drain is short. Not on streams being captured into a graph.
 static slate_native_ahead_v1::ring& native_ring()
 {
-    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(); // never destroyed: threads may launch at exit
+    // (Timed only for a budget: untimed, a launch costs one event record.)
+    static slate_native_ahead_v1::ring* r = new slate_native_ahead_v1::ring(slate_serve::native_budget_us() > 0); // never destroyed: threads may launch at exit
     return *r;
 }
 

@@ -8,11 +8,12 @@
 // burst records n launches of launch_us each at the host's pace (no time
 // passes between them but the ring's waits) and prints the most GPU work
 // left queued after any of them returned, the waits, and the learned time.
-static void burst(const char* name, int n, double launch_us, double budget_us, double first_us = 0)
+static void burst(const char* name, int n, double launch_us, double budget_us, double first_us = 0, bool timing = true)
 {
-    slate_native_ahead_v1::ring r;
+    slate_native_ahead_v1::ring r(timing);
     fake_next_launch_us() = first_us > 0 ? first_us : launch_us;
     fake_waits() = 0;
+    fake_queries() = 0;
     double most = 0;
     int held = 0;
     for (int i = 0; i < n; ++i) {
@@ -23,8 +24,9 @@ static void burst(const char* name, int n, double launch_us, double budget_us, d
         if (ahead > most)
             most = ahead;
     }
-    std::printf("%s: ahead at most %.0f us, waits %d, held %d, launch %.0f us, pending %d", name, most, fake_waits(), held,
-                r.launch_us(), (int)r.pending());
+    const int queries = fake_queries(); // the records' own (pending() queries too)
+    std::printf("%s: ahead at most %.0f us, waits %d, held %d, launch %.0f us, queries %d, pending %d", name, most, fake_waits(),
+                held, r.launch_us(), queries, (int)r.pending());
     fake_now_us() = fake_gpu_end_us(); // the program synchronizes
     std::printf(", after its synchronize %d\n", (int)r.pending());
 }
@@ -41,5 +43,8 @@ int main()
     burst("starved sgemm 30x40 budget 4000", 30, 40, 4000, 1000);
     burst("unbounded 60x1000", 60, 1000, 0);
     burst("over the ring 100x1000 unbounded", 100, 1000, 0);
+    // A process with no budget: untimed events, and a record only records.
+    burst("untimed 100x1000", 100, 1000, 0, 0, false);
+    burst("untimed, a budget given 60x1000", 60, 1000, 4000, 0, false);
     return 0;
 }
