@@ -153,6 +153,8 @@ if has build; then
     done
     wait "${builds[@]}"
     for n in $NAMES; do
+        # (harness_dump appends: a warm machine keeps the last call's files.)
+        rm -f "$W/$n.orig.bin"
         [ -x "$W/$n.orig" ] && (cd "$W" && HARNESS_OUT="$W/$n.orig.bin" timeout 120 "$W/$n.orig" >"$L/$n.orig.out" 2>&1) || say "FAIL $n original"
     done
 fi
@@ -182,6 +184,7 @@ PY
 # run NAME TAG ENV...: one transformed run (hooks build) in the background.
 run() {
     local n=$1 tag=$2; shift 2
+    rm -f "$W/$n.$tag.bin" # (harness_dump appends)
     (cd "$W" && env "$@" SLATE_LOG=1 HARNESS_OUT="$W/$n.$tag.bin" timeout 300 "$W/$n.hooks" >"$L/$n.$tag.out" 2>"$L/$n.$tag.err")
 }
 
