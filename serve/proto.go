@@ -134,7 +134,7 @@ type Msg struct {
 	// Held: since its last note, a native launch of it waited for older
 	// ones, which were expected to take more than its budget of GPU work
 	// queued ahead ($SLATE_SERVE_NATIVE_US): it keeps the GPU busy.
-	Held   bool   `json:"held,omitempty"`
+	Held bool `json:"held,omitempty"`
 	// Kernel: load, the latest launch's kernel; hello, the first one's (the
 	// launch that registers the process), so that the split made at its
 	// join already knows what it runs.
