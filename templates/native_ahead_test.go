@@ -18,11 +18,13 @@ import (
 // learns its 40 us launches and is held only while it learns; with no
 // budget, nothing waits and a record queries nothing (a served process's
 // native launch costs one event record); an untimed ring (no budget set for
-// the process) ignores a budget. (held: waits for the budget once the time
-// is known.)
+// the process) ignores a budget; the events are made as the ring first
+// uses each (the first launch makes one). (held: waits for the budget once
+// the time is known.)
 func TestNativeAheadHoldsTheBudget(t *testing.T) {
 	b := fakeCUDADriver(t, "native_ahead.h", templates.NativeAheadHeader(), "native_ahead_driver.cc")()
-	assert.Equal(t, `fma 60x1000 budget 4000: ahead at most 4000 us, waits 56, held 54, launch 1000 us, queries 231, pending 1, after its synchronize 0
+	assert.Equal(t, `events: 1 at the first launch, 64 after 201
+fma 60x1000 budget 4000: ahead at most 4000 us, waits 56, held 54, launch 1000 us, queries 231, pending 1, after its synchronize 0
 triad 240x270 budget 4000: ahead at most 3780 us, waits 226, held 224, launch 270 us, queries 931, pending 1, after its synchronize 0
 long 10x10000 budget 4000: ahead at most 20000 us, waits 9, held 7, launch 10000 us, queries 37, pending 1, after its synchronize 0
 tiny 500x5 budget 4000: ahead at most 315 us, waits 437, held 435, launch 5 us, queries 1873, pending 1, after its synchronize 0

@@ -2068,7 +2068,7 @@ public:
     // time (a served process paid ~2 us of host time a native launch while
     // it shared the GPU, which a program that waits for each launch sees).
     explicit ring(bool timing = true)
-        : timing_(timing), made_(0), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false)
+        : timing_(timing), made_(0), failed_(false), head_(0), count_(0), prev_(-1), launch_us_(0), learned_(false), any_(false)
     {
     }
 
@@ -2083,7 +2083,7 @@ public:
     bool record(cudaStream_t stream, double budget_us)
     {
         std::unique_lock<std::mutex> lock(mu_);
-        if (!made_locked())
+        if (failed_)
             return false;
         if (!timing_)
             budget_us = 0; // (no times to hold to a budget by)
@@ -2104,7 +2104,7 @@ public:
         if (count_ >= (unsigned)kSlots - 1u)
             return waited; // still full (a launch that never ends): not followed
         const unsigned slot = (head_ + count_) % (unsigned)kSlots;
-        if (cudaEventRecord(ev_[slot], stream) != cudaSuccess)
+        if (!made_locked(slot) || cudaEventRecord(ev_[slot], stream) != cudaSuccess)
             return waited;
         any_.store(true, std::memory_order_release);
         // Its time from the launch before it is its own GPU time when that
@@ -2145,18 +2145,18 @@ public:
     }
 
 private:
-    bool made_locked()
+    // made_locked makes slot's event at its first use (the ring fills its
+    // slots in order from 0), so a program's first launch while it shares
+    // makes one event, not kSlots; a failure stops the following.
+    bool made_locked(unsigned slot)
     {
-        if (made_ == 0) {
-            made_ = 1;
-            for (int i = 0; i < kSlots && made_ == 1; ++i)
-                if (cudaEventCreateWithFlags(&ev_[i], timing_ ? cudaEventDefault : cudaEventDisableTiming) != cudaSuccess) {
-                    for (int j = 0; j < i; ++j)
-                        cudaEventDestroy(ev_[j]);
-                    made_ = -1;
-                }
+        while (!failed_ && made_ <= slot) {
+            if (cudaEventCreateWithFlags(&ev_[made_], timing_ ? cudaEventDefault : cudaEventDisableTiming) != cudaSuccess)
+                failed_ = true;
+            else
+                ++made_;
         }
-        return made_ == 1;
+        return !failed_;
     }
 
     // retire_locked drops the ended launches, oldest first, learning the
@@ -2198,7 +2198,8 @@ private:
     cudaEvent_t ev_[kSlots];
     bool timed_[kSlots]; // its time from the launch before it is its own
     bool held_[kSlots];
-    int made_; // the events: 0 not made yet, 1 made, -1 failed (not followed)
+    unsigned made_; // the events made: ev_[0 .. made_-1]
+    bool failed_;   // making one failed: launches are not followed
     unsigned head_, count_; // the pending launches' slots, oldest first
     int prev_;              // the slot of the newest ended launch, -1 none
     double launch_us_;      // a held launch's own GPU time (see above)
@@ -5446,7 +5447,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5450 "golden/merge/transpose_reduce_hist.split.cu"
+#line 5451 "golden/merge/transpose_reduce_hist.split.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (split mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

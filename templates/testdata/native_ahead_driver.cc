@@ -33,6 +33,18 @@ static void burst(const char* name, int n, double launch_us, double budget_us, d
 
 int main()
 {
+    {
+        // A program's first launch while it shares makes one event.
+        slate_native_ahead_v1::ring r(false);
+        fake_creates() = 0;
+        fake_next_launch_us() = 10;
+        r.record((cudaStream_t)0, 0);
+        const int first = fake_creates();
+        for (int i = 0; i < 200; ++i)
+            r.record((cudaStream_t)0, 0);
+        std::printf("events: %d at the first launch, %d after 201\n", first, fake_creates());
+        fake_now_us() = fake_gpu_end_us();
+    }
     burst("fma 60x1000 budget 4000", 60, 1000, 4000);
     burst("triad 240x270 budget 4000", 240, 270, 4000);
     burst("long 10x10000 budget 4000", 10, 10000, 4000);

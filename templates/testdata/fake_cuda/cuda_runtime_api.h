@@ -125,8 +125,14 @@ inline int& fake_waits()
     static int n = 0;
     return n;
 }
+inline int& fake_creates()
+{
+    static int n = 0;
+    return n;
+}
 inline cudaError_t cudaEventCreate(cudaEvent_t* e)
 {
+    ++fake_creates();
     *e = new fake_event{0, false, std::set<int>()};
     return cudaSuccess;
 }
