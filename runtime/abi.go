@@ -41,6 +41,11 @@ const (
 	FlagStatic = 8
 	// FlagOneD marks a grid whose y and z are 1: the logical id is blockIdx.x.
 	FlagOneD = 16
+	// FlagFill (with FlagProgress) keeps a partial range's workers that take
+	// no task on their SMs until the job's tasks are done. The serve client
+	// sets it under MPS, where other processes' blocks would take the room;
+	// this runtime's jobs share one process, whose launches it places itself.
+	FlagFill = 32
 
 	// MaxTotal is the largest grid (in blocks) a worker runs: logical ids
 	// are 32-bit on the device, and id + workers must not wrap.

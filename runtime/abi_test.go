@@ -18,7 +18,7 @@ import (
 // see.
 func TestFlagsAgreeWithTheTransformsWorkers(t *testing.T) {
 	want := map[string]uint32{
-		"RESET": FlagReset, "PROGRESS": FlagProgress, "ALL_SMS": FlagAllSMs, "STATIC": FlagStatic, "1D": FlagOneD,
+		"RESET": FlagReset, "PROGRESS": FlagProgress, "ALL_SMS": FlagAllSMs, "STATIC": FlagStatic, "1D": FlagOneD, "FILL": FlagFill,
 	}
 	defines := regexp.MustCompile(`(?m)^#define SLATE_FLAG_(\w+) (\d+)u`)
 	read := func(path string) map[string]uint32 {
