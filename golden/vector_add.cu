@@ -3714,6 +3714,23 @@ static bool serve_fill(const plan& p, unsigned int lo, unsigned int hi)
     return tasks < (unsigned long long)(hi - lo + 1u) * per_sm;
 }
 
+// served_cfg is a served launch's configuration on [lo, hi] (as the
+// client places it): every SM when the range is all of them, else the range,
+// its SMs held (SLATE_FLAG_FILL) where serve_fill says so. The caller
+// decides SLATE_FLAG_RESET.
+static slate_cfg served_cfg(const plan& p, unsigned int lo, unsigned int hi)
+{
+    slate_cfg c = p.cfg;
+    c.flags &= ~SLATE_FLAG_ALL_SMS;
+    c.sm_low = lo;
+    c.sm_high = hi;
+    if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
+        c.flags |= SLATE_FLAG_ALL_SMS;
+    else if (serve_fill(p, lo, hi))
+        c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
+    return c;
+}
+
 // served_ops runs one served launch on the device for the serve client
 // (templates/serve_client.h): the worker on a range with the control block
 // of its pool slot and its progress kept (no self-reset), the slot's event
@@ -3753,14 +3770,8 @@ struct served_ops : slate_serve::launch_ops {
             first_lo = lo;
             first_hi = hi;
         }
-        slate_cfg c = p.cfg;
-        c.flags &= ~(SLATE_FLAG_RESET | SLATE_FLAG_ALL_SMS);
-        c.sm_low = lo;
-        c.sm_high = hi;
-        if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
-            c.flags |= SLATE_FLAG_ALL_SMS;
-        else if (serve_fill(p, lo, hi))
-            c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
+        slate_cfg c = served_cfg(p, lo, hi);
+        c.flags &= ~SLATE_FLAG_RESET; // its progress is kept across moves
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s total=%llu workers=%u iters=%u sms=[%u,%u]%s\n", p.k->name ? p.k->name : "?",
                          c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "");
@@ -3927,15 +3938,8 @@ static void run_queued(const plan& p, Launch& launch, unsigned int lo, unsigned 
     const cudaError_t before = cudaPeekAtLastError();
     queued_wait(p.device, slate_serve::queue_budget_us() - expect_us);
     quiet_error(before);
-    slate_cfg c = p.cfg;
-    c.flags |= SLATE_FLAG_RESET;
-    c.flags &= ~SLATE_FLAG_ALL_SMS;
-    c.sm_low = lo;
-    c.sm_high = hi;
-    if (lo == 0u && hi + 1u >= (unsigned int)p.sms)
-        c.flags |= SLATE_FLAG_ALL_SMS;
-    else if (serve_fill(p, lo, hi))
-        c.flags |= SLATE_FLAG_FILL | SLATE_FLAG_PROGRESS;
+    slate_cfg c = served_cfg(p, lo, hi);
+    c.flags |= SLATE_FLAG_RESET; // self-completing: never moved
     if (std::getenv("SLATE_LOG"))
         std::fprintf(stderr, "slate: serve: %s queued total=%llu workers=%u iters=%u sms=[%u,%u]%s (expected %.0f us)\n",
                      p.k->name ? p.k->name : "?", c.total, p.workers, c.iters, lo, hi, (c.flags & SLATE_FLAG_FILL) ? " filled" : "",
