@@ -2168,7 +2168,7 @@ private:
             if (r == cudaErrorNotReady)
                 return;
             float ms = 0;
-            if (r == cudaSuccess && timing_ && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
+            if (r == cudaSuccess && timed_[slot] && prev_ >= 0 && prev_ == (int)((slot + kSlots - 1u) % (unsigned)kSlots) &&
                 cudaEventElapsedTime(&ms, ev_[prev_], ev_[slot]) == cudaSuccess && ms >= 0) {
                 // Down at once, up by a fiftieth of the difference: the
                 // launch's own time, not its wait behind another process.
