@@ -1030,6 +1030,23 @@ public:
     // Null: no daemon, or a refusal; run natively.
     static client* connect(const std::string& path, int device, int sms, int timeout_ms, const char* kernel)
     {
+        client* c = dial(path, sms, timeout_ms);
+        if (c && !c->join(device, sms, kernel)) {
+            c->abandon();
+            return 0;
+        }
+        return c;
+    }
+
+    // dial connects and starts the listener thread, which waits for hello
+    // (join): a connection made at the program's first setup call
+    // (process_dial), so that the launch that registers pays only for
+    // hello. A connect, reading the process's name and starting a thread
+    // took 150-180 us on an H100 host, inside the first run of a program
+    // beside another (bench/RESULTS.md). Null: no daemon, or not this
+    // user's.
+    static client* dial(const std::string& path, int sms, int timeout_ms)
+    {
         if (path.empty() || path.size() >= sizeof(((sockaddr_un*)0)->sun_path) || sms <= 0 || sms > 4096)
             return 0;
         const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -1043,7 +1060,8 @@ public:
         std::memcpy(a.sun_path, path.c_str(), path.size());
         // Non-blocking: ENOENT and ECONNREFUSED come back at once, and a
         // full backlog (EAGAIN) is a failure too, never a wait.
-        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 || ::connect(fd, (sockaddr*)&a, sizeof(a)) != 0) {
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 || ::connect(fd, (sockaddr*)&a, sizeof(a)) != 0 ||
+            fcntl(fd, F_SETFL, fl) != 0) {
             ::close(fd);
             return 0;
         }
@@ -1058,10 +1076,13 @@ public:
         }
 #endif
         client* c = new client(fd, sms);
-        if (!c->hello(device, sms, kernel) || fcntl(fd, F_SETFL, fl) != 0) {
-            ::close(fd);
-            delete c;
-            return 0;
+        if (FILE* f = std::fopen("/proc/self/comm", "r")) {
+            char name[64];
+            if (std::fgets(name, sizeof(name), f)) {
+                name[std::strcspn(name, "\n")] = 0;
+                c->name_ = name;
+            }
+            std::fclose(f);
         }
         grant joining; // until the welcome: alone, native
         joining.lo = 0;
@@ -1074,6 +1095,32 @@ public:
         pthread_atfork(0, 0, &client::forked);
         std::thread(&client::listen, c, timeout_ms).detach();
         return c;
+    }
+
+    // join registers a dialed connection: hello, with the kernel of the
+    // launch that registers. False: it cannot (another SM count than the
+    // dialed one's, a child after fork(), the daemon lost since, or hello
+    // not sent at once); the caller abandons it.
+    bool join(int device, int sms, const char* kernel)
+    {
+        if (sms != sms_ || child() || !alive() || !hello(device, sms, kernel))
+            return false;
+        std::lock_guard<std::mutex> l(mu_);
+        joined_ = true;
+        cv_.notify_all();
+        return true;
+    }
+
+    // abandon ends a connection that will not be used (nothing is logged;
+    // the listener closes it). A child after fork() leaves it alone: the
+    // socket is its parent's.
+    void abandon()
+    {
+        if (child())
+            return;
+        std::lock_guard<std::mutex> l(mu_);
+        quiet_ = true;
+        lose_locked("not registered");
     }
 
     // alive: connected, and not a child after fork() (the connection is the
@@ -1696,23 +1743,17 @@ private:
         return true;
     }
 
-    // hello sends the registration (the socket still non-blocking: a hello
-    // that does not fit the socket buffer at once is a failure) with the
+    // hello sends the registration (without blocking: a hello that does
+    // not fit the socket buffer at once is a failure) with the
     // kernel of the launch that registers (if known): the daemon plans the
     // join with it, not with an unknown kernel until the first load note.
     bool hello(int device, int sms, const char* kernel)
     {
-        char name[64] = "slate";
-        if (FILE* f = std::fopen("/proc/self/comm", "r")) {
-            if (std::fgets(name, sizeof(name), f))
-                name[std::strcspn(name, "\n")] = 0;
-            std::fclose(f);
-        }
         json_writer w;
         w.str("type", "hello");
-        w.num("id", ++next_id_);
+        w.num("id", next_request_id());
         w.num("pid", (unsigned long long)getpid());
-        w.str("name", name);
+        w.str("name", name_.c_str());
         w.num("device", (unsigned long long)(device < 0 ? 0 : device));
         w.num("sms", (unsigned long long)sms);
         if (kernel && *kernel)
@@ -1722,7 +1763,9 @@ private:
         for (int i = 0; i < 4; ++i)
             f[i] = (char)((body.size() >> (8 * i)) & 0xffu);
         f += body;
-        if (::send(fd_, f.data(), f.size(), MSG_NOSIGNAL) != (ssize_t)f.size())
+        std::lock_guard<std::mutex> wl(wmu_);
+        hello_at_ = clock_type::now();
+        if (closed_ || ::send(fd_, f.data(), f.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)f.size())
             return false;
         frames_.fetch_add(1);
         return true;
@@ -1736,7 +1779,14 @@ private:
     // welcome has no ack).
     bool welcome(std::string* buf, int timeout_ms)
     {
-        const clock_type::time_point deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+        {
+            // A dialed connection waits for join (the first launch) first.
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [this] { return joined_ || lost_; });
+            if (lost_)
+                return false;
+        }
+        const clock_type::time_point deadline = hello_at_ + std::chrono::milliseconds(timeout_ms);
         for (;;) {
             msg m;
             if (!read_msg(buf, &m, &deadline))
@@ -1752,7 +1802,9 @@ private:
                 return false; // a welcome must carry the first grant
             client_id_ = m.client;
             if (!quiet_ && std::getenv("SLATE_LOG"))
-                std::fprintf(stderr, "slate: serve: grants are %s\n", counts() ? "SM counts (MPS numbers each launch's SMs)" : "SM ranges");
+                std::fprintf(stderr, "slate: serve: grants are %s (welcome after %lld us)\n",
+                             counts() ? "SM counts (MPS numbers each launch's SMs)" : "SM ranges",
+                             (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - hello_at_).count());
             cv_.notify_all();
             return true;
         }
@@ -1936,6 +1988,9 @@ private:
     std::atomic<unsigned long long> launches_total_;
     std::atomic<bool> dirty_;
     std::atomic<unsigned long long> frames_;
+    std::string name_ = "slate";      // the process's (/proc/self/comm), read at dial
+    bool joined_ = false;             // hello sent (mu_)
+    clock_type::time_point hello_at_; // when hello was sent (written before joined_)
     // guarded by mu_
     std::vector<launch_rec*> launches_;
     int inflight_;
@@ -1986,19 +2041,78 @@ inline void say_bye()
             c->bye();
 }
 
-// process_client connects once per process (the first call decides; later
-// calls return its answer; kernel: the first launch's) and says bye at exit.
+// The registration of a process: process_dial may connect early (the
+// program's first setup call), process_client registers at the first
+// launch; one mutex orders them (they may run on different threads).
+struct registration {
+    std::mutex mu;
+    client* dialed = 0; // connected by process_dial, not yet registered
+    bool dial_tried = false, registered = false;
+};
+
+inline registration& process_registration()
+{
+    static registration r;
+    return r;
+}
+
+inline long long since_us(clock_type::time_point t0)
+{
+    return (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0).count();
+}
+
+// process_dial connects to the daemon ahead of the first launch (the
+// prelude's preload, at the program's first setup call on a device of sms
+// SMs), once per process and only before process_client has run: the
+// connection and the listener thread are then ready, and the launch that
+// registers sends hello alone. A process that never launches never
+// registers (the daemon sees a connection open and close).
+inline void process_dial(int sms)
+{
+    registration& r = process_registration();
+    std::lock_guard<std::mutex> l(r.mu);
+    if (r.dial_tried || r.registered)
+        return;
+    r.dial_tried = true;
+    const clock_type::time_point t0 = clock_type::now();
+    r.dialed = client::dial(socket_path(), sms, 500);
+    if (std::getenv("SLATE_LOG"))
+        std::fprintf(stderr, "slate: serve: %s %s at first use (%lld us)\n", r.dialed ? "connected to" : "no daemon at",
+                     socket_path().c_str(), since_us(t0));
+}
+
+// process_client registers once per process (the first call decides; later
+// calls return its answer; kernel: the first launch's), over the
+// connection process_dial made if it can (the same SM count, not a child
+// after fork()), else connecting now, and says bye at exit.
 inline client* process_client(int device, int sms, const char* kernel = 0)
 {
     static client* const c = [device, sms, kernel]() -> client* {
+        registration& reg = process_registration();
+        std::lock_guard<std::mutex> l(reg.mu);
+        reg.registered = true;
+        const clock_type::time_point t0 = clock_type::now();
+        client* r = reg.dialed;
+        reg.dialed = 0;
+        const char* how = "";
+        if (r) {
+            how = ", connected at first use";
+            if (!r->join(device, sms, kernel)) {
+                r->abandon();
+                r = 0;
+                how = ", the first use's connection unusable";
+            }
+        }
         // The welcome may take 500 ms (launches run natively until it comes).
-        client* r = client::connect(socket_path(), device, sms, 500, kernel);
+        if (!r)
+            r = client::connect(socket_path(), device, sms, 500, kernel);
         if (r) {
             process_client_slot() = r;
             std::atexit(say_bye);
         }
         if (std::getenv("SLATE_LOG"))
-            std::fprintf(stderr, "slate: serve: %s %s\n", r ? "registering with" : "no daemon at", socket_path().c_str());
+            std::fprintf(stderr, "slate: serve: %s %s (%lld us%s)\n", r ? "registering with" : "no daemon at", socket_path().c_str(),
+                         since_us(t0), how);
         return r;
     }();
     return c;
@@ -2018,6 +2132,7 @@ public:
     bool begin_queued(const launch_spec&, unsigned int*, unsigned int*, double*, unsigned long long*) { return false; }
     void end_queued(unsigned long long) {}
 };
+inline void process_dial(int) {}
 inline client* process_client(int, int, const char* = 0) { return 0; }
 #endif
 
@@ -3431,7 +3546,8 @@ static void prepare(K& k, int threads, size_t shmem)
 // preload loads, for one device, the function each kernel of this file
 // will launch: its static worker, its queue worker where launches take the
 // queue (an SM range, a task size, or a slatec serve daemon that may resize
-// them), the native kernel in auto mode. slate_first_use() runs it at the
+// them), the native kernel in auto mode; with a daemon there it connects to
+// it (slate_serve::process_dial). slate_first_use() runs it at the
 // program's first setup call on the device (first_use.h), so that the
 // module loads there and not at a launch the program times.
 static void preload(int device)
@@ -3451,6 +3567,10 @@ static void preload(int device)
         ks = st.kernels;
         sms = sms_locked(st.dev[device], device);
     }
+    // The daemon's connection too (hello waits for the first launch, which
+    // names its kernel): the launch that registers then only sends hello.
+    if (served && sms > 0)
+        slate_serve::process_dial(sms);
     const bool queue = !static_launches(sms);
     cudaFuncAttributes attr;
     for (size_t i = 0; i < ks.size(); ++i) {

@@ -348,6 +348,11 @@ makespan() {
         $1 == "HARNESS_WALL" { w = w " wall"; for (i = 3; i <= NF; i++) w = w sprintf("%s%.1f", i == 3 ? " " : "/", $i / 1000) }
         END { printf "%s %.1f ms (us/run%s;%s); ", n, s, t, w }' "${files[$i]}"; done)
     printf '%s\t%s\t%s\t%s\n' "$w" "$mode" "$ms" "$span" >>"$L/rounds.tsv"
+    # Each program's warm-up wall (its first run: where registration and
+    # first-use costs land), for the group's medians.
+    for i in "${!names[@]}"; do
+        awk -v g="$w" -v m="$mode" -v n="${names[$i]}" '$1 == "HARNESS_WALL" { printf "%s\t%s\t%s\t%s\n", g, m, n, $3 }' "${files[$i]}"
+    done >>"$L/warmups.tsv"
     say "    makespan $w $mode wall $ms ms, span $span ms: $own"
 }
 
@@ -419,10 +424,16 @@ group_rounds() {
     for f in "$ROWS" "$L/split-rows.tsv" "$L/equal-rows.tsv"; do
         awk -F'\t' -v w="$w" '$1 == w { printf "    median %s %s %s ms\n", $1, $3, $4 }' "$f" 2>/dev/null
     done | tee -a "$S"
+    # The median warm-up (first run) of each program in each mode.
+    awk -F'\t' -v w="$w" '$1 == w { k = $2 " " $3; v[k] = v[k] " " $4 } END { for (k in v) print k v[k] }' "$L/warmups.tsv" | sort |
+        while read -r m n vals; do
+            printf '    warm-up %s %s %s: median %s us\n' "$w" "$m" "$n" "$(tr ' ' '\n' <<<"$vals" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
+        done | tee -a "$S"
 }
 
 if has makespan; then
     : >"$L/rounds.tsv"
+    : >"$L/warmups.tsv"
     : >"$L/equal-rows.tsv"
     : >"$L/split-rows.tsv"
     while read -r a b; do group_rounds "$a" "$b"; done < <(pairs)

@@ -1304,7 +1304,8 @@ static void prepare(K& k, int threads, size_t shmem)
 // preload loads, for one device, the function each kernel of this file
 // will launch: its static worker, its queue worker where launches take the
 // queue (an SM range, a task size, or a slatec serve daemon that may resize
-// them), the native kernel in auto mode. slate_first_use() runs it at the
+// them), the native kernel in auto mode; with a daemon there it connects to
+// it (slate_serve::process_dial). slate_first_use() runs it at the
 // program's first setup call on the device (first_use.h), so that the
 // module loads there and not at a launch the program times.
 static void preload(int device)
@@ -1324,6 +1325,10 @@ static void preload(int device)
         ks = st.kernels;
         sms = sms_locked(st.dev[device], device);
     }
+    // The daemon's connection too (hello waits for the first launch, which
+    // names its kernel): the launch that registers then only sends hello.
+    if (served && sms > 0)
+        slate_serve::process_dial(sms);
     const bool queue = !static_launches(sms);
     cudaFuncAttributes attr;
     for (size_t i = 0; i < ks.size(); ++i) {

@@ -1249,6 +1249,84 @@ func welcomeMPS(c net.Conn, re uint64, lo, hi int, alone, mps bool) {
 	frame(c, fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","mps":%v,"name":"fake","device":0,"id":1,"range":{"lo":%d,"hi":%d},"alone":%v,"clients":2}`, re, driverSMs, mps, lo, hi, alone))
 }
 
+// TestServeClientRegistersOverTheFirstUseConnection: the prelude connects
+// at the program's first setup call (process_dial) and registers at its
+// first launch over that connection: nothing is sent until the launch, then
+// hello names its kernel, and the launch after the welcome runs on the grant.
+func TestServeClientRegistersOverTheFirstUseConnection(t *testing.T) {
+	buildDriver(t)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		// The driver waits 300 ms between connecting and its first launch.
+		c.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+		if body, err := serve.ReadFrame(c, make([]byte, serve.MaxFrame)); err == nil {
+			t.Errorf("the client sent %q before its first launch; want nothing until hello", body)
+		}
+		m := read()
+		if m == nil || m.Type != serve.THello || m.ID != 1 {
+			t.Errorf("want hello (id 1) at the first launch, got %+v", m)
+			return
+		}
+		if m.Kernel != "k0" || m.Name == "" || m.Name == "slate" {
+			t.Errorf("hello names kernel %q and process %q; want the first launch's kernel k0 and the driver's name", m.Kernel, m.Name)
+		}
+		welcome(c, m.ID, 0, 49, false)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 1024)
+		for {
+			if _, err := c.Read(b); err != nil {
+				return
+			}
+		}
+	})
+	r := runDriver(t, sock, 20*time.Second, []string{"SERVE_DRIVER_DIAL_MS=300", "SERVE_DRIVER_WELCOMED=1"}, 1, 1, 400, 4, 0)
+	if !r.connected || len(r.launches) != 1 || !r.launches[0].served || strings.Join(r.launches[0].ranges, ",") != "0:49" {
+		t.Fatalf("connected=%v launches %+v; want a registration and the launch served on 0:49:\n%s", r.connected, r.launches, r.out)
+	}
+	if !strings.Contains(r.stderr, "connected at first use") {
+		t.Errorf("the log does not say the registration used the first use's connection:\n%s", r.stderr)
+	}
+}
+
+// TestServeClientFirstUseConnectionOfAProgramThatNeverLaunches: a process
+// that connects at its first setup call and never launches never registers:
+// the daemon sees no client join and rejects nothing, and keeps serving.
+func TestServeClientFirstUseConnectionOfAProgramThatNeverLaunches(t *testing.T) {
+	events := make(chan serve.Event, 4096)
+	d := startDaemon(t, events)
+	runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_DIAL_MS=50", "SERVE_DRIVER_DIAL_ONLY=1"}, 1, 0, 1, 1, 0)
+	// A client registering after it is served as usual.
+	other := goClient(t, d.Socket())
+	deadline := time.After(300 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			if ev.Client != other.ID() {
+				t.Errorf("daemon event %+v from the program that never launched", ev)
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	if st := d.Status(); len(st.Clients) != 1 {
+		t.Errorf("daemon clients %+v; want only the one registered after", st.Clients)
+	}
+}
+
+// TestServeClientFirstUseConnectionOfAnotherSMCount: a connection made for
+// a device of another SM count than the first launch's is dropped and the
+// launch registers over a new one (hello carries the launch's SM count).
+func TestServeClientFirstUseConnectionOfAnotherSMCount(t *testing.T) {
+	d := startDaemon(t, nil)
+	// SERVE_DRIVER_DIAL_SMS: the count the driver connects for.
+	r := runDriver(t, d.Socket(), 20*time.Second, []string{"SERVE_DRIVER_DIAL_MS=20", "SERVE_DRIVER_DIAL_SMS=" + strconv.Itoa(driverSMs+8)}, 1, 1, 400, 4, 0)
+	if !r.connected {
+		t.Fatalf("not registered after an unusable first-use connection:\n%s\n%s", r.out, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "the first use's connection unusable") {
+		t.Errorf("the log does not say the first use's connection was dropped:\n%s", r.stderr)
+	}
+}
+
 // TestServeClientHostileDaemon: malformed or unhelpful daemons never crash
 // or hang the program; every launch runs, each logical block once.
 // TestServeClientFirstLaunchDoesNotWaitForWelcome: registration is not on

@@ -22,6 +22,10 @@
 // served=1: the launch ran on a granted range (not alone); served=0: natively.
 // $SERVE_DRIVER_RETREAT_MS delays each fake drain (a stuck client);
 // $SERVE_DRIVER_STARVE=N makes the first N starts of each launch run nothing;
+// $SERVE_DRIVER_DIAL_MS=N connects first, as the prelude's first use does
+// (process_dial), and waits N ms before registering ($SERVE_DRIVER_DIAL_ONLY=1:
+// then exits, printing "dialed", with no launch; $SERVE_DRIVER_DIAL_SMS: the
+// SM count it connects for, if not SMS);
 // $SERVE_DRIVER_NATIVE_MS is how long the fake native drain takes (native
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
 // sleeps between a thread's launches; $SERVE_DRIVER_SLOW=N:US makes the
@@ -291,6 +295,18 @@ int main(int argc, char** argv)
         std::sort(us.begin(), us.end());
         if (n > 0)
             std::printf("probe n=%d p50_ns=%lld p90_ns=%lld\n", n, us[n / 2], us[n * 9 / 10]);
+    }
+    // $SERVE_DRIVER_DIAL_MS=N: connect first as the prelude does at the
+    // program's first setup call (process_dial), then wait N ms; with
+    // $SERVE_DRIVER_DIAL_ONLY=1 exit there, never launching.
+    if (const char* dm = std::getenv("SERVE_DRIVER_DIAL_MS")) {
+        const char* ds = std::getenv("SERVE_DRIVER_DIAL_SMS"); // the dial's SM count, if not SMS
+        slate_serve::process_dial(ds ? std::atoi(ds) : sms);
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(dm)));
+        if (std::getenv("SERVE_DRIVER_DIAL_ONLY") && std::atoi(std::getenv("SERVE_DRIVER_DIAL_ONLY")) == 1) {
+            std::printf("dialed\n");
+            return 0;
+        }
     }
     const clk::time_point t0 = clk::now();
     // Registered as the first launch does: with thread 0's kernel.
