@@ -3926,8 +3926,10 @@ struct served_ops : slate_serve::launch_ops {
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+        // Not waited for: the drain is (the copies after it on the same
+        // stream, and their synchronisation, follow it and report its
+        // error); a synchronisation here added a round trip to every move.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {

@@ -3927,8 +3927,10 @@ struct served_ops : slate_serve::launch_ops {
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+        // Not waited for: the drain is (the copies after it on the same
+        // stream, and their synchronisation, follow it and report its
+        // error); a synchronisation here added a round trip to every move.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -5396,7 +5398,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 5400 "golden/merge/bs_vecadd_cap.persistent.cu"
+#line 5402 "golden/merge/bs_vecadd_cap.persistent.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (persistent mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

@@ -3927,8 +3927,10 @@ struct served_ops : slate_serve::launch_ops {
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+        // Not waited for: the drain is (the copies after it on the same
+        // stream, and their synchronisation, follow it and report its
+        // error); a synchronisation here added a round trip to every move.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -5354,7 +5356,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 5358 "golden/merge/templates.persistent.cu"
+#line 5360 "golden/merge/templates.persistent.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (persistent mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

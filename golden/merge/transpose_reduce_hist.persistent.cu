@@ -3927,8 +3927,10 @@ struct served_ops : slate_serve::launch_ops {
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+        // Not waited for: the drain is (the copies after it on the same
+        // stream, and their synchronisation, follow it and report its
+        // error); a synchronisation here added a round trip to every move.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -5571,7 +5573,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5575 "golden/merge/transpose_reduce_hist.persistent.cu"
+#line 5577 "golden/merge/transpose_reduce_hist.persistent.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (persistent mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu

@@ -3927,8 +3927,10 @@ struct served_ops : slate_serve::launch_ops {
         *next = 0ull;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
-            cudaStreamSynchronize(ctl_stream) != cudaSuccess)
+        // Not waited for: the drain is (the copies after it on the same
+        // stream, and their synchronisation, follow it and report its
+        // error); a synchronisation here added a round trip to every move.
+        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -5253,7 +5255,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 5257 "golden/merge/triad_fma.interleaved.cu"
+#line 5259 "golden/merge/triad_fma.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (interleaved mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
