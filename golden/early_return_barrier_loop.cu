@@ -1310,6 +1310,8 @@ public:
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
                 double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
+                const clock_type::time_point seen = clock_type::now();
+                clock_type::time_point drained = seen;
                 if (!(now.lo == lo && now.hi == hi)) {
                     launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
@@ -1325,6 +1327,8 @@ public:
                         moved = true;
                         log_pinned(s.kernel);
                     } else {
+                        drained = clock_type::now();
+                        const unsigned int from_lo = lo, from_hi = hi;
                         lo = now.lo;
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
@@ -1332,6 +1336,20 @@ public:
                         retreated_task_us = ops.task_us(); // drained: the task it waited for
                         ops.start(lo, hi);
                         moved = true;
+                        // Where a move's time goes (the drain's parts; gpu-serve prints them).
+                        if (std::getenv("SLATE_LOG")) {
+                            clock_type::time_point at;
+                            {
+                                std::lock_guard<std::mutex> g(mu_);
+                                at = grant_at_;
+                            }
+                            std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us), relaunched in %lld us\n",
+                                         s.kernel, from_lo, from_hi, lo, hi,
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
+                                         retreated_task_us,
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - drained).count());
+                        }
                     }
                 }
                 std::string ack;

@@ -271,6 +271,9 @@ if mv:
 if nat:
     print("served: %d acks after native launches drained: native %s us" % (len(nat), " ".join("%.0f" % float(r[5]) for r in nat)))
 EOF
+        # Where each move's time went, as the clients logged it (seen after
+        # the grant, drained, relaunched).
+        grep -h 'slate: serve: .* moved \[' "$L"/*.served-*.err 2>/dev/null | sed 's/^slate: serve: /    move: /' | tee -a "$S"
         stop_daemon
     }
 fi

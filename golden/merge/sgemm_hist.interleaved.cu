@@ -1311,6 +1311,8 @@ public:
                 // program's stream: this launch is the stream's last work).
                 bool moved = false;
                 double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
+                const clock_type::time_point seen = clock_type::now();
+                clock_type::time_point drained = seen;
                 if (!(now.lo == lo && now.hi == hi)) {
                     launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
@@ -1326,6 +1328,8 @@ public:
                         moved = true;
                         log_pinned(s.kernel);
                     } else {
+                        drained = clock_type::now();
+                        const unsigned int from_lo = lo, from_hi = hi;
                         lo = now.lo;
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
@@ -1333,6 +1337,20 @@ public:
                         retreated_task_us = ops.task_us(); // drained: the task it waited for
                         ops.start(lo, hi);
                         moved = true;
+                        // Where a move's time goes (the drain's parts; gpu-serve prints them).
+                        if (std::getenv("SLATE_LOG")) {
+                            clock_type::time_point at;
+                            {
+                                std::lock_guard<std::mutex> g(mu_);
+                                at = grant_at_;
+                            }
+                            std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us), relaunched in %lld us\n",
+                                         s.kernel, from_lo, from_hi, lo, hi,
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
+                                         retreated_task_us,
+                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - drained).count());
+                        }
                     }
                 }
                 std::string ack;
@@ -5406,7 +5424,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5410 "golden/merge/sgemm_hist.interleaved.cu"
+#line 5428 "golden/merge/sgemm_hist.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu
