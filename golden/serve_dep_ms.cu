@@ -468,6 +468,12 @@ struct launch_ops {
     // left, complete() says so, and it is started again.
     enum retreat_result { retreat_drained = 0, retreat_done = 1, retreat_stuck = 2 };
     virtual retreat_result retreat(long wait_ms) = 0;
+    // signal sets the retreat word without waiting, from the listener
+    // thread as a grant that moves the launch arrives (the client's lock
+    // held; never while the launching thread is in start or retreat): the
+    // workers drain while the launching thread wakes, and its retreat then
+    // sets nothing more. Optional (the default: the retreat sets it).
+    virtual void signal() {}
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
     // task_us is how long one task of this launch is expected to take (its
@@ -1272,6 +1278,9 @@ public:
             if (lost_ || g.alone)
                 return false; // raced with a change: native
             L.epoch = g.epoch;
+            L.ops = &ops;
+            L.lo = g.lo;
+            L.hi = g.hi;
             launches_.push_back(&L);
             ++inflight_;
             launches_total_.fetch_add(1, std::memory_order_relaxed);
@@ -1294,6 +1303,10 @@ public:
         // less than the kernel's own time.
         const clock_type::time_point began = clock_type::now();
         ops.start(lo, hi);
+        {
+            std::lock_guard<std::mutex> r(mu_);
+            L.running = true; // the listener may signal it from here
+        }
         long quantum_us = 5;
         int starts = 0; // starved starts on the current range
         // pinned: a retreat found workers that did not drain; the launch is
@@ -1303,16 +1316,23 @@ public:
         for (;;) {
             l.lock();
             const grant now = placed();
-            if (now.epoch != L.epoch && !lost_) {
+            // Signalled by the listener: the workers were told to retreat,
+            // so the launch retreats whatever the grant is now (a later one
+            // may give its range back, or the daemon be lost since).
+            const bool signalled = L.signalled;
+            if ((now.epoch != L.epoch && !lost_) || (signalled && !lost_)) {
+                L.running = false;
+                L.signalled = false;
                 l.unlock();
                 // The grant changed: move to its range (the retreat word on
                 // the high-priority stream, the drain, the relaunch on the
                 // program's stream: this launch is the stream's last work).
-                bool moved = false;
+                bool moved = false, relaunch = false;
                 double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
                 const clock_type::time_point seen = clock_type::now();
                 clock_type::time_point drained = seen;
-                if (!(now.lo == lo && now.hi == hi)) {
+                unsigned int from_lo = lo, from_hi = hi;
+                if (!(now.lo == lo && now.hi == hi) || signalled) {
                     launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
                         finished = true; // already done: nothing to move
@@ -1328,31 +1348,16 @@ public:
                         log_pinned(s.kernel);
                     } else {
                         drained = clock_type::now();
-                        const unsigned int from_lo = lo, from_hi = hi;
                         lo = now.lo;
                         hi = now.hi;
                         full = lo == 0 && hi + 1 >= (unsigned int)sms_;
                         starts = 0;
                         retreated_task_us = ops.task_us(); // drained: the task it waited for
-                        ops.start(lo, hi);
-                        moved = true;
-                        // Where a move's time goes (the drain's parts; gpu-serve prints them).
-                        if (std::getenv("SLATE_LOG")) {
-                            clock_type::time_point at;
-                            {
-                                std::lock_guard<std::mutex> g(mu_);
-                                at = grant_at_;
-                            }
-                            std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us), relaunched in %lld us\n",
-                                         s.kernel, from_lo, from_hi, lo, hi,
-                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
-                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
-                                         retreated_task_us,
-                                         (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - drained).count());
-                        }
+                        relaunch = moved = true;
                     }
                 }
                 std::string ack;
+                clock_type::time_point at;
                 l.lock();
                 L.epoch = now.epoch;
                 moved_any = moved_any || moved;
@@ -1362,17 +1367,43 @@ public:
                     moved_task_us_ = retreated_task_us;
                 if (finished)
                     unregister_locked(&L);
+                // Drained, the old range is free: the ack goes before the
+                // relaunch (which the daemon does not wait for).
                 ack = ack_locked();
+                at = grant_at_;
+                L.running = !finished && !pinned && !relaunch;
                 l.unlock();
                 if (!ack.empty())
                     send(ack);
                 if (finished)
                     break;
+                if (relaunch) {
+                    const clock_type::time_point acked = clock_type::now();
+                    ops.start(lo, hi);
+                    l.lock();
+                    L.lo = lo;
+                    L.hi = hi;
+                    L.running = true;
+                    l.unlock();
+                    // Where a move's time goes (gpu-serve prints it).
+                    if (std::getenv("SLATE_LOG"))
+                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, relaunched in %lld us\n",
+                                     s.kernel, from_lo, from_hi, lo, hi,
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
+                                     retreated_task_us, signalled ? ", signalled by the listener" : "",
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(acked - drained).count(),
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - acked).count());
+                }
                 quantum_us = 5;
                 continue;
             }
-            if (lost_ && !full) {
-                // The daemon is gone: take the whole GPU, acknowledging nothing.
+            if (lost_ && (!full || signalled)) {
+                // The daemon is gone: take the whole GPU, acknowledging
+                // nothing (a launch signalled before the loss, on all SMs
+                // already, drains and starts again there).
+                L.running = false;
+                L.signalled = false;
                 l.unlock();
                 full = true;
                 if (pinned)
@@ -1414,7 +1445,15 @@ public:
             if (detach_after_ms() > 0 && clock_type::now() - began > std::chrono::milliseconds(detach_after_ms())) {
                 // A served launch returns when its kernel is done, and a kernel
                 // that waits for the host to act after its launch never is:
-                // past the limit it runs on by itself, no longer moved.
+                // past the limit it runs on by itself, no longer moved. Not
+                // once signalled: its workers may be leaving, and a detached
+                // launch is never started again (the retreat goes first).
+                l.lock();
+                const bool told = L.signalled;
+                L.running = told;
+                l.unlock();
+                if (told)
+                    continue;
                 if (std::getenv("SLATE_LOG"))
                     std::fprintf(stderr, "slate: serve: %s still running after %ld ms: detached (no more moves)\n", s.kernel,
                                  detach_after_ms());
@@ -1449,6 +1488,17 @@ public:
             l.unlock();
             if (quantum_us < 200 && wait_us == quantum_us)
                 quantum_us *= 2;
+        }
+        {
+            // Done (every block handed out): a signal the listener sent
+            // since is cleared before the control block's reset (finish, on
+            // the program's stream) lets its slot be reused.
+            l.lock();
+            const bool told = L.signalled;
+            L.running = L.signalled = false;
+            l.unlock();
+            if (told && !detached)
+                ops.retreat(retreat_wait_ms(began));
         }
         const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
         if (!detached && !moved_any && starts == 0)
@@ -1594,7 +1644,13 @@ public:
 private:
     struct launch_rec {
         unsigned long long epoch; // the grant whose range it runs on
-        launch_rec() : epoch(0) {}
+        // For the listener's signal (mu_): the launch's ops and range, and
+        // whether its workers run there and may be signalled (not between a
+        // grant change and the relaunch, not pinned), and whether they were.
+        launch_ops* ops;
+        unsigned int lo, hi;
+        bool running, signalled;
+        launch_rec() : epoch(0), ops(0), lo(0), hi(0), running(false), signalled(false) {}
     };
 
     client(int fd, int sms)
@@ -1941,6 +1997,7 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
                     if (((before.alone && !m.alone) || queued_) && !draining_) {
@@ -1972,6 +2029,28 @@ private:
         std::lock_guard<std::mutex> w(wmu_);
         closed_ = true;
         ::close(fd_);
+    }
+
+    // signal_moved_locked tells the workers of each running launch that the
+    // new grant moves to retreat now (mu_ held): they drain while its
+    // launching thread wakes (20-40 us on the H100 host, of a move's ~160).
+    // $SLATE_SERVE_SIGNAL=0: the launching thread sets the word itself.
+    void signal_moved_locked()
+    {
+        static const bool on = [] {
+            const char* v = std::getenv("SLATE_SERVE_SIGNAL");
+            return !(v && std::strcmp(v, "0") == 0);
+        }();
+        if (!on)
+            return;
+        const grant g = placed();
+        for (size_t i = 0; i < launches_.size(); ++i) {
+            launch_rec* L = launches_[i];
+            if (L->running && !L->signalled && L->ops && (L->lo != g.lo || L->hi != g.hi)) {
+                L->ops->signal();
+                L->signalled = true;
+            }
+        }
     }
 
     // lose_locked marks the daemon gone (mu_ held): the grant becomes the
@@ -3885,6 +3964,7 @@ struct served_ops : slate_serve::launch_ops {
     // launch left none, so errors seen later are the client's own queries'
     // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
     bool clean, started;
+    bool signalled; // the listener set the retreat word (signal; read after the client's lock)
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     // One task: its logical blocks times the kernel's measured time a block
@@ -3892,7 +3972,7 @@ struct served_ops : slate_serve::launch_ops {
     double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
-          first_lo(0u), first_hi(0u)
+          signalled(false), first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -3947,7 +4027,10 @@ struct served_ops : slate_serve::launch_ops {
         // Not waited for: the drain is (the copies after it on the same
         // stream, and their synchronisation, follow it and report its
         // error); a synchronisation here added a round trip to every move.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
+        // Signalled, the listener thread has set it already.
+        const bool set = signalled;
+        signalled = false;
+        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -3982,6 +4065,16 @@ struct served_ops : slate_serve::launch_ops {
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         return *next >= p.cfg.total ? retreat_done : retreat_drained;
+    }
+    // signal: the retreat word set from the listener thread (the client's
+    // lock held), on the serve stream, not waited for. Its errors are the
+    // listener thread's own (CUDA's last error is per thread).
+    void signal()
+    {
+        if (cudaSetDevice(p.device) == cudaSuccess &&
+            cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) == cudaSuccess)
+            signalled = true;
+        cudaGetLastError();
     }
     void finish()
     {

@@ -1625,6 +1625,7 @@ struct served_ops : slate_serve::launch_ops {
     // launch left none, so errors seen later are the client's own queries'
     // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
     bool clean, started;
+    bool signalled; // the listener set the retreat word (signal; read after the client's lock)
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     // One task: its logical blocks times the kernel's measured time a block
@@ -1632,7 +1633,7 @@ struct served_ops : slate_serve::launch_ops {
     double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
-          first_lo(0u), first_hi(0u)
+          signalled(false), first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -1687,7 +1688,10 @@ struct served_ops : slate_serve::launch_ops {
         // Not waited for: the drain is (the copies after it on the same
         // stream, and their synchronisation, follow it and report its
         // error); a synchronisation here added a round trip to every move.
-        if (cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
+        // Signalled, the listener thread has set it already.
+        const bool set = signalled;
+        signalled = false;
+        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
@@ -1722,6 +1726,16 @@ struct served_ops : slate_serve::launch_ops {
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         return *next >= p.cfg.total ? retreat_done : retreat_drained;
+    }
+    // signal: the retreat word set from the listener thread (the client's
+    // lock held), on the serve stream, not waited for. Its errors are the
+    // listener thread's own (CUDA's last error is per thread).
+    void signal()
+    {
+        if (cudaSetDevice(p.device) == cudaSuccess &&
+            cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) == cudaSuccess)
+            signalled = true;
+        cudaGetLastError();
     }
     void finish()
     {

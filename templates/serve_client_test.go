@@ -102,6 +102,7 @@ type driverLaunch struct {
 	queued        bool // run by itself on its range, not waited for by the client (begin_queued)
 	us            int64
 	lateUs        int64 // from the fake kernel's end to run()'s return; -1 when not served
+	signals       int64 // moves the listener signalled (launch_ops::signal)
 	ranges        []string
 }
 
@@ -172,7 +173,7 @@ func runDriver(t *testing.T, sock string, timeout time.Duration, env []string, a
 		case "connect":
 			r.connected, r.connectUs = num("served") == 1, num("us")
 		case "launch":
-			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, queued: num("queued") == 1, ok: num("ok") == 1, us: num("us"), lateUs: num("late_us")}
+			l := driverLaunch{thread: int(num("t")), index: int(num("i")), served: num("served") == 1, queued: num("queued") == 1, ok: num("ok") == 1, us: num("us"), lateUs: num("late_us"), signals: num("signals")}
 			if kv["ranges"] != "" {
 				l.ranges = strings.Split(kv["ranges"], ",")
 			}
@@ -477,6 +478,11 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	for _, l := range r.launches {
 		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
 			grown++
+			// The listener told the workers (the drain starts while the
+			// launching thread wakes).
+			if l.signals != 1 {
+				t.Errorf("launch %+v grew after %d signals from the listener, want 1", l, l.signals)
+			}
 		}
 		if l.index == 2 && l.served {
 			t.Errorf("launch %+v served after the other process left (alone: native)", l)
@@ -507,6 +513,91 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	}
 	if len(st.Clients) != 0 {
 		t.Errorf("clients left after the program exited: %+v", st.Clients)
+	}
+}
+
+// TestServeClientSignalledLaunchWhoseRangeComesBack: the listener tells a
+// launch's workers to retreat as a grant moves it (launch_ops::signal), and
+// the next grant gives the range back before the launching thread acts:
+// the launch still drains and starts again (its workers left), every block
+// runs once, and both grants are acknowledged. (Without the retreat after
+// a signal, the workers that left would leave the launch short of blocks
+// with the retreat word still set: it would start again and again.)
+func TestServeClientSignalledLaunchWhoseRangeComesBack(t *testing.T) {
+	acks := make(chan uint64, 4)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil {
+			return
+		}
+		welcome(c, m.ID, 0, 49, false)
+		for {
+			if m = read(); m == nil {
+				return
+			}
+			if m.Type == serve.TLoad && m.InFlight > 0 {
+				break
+			}
+		}
+		// Both at once: the second arrives before the launching thread
+		// has woken for the first, most of the time.
+		frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99},"clients":2}`)
+		frame(c, `{"v":2,"type":"grant","id":8,"range":{"lo":0,"hi":49},"clients":2}`)
+		for m = read(); m != nil; m = read() {
+			if m.Type == serve.TAck {
+				acks <- m.Epoch
+			}
+		}
+	})
+	// 8000 blocks, 4 a task, 300 us a task: ~75 ms a launch.
+	r := runDriver(t, sock, 30*time.Second, nil, 1, 2, 8000, 4, 300)
+	if r.served != 2 {
+		t.Fatalf("served=%d, want both launches served:\n%s", r.served, r.out)
+	}
+	first := r.launches[0]
+	if first.signals != 1 {
+		t.Errorf("first launch %+v: %d signals, want 1 (grant 7 moved it)", first, first.signals)
+	}
+	if last := first.ranges[len(first.ranges)-1]; last != "0:49" {
+		t.Errorf("first launch ran on %v; want it to end on 0:49 (grant 8)", first.ranges)
+	}
+	select {
+	case e := <-acks:
+		if e != 8 {
+			// An ack of 7 first is fine too when the thread woke between them.
+			if e2 := <-acks; e2 != 8 {
+				t.Errorf("acks %d, %d; want grant 8 acknowledged", e, e2)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no ack of the grant that gave the range back")
+	}
+}
+
+// TestServeClientSignalOff: with $SLATE_SERVE_SIGNAL=0 the listener does
+// not signal; the launching thread sets the retreat word itself, and the
+// move is the same.
+func TestServeClientSignalOff(t *testing.T) {
+	events := make(chan serve.Event, 4096)
+	d := startDaemon(t, events)
+	other := goClient(t, d.Socket())
+	go func() {
+		waitFor(t, events, "load", other.ID(), 10*time.Second)
+		time.Sleep(10 * time.Millisecond)
+		other.Close()
+	}()
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SLATE_SERVE_SIGNAL=0"}, 1, 2, 8000, 4, 300)
+	grown := 0
+	for _, l := range r.launches {
+		if l.signals != 0 {
+			t.Errorf("launch %+v signalled with SLATE_SERVE_SIGNAL=0", l)
+		}
+		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
+			grown++
+		}
+	}
+	if grown == 0 {
+		t.Errorf("no launch grew from 0:49 to 0:99:\n%s", r.out)
 	}
 }
 

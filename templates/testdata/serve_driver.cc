@@ -13,10 +13,11 @@
 //   connect served=0|1 us=N            the first (and only) connection attempt; with
 //                                       $SERVE_DRIVER_WELCOMED=1, served=1 only once
 //                                       the welcome came (waited for, at most 2 s)
-//   launch t=T i=I served=0|1 queued=0|1 ok=0|1 us=N late_us=L ranges=lo:hi,...
+//   launch t=T i=I served=0|1 queued=0|1 ok=0|1 us=N late_us=L signals=S ranges=lo:hi,...
 //                                       (late_us: from the last fake worker's end to the
 //                                       first query that saw it, for launches with threads;
-//                                       else -1)
+//                                       else -1; signals: how often the listener
+//                                       signalled a move)
 //   summary launches=N served=N bad=N
 //   frames sent=N                       frames the client wrote (hello, notes, acks, bye not yet)
 // served=1: the launch ran on a granted range (not alone); served=0: natively.
@@ -117,6 +118,15 @@ public:
         return next_.load() >= total_ ? retreat_done : retreat_drained;
     }
     int stuck_retreats() const { return stuck_retreats_; }
+    // signal: the listener thread tells the workers to retreat (as the
+    // prelude's copy of the retreat word does); the retreat that follows
+    // drains them.
+    void signal()
+    {
+        retreat_ = 1;
+        ++signals_;
+    }
+    int signals() const { return signals_.load(); }
     void finish() { join(); }
     void detach() { detached_ = true; } // the threads are joined later, by finish or the destructor
     bool detached() const { return detached_; }
@@ -172,6 +182,7 @@ private:
     int us_;
     std::atomic<unsigned long long> next_;
     std::atomic<unsigned int> retreat_;
+    std::atomic<int> signals_{0};
     std::atomic<int> running_;
     std::unique_ptr<std::atomic<unsigned int>[]> counts_;
     std::vector<std::thread> threads_;
@@ -408,8 +419,8 @@ int main(int argc, char** argv)
                 bad += !ok;
                 {
                     std::lock_guard<std::mutex> l(out);
-                    std::printf("launch t=%d i=%d served=%d queued=%d ok=%d us=%lld late_us=%lld ranges=%s\n", t, i, sv ? 1 : 0,
-                                queued ? 1 : 0, ok ? 1 : 0, since_us(l0), late, f.ranges().c_str());
+                    std::printf("launch t=%d i=%d served=%d queued=%d ok=%d us=%lld late_us=%lld signals=%d ranges=%s\n", t, i, sv ? 1 : 0,
+                                queued ? 1 : 0, ok ? 1 : 0, since_us(l0), late, f.signals(), f.ranges().c_str());
                     std::fflush(stdout);
                 }
                 if (const char* g = std::getenv("SERVE_DRIVER_GAP_US"))
