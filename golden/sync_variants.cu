@@ -1997,6 +1997,10 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    // The launching threads are woken first: their wake-up
+                    // (tens of us) overlaps the signal's copy, and they take
+                    // the lock once it is issued.
+                    cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
@@ -2005,7 +2009,6 @@ private:
                         queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
-                    cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
                 }
                 if (!ack.empty())

@@ -1998,6 +1998,10 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    // The launching threads are woken first: their wake-up
+                    // (tens of us) overlaps the signal's copy, and they take
+                    // the lock once it is issued.
+                    cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
@@ -2006,7 +2010,6 @@ private:
                         queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
-                    cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
                 }
                 if (!ack.empty())
@@ -5592,7 +5595,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 5596 "golden/merge/early_transpose.smrange.cu"
+#line 5599 "golden/merge/early_transpose.smrange.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (smrange mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

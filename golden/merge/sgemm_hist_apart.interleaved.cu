@@ -1998,6 +1998,10 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    // The launching threads are woken first: their wake-up
+                    // (tens of us) overlaps the signal's copy, and they take
+                    // the lock once it is issued.
+                    cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
@@ -2006,7 +2010,6 @@ private:
                         queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
-                    cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
                 }
                 if (!ack.empty())
@@ -5505,7 +5508,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5509 "golden/merge/sgemm_hist_apart.interleaved.cu"
+#line 5512 "golden/merge/sgemm_hist_apart.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_histogram256 (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -1998,6 +1998,10 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    // The launching threads are woken first: their wake-up
+                    // (tens of us) overlaps the signal's copy, and they take
+                    // the lock once it is issued.
+                    cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
@@ -2006,7 +2010,6 @@ private:
                         queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
-                    cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
                 }
                 if (!ack.empty())
@@ -5497,7 +5500,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 5501 "golden/merge/sgemm_vecadd.interleaved.cu"
+#line 5504 "golden/merge/sgemm_vecadd.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_sgemm_tiled_vector_add (interleaved mode) ----
 // Kernels, in map order:
 //   0: sgemm_tiled from testdata/kernels/sgemm_tiled.cu

@@ -1998,6 +1998,10 @@ private:
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
                     ack_pending_ = true;
+                    // The launching threads are woken first: their wake-up
+                    // (tens of us) overlaps the signal's copy, and they take
+                    // the lock once it is issued.
+                    cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
                     // cannot move: the ack waits for their end.
@@ -2006,7 +2010,6 @@ private:
                         queued_ = false;
                         std::thread(&client::drain_natives, this, native_drain_, grant_at_, ++queue_gen_).detach();
                     }
-                    cv_.notify_all();
                     ack = ack_locked(); // nothing running: at once
                 }
                 if (!ack.empty())
@@ -5366,7 +5369,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 5370 "golden/merge/triad_fma.persistent.cu"
+#line 5373 "golden/merge/triad_fma.persistent.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (persistent mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
