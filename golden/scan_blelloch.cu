@@ -1999,7 +1999,7 @@ private:
                     ack_pending_ = true;
                     // The launching threads are woken first: their wake-up
                     // (tens of us) overlaps the signal's copy, and they take
-                    // the lock once it is issued.
+                    // the lock once it is issued (not measured yet).
                     cv_.notify_all();
                     signal_moved_locked();
                     // Native launches of an alone grant, and queued launches,
@@ -2034,15 +2034,17 @@ private:
         ::close(fd_);
     }
 
-    // signal_moved_locked tells the workers of each running launch that the
-    // new grant moves to retreat now (mu_ held): they drain while its
-    // launching thread wakes (20-40 us on the H100 host, of a move's ~160).
-    // $SLATE_SERVE_SIGNAL=0: the launching thread sets the word itself.
+    // signal_moved_locked, with $SLATE_SERVE_SIGNAL=1, tells the workers of
+    // each running launch that the new grant moves to retreat now (mu_
+    // held), so that they drain while the launching thread wakes (20-90 us
+    // on the H100 host, of a move's ~150). Off by default: measured on the
+    // H100 (bench/RESULTS.md, twentieth session) the listener's copy
+    // delayed the wake-up by about what it saved from the drain.
     void signal_moved_locked()
     {
         static const bool on = [] {
             const char* v = std::getenv("SLATE_SERVE_SIGNAL");
-            return !(v && std::strcmp(v, "0") == 0);
+            return v && std::strcmp(v, "1") == 0;
         }();
         if (!on)
             return;

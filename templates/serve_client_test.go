@@ -478,10 +478,8 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	for _, l := range r.launches {
 		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
 			grown++
-			// The listener told the workers (the drain starts while the
-			// launching thread wakes).
-			if l.signals != 1 {
-				t.Errorf("launch %+v grew after %d signals from the listener, want 1", l, l.signals)
+			if l.signals != 0 {
+				t.Errorf("launch %+v: %d signals from the listener, want none by default", l, l.signals)
 			}
 		}
 		if l.index == 2 && l.served {
@@ -550,7 +548,7 @@ func TestServeClientSignalledLaunchWhoseRangeComesBack(t *testing.T) {
 		}
 	})
 	// 8000 blocks, 4 a task, 300 us a task: ~75 ms a launch.
-	r := runDriver(t, sock, 30*time.Second, nil, 1, 2, 8000, 4, 300)
+	r := runDriver(t, sock, 30*time.Second, []string{"SLATE_SERVE_SIGNAL=1"}, 1, 2, 8000, 4, 300)
 	if r.served != 2 {
 		t.Fatalf("served=%d, want both launches served:\n%s", r.served, r.out)
 	}
@@ -574,10 +572,10 @@ func TestServeClientSignalledLaunchWhoseRangeComesBack(t *testing.T) {
 	}
 }
 
-// TestServeClientSignalOff: with $SLATE_SERVE_SIGNAL=0 the listener does
-// not signal; the launching thread sets the retreat word itself, and the
-// move is the same.
-func TestServeClientSignalOff(t *testing.T) {
+// TestServeClientSignalOn: with $SLATE_SERVE_SIGNAL=1 the listener signals
+// the move of a running launch as the grant arrives (once), and the move is
+// the same as the launching thread's own.
+func TestServeClientSignalOn(t *testing.T) {
 	events := make(chan serve.Event, 4096)
 	d := startDaemon(t, events)
 	other := goClient(t, d.Socket())
@@ -586,14 +584,14 @@ func TestServeClientSignalOff(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		other.Close()
 	}()
-	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SLATE_SERVE_SIGNAL=0"}, 1, 2, 8000, 4, 300)
+	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SLATE_SERVE_SIGNAL=1"}, 1, 2, 8000, 4, 300)
 	grown := 0
 	for _, l := range r.launches {
-		if l.signals != 0 {
-			t.Errorf("launch %+v signalled with SLATE_SERVE_SIGNAL=0", l)
-		}
 		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
 			grown++
+			if l.signals != 1 {
+				t.Errorf("launch %+v grew after %d signals from the listener, want 1", l, l.signals)
+			}
 		}
 	}
 	if grown == 0 {
