@@ -1626,6 +1626,7 @@ struct served_ops : slate_serve::launch_ops {
     // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
     bool clean, started;
     bool signalled; // the listener set the retreat word (signal; read after the client's lock)
+    bool failed;    // the last drain saw a device error (settle: done)
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     // One task: its logical blocks times the kernel's measured time a block
@@ -1633,7 +1634,7 @@ struct served_ops : slate_serve::launch_ops {
     double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
-          signalled(false), first_lo(0u), first_hi(0u)
+          signalled(false), failed(false), first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -1679,10 +1680,11 @@ struct served_ops : slate_serve::launch_ops {
             return true; // a device error: nothing more will run
         return *next >= p.cfg.total;
     }
-    retreat_result retreat(long wait_ms)
+    // drain: the retreat word set and the workers waited for (launch_ops);
+    // settle: the progress read back and the word cleared.
+    bool drain(long wait_ms)
     {
-        unsigned long long* next = host + 5 + p.slot;
-        *next = 0ull;
+        failed = false;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
         // Not waited for: the drain is (the copies after it on the same
@@ -1691,8 +1693,10 @@ struct served_ops : slate_serve::launch_ops {
         // Signalled, the listener thread has set it already.
         const bool set = signalled;
         signalled = false;
-        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
-            return retreat_done; // a device error: nothing more will run; do not relaunch
+        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess) {
+            failed = true; // a device error: nothing more will run (settle: done)
+            return true;
+        }
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
             e = cudaEventSynchronize(event);
@@ -1718,15 +1722,23 @@ struct served_ops : slate_serve::launch_ops {
             // Not drained: withdraw the word; the launch runs on.
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream);
             cudaStreamSynchronize(ctl_stream);
-            return retreat_stuck;
+            return false;
         }
-        if (e != cudaSuccess ||
+        failed = e != cudaSuccess;
+        return true;
+    }
+    retreat_result settle()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        if (failed ||
             cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         return *next >= p.cfg.total ? retreat_done : retreat_drained;
     }
+    retreat_result retreat(long wait_ms) { return drain(wait_ms) ? settle() : retreat_stuck; }
     // signal: the retreat word set from the listener thread (the client's
     // lock held), on the serve stream, not waited for. Its errors are the
     // listener thread's own (CUDA's last error is per thread).

@@ -572,30 +572,89 @@ func TestServeClientSignalledLaunchWhoseRangeComesBack(t *testing.T) {
 	}
 }
 
-// TestServeClientSignalOn: with $SLATE_SERVE_SIGNAL=1 the listener signals
-// the move of a running launch as the grant arrives (once), and the move is
-// the same as the launching thread's own.
-func TestServeClientSignalOn(t *testing.T) {
-	events := make(chan serve.Event, 4096)
-	d := startDaemon(t, events)
-	other := goClient(t, d.Socket())
-	go func() {
-		waitFor(t, events, "load", other.ID(), 10*time.Second)
-		time.Sleep(10 * time.Millisecond)
-		other.Close()
-	}()
-	r := runDriver(t, d.Socket(), 30*time.Second, []string{"SLATE_SERVE_SIGNAL=1"}, 1, 2, 8000, 4, 300)
-	grown := 0
-	for _, l := range r.launches {
-		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
-			grown++
-			if l.signals != 1 {
-				t.Errorf("launch %+v grew after %d signals from the listener, want 1", l, l.signals)
+// TestServeClientAcksOnceTheWorkersLeft: a move is acknowledged as soon as
+// the workers have left the old range (launch_ops::drain), before the
+// progress is read back and the launch relaunched (settle, start): with a
+// settle of 300 ms the ack still comes within a few ms of the grant, and
+// the launch ends on the new range with every block once.
+func TestServeClientAcksOnceTheWorkersLeft(t *testing.T) {
+	ackAfter := make(chan time.Duration, 1)
+	sock := fakeDaemon(t, func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+		m := read()
+		if m == nil {
+			return
+		}
+		welcome(c, m.ID, 0, 49, false)
+		for {
+			if m = read(); m == nil {
+				return
+			}
+			if m.Type == serve.TLoad && m.InFlight > 0 {
+				break
 			}
 		}
+		pushed := time.Now()
+		frame(c, `{"v":2,"type":"grant","id":7,"range":{"lo":50,"hi":99},"clients":2}`)
+		for m = read(); m != nil; m = read() {
+			if m.Type == serve.TAck && m.Epoch == 7 {
+				ackAfter <- time.Since(pushed)
+				break
+			}
+		}
+		for read() != nil {
+		}
+	})
+	// 8000 blocks, 4 a task, 300 us a task: ~75 ms a launch.
+	r := runDriver(t, sock, 30*time.Second, []string{"SERVE_DRIVER_SETTLE_MS=300"}, 1, 1, 8000, 4, 300)
+	if l := r.launches[0]; !l.served || strings.Join(l.ranges, ",") != "0:49,50:99" {
+		t.Fatalf("launch %+v: want it served on 0:49, then moved to 50:99:\n%s", l, r.out)
 	}
-	if grown == 0 {
-		t.Errorf("no launch grew from 0:49 to 0:99:\n%s", r.out)
+	select {
+	case d := <-ackAfter:
+		if d > 150*time.Millisecond {
+			t.Errorf("the ack came %v after the grant; want it before the 300 ms settle", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no ack of grant 7")
+	}
+}
+
+// TestServeClientMoveVariants: the ways a launching thread can learn of a
+// move, each off by default ($SLATE_SERVE_SIGNAL=1: the listener sets the
+// retreat word as the grant arrives, once per move; $SLATE_SERVE_SPIN=1: the
+// launching thread polls instead of sleeping): the move is the same, every
+// block runs once (the driver checks).
+func TestServeClientMoveVariants(t *testing.T) {
+	for _, tc := range []struct {
+		env     string
+		signals int64
+	}{
+		{"SLATE_SERVE_SIGNAL=1", 1},
+		{"SLATE_SERVE_SPIN=1", 0},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			events := make(chan serve.Event, 4096)
+			d := startDaemon(t, events)
+			other := goClient(t, d.Socket())
+			go func() {
+				waitFor(t, events, "load", other.ID(), 10*time.Second)
+				time.Sleep(10 * time.Millisecond)
+				other.Close()
+			}()
+			r := runDriver(t, d.Socket(), 30*time.Second, []string{tc.env}, 1, 2, 8000, 4, 300)
+			grown := 0
+			for _, l := range r.launches {
+				if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
+					grown++
+					if l.signals != tc.signals {
+						t.Errorf("launch %+v grew after %d signals from the listener, want %d", l, l.signals, tc.signals)
+					}
+				}
+			}
+			if grown == 0 {
+				t.Errorf("no launch grew from 0:49 to 0:99:\n%s", r.out)
+			}
+		})
 	}
 }
 

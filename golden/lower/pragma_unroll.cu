@@ -468,11 +468,25 @@ struct launch_ops {
     // left, complete() says so, and it is started again.
     enum retreat_result { retreat_drained = 0, retreat_done = 1, retreat_stuck = 2 };
     virtual retreat_result retreat(long wait_ms) = 0;
+    // drain and settle are retreat in two steps, so that a move is
+    // acknowledged as soon as the workers have left the old range: drain
+    // sets the word and waits for them (false: they did not leave in time;
+    // the word is withdrawn, as retreat_stuck), settle then reads back the
+    // progress and clears the word (retreat_done or retreat_drained). The
+    // defaults run retreat whole in drain.
+    virtual bool drain(long wait_ms)
+    {
+        settled_ = retreat(wait_ms);
+        return settled_ != retreat_stuck;
+    }
+    virtual retreat_result settle() { return settled_; }
     // signal sets the retreat word without waiting, from the listener
     // thread as a grant that moves the launch arrives (the client's lock
-    // held; never while the launching thread is in start or retreat): the
-    // workers drain while the launching thread wakes, and its retreat then
-    // sets nothing more. Optional (the default: the retreat sets it).
+    // held; never between the launching thread's drain of a move and its
+    // relaunch; it may come while a starved launch starts again, whose
+    // workers then leave and the launch retreats once more): the workers
+    // drain while the launching thread wakes, and its drain then sets
+    // nothing more. Optional (the default: the drain sets it).
     virtual void signal() {}
     // finish runs after completion: resets the control block for reuse.
     virtual void finish() = 0;
@@ -486,7 +500,11 @@ struct launch_ops {
     // move it again (a kernel may wait for the host to act after its
     // launch; a served launch that waited for it would never return).
     virtual void detach() = 0;
+    launch_ops() : settled_(retreat_drained) {}
     virtual ~launch_ops() {}
+
+private:
+    retreat_result settled_; // the default drain's retreat, for settle
 };
 
 // launch_spec describes a launch (the load notes name its kernel and class).
@@ -862,6 +880,21 @@ inline long detach_after_ms()
         return v && *v ? std::strtol(v, 0, 10) : 1000L;
     }();
     return ms;
+}
+
+// spin_wait says whether a served launch's thread polls without sleeping
+// for the whole launch ($SLATE_SERVE_SPIN=1), as CUDA's spin-wait
+// synchronisation does, instead of sleeping on the condition variable
+// between looks: a grant change is then seen within a poll, not after a
+// wake-up (2-92 us on the H100 host, the variable part of a move). It costs
+// a core for the launch's time. Off by default (not measured yet).
+inline bool spin_wait()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("SLATE_SERVE_SPIN");
+        return v && std::strcmp(v, "1") == 0;
+    }();
+    return on;
 }
 
 // queue_budget_us bounds the served launches queued without waiting
@@ -1323,54 +1356,67 @@ public:
             if ((now.epoch != L.epoch && !lost_) || (signalled && !lost_)) {
                 L.running = false;
                 L.signalled = false;
+                const clock_type::time_point at = grant_at_; // (for the log)
                 l.unlock();
                 // The grant changed: move to its range (the retreat word on
                 // the high-priority stream, the drain, the relaunch on the
                 // program's stream: this launch is the stream's last work).
-                bool moved = false, relaunch = false;
+                bool moved = false, relaunch = false, counted = false; // counted: the move's ack went
                 double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
                 const clock_type::time_point seen = clock_type::now();
-                clock_type::time_point drained = seen;
+                clock_type::time_point drained = seen, acked = seen;
                 unsigned int from_lo = lo, from_hi = hi;
                 if (!(now.lo == lo && now.hi == hi) || signalled) {
-                    launch_ops::retreat_result r = launch_ops::retreat_stuck;
                     if (ops.query() && ops.complete()) {
                         finished = true; // already done: nothing to move
                     } else if (pinned) {
                         moved = true; // it cannot move: it counts as moved (the others overlap it)
-                    } else if ((r = ops.retreat(retreat_wait_ms(began))) == launch_ops::retreat_done) {
-                        finished = true; // every block handed out
-                        moved = true;
-                        retreated_task_us = ops.task_us();
-                    } else if (r == launch_ops::retreat_stuck) {
+                    } else if (!ops.drain(retreat_wait_ms(began))) {
                         pinned = true; // its workers did not drain: it stays, never moved again
                         moved = true;
                         log_pinned(s.kernel);
                     } else {
+                        // The workers have left the old range: it is free,
+                        // so the ack goes now, before the progress is read
+                        // back and the launch relaunched (neither of which
+                        // the daemon waits for).
                         drained = clock_type::now();
-                        lo = now.lo;
-                        hi = now.hi;
-                        full = lo == 0 && hi + 1 >= (unsigned int)sms_;
-                        starts = 0;
-                        retreated_task_us = ops.task_us(); // drained: the task it waited for
-                        relaunch = moved = true;
+                        retreated_task_us = ops.task_us(); // the task it waited for
+                        std::string early;
+                        l.lock();
+                        L.epoch = now.epoch;
+                        moved_any = true;
+                        ++moved_;
+                        if (retreated_task_us > moved_task_us_)
+                            moved_task_us_ = retreated_task_us;
+                        early = ack_locked();
+                        l.unlock();
+                        if (!early.empty())
+                            send(early);
+                        acked = clock_type::now();
+                        counted = true;
+                        if (ops.settle() == launch_ops::retreat_done) {
+                            finished = true; // every block handed out
+                        } else {
+                            lo = now.lo;
+                            hi = now.hi;
+                            full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+                            starts = 0;
+                            relaunch = true;
+                        }
                     }
                 }
                 std::string ack;
-                clock_type::time_point at;
                 l.lock();
                 L.epoch = now.epoch;
                 moved_any = moved_any || moved;
-                if (moved)
+                if (moved && !counted)
                     ++moved_;
-                if (retreated_task_us > moved_task_us_)
+                if (!counted && retreated_task_us > moved_task_us_)
                     moved_task_us_ = retreated_task_us;
                 if (finished)
                     unregister_locked(&L);
-                // Drained, the old range is free: the ack goes before the
-                // relaunch (which the daemon does not wait for).
-                ack = ack_locked();
-                at = grant_at_;
+                ack = ack_locked(); // (a drained move's went already)
                 L.running = !finished && !pinned && !relaunch;
                 l.unlock();
                 if (!ack.empty())
@@ -1378,7 +1424,7 @@ public:
                 if (finished)
                     break;
                 if (relaunch) {
-                    const clock_type::time_point acked = clock_type::now();
+                    const clock_type::time_point settled = clock_type::now();
                     ops.start(lo, hi);
                     l.lock();
                     L.lo = lo;
@@ -1387,13 +1433,14 @@ public:
                     l.unlock();
                     // Where a move's time goes (gpu-serve prints it).
                     if (std::getenv("SLATE_LOG"))
-                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, relaunched in %lld us\n",
+                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
                                      s.kernel, from_lo, from_hi, lo, hi,
                                      (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
                                      (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
                                      retreated_task_us, signalled ? ", signalled by the listener" : "",
                                      (long long)std::chrono::duration_cast<std::chrono::microseconds>(acked - drained).count(),
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - acked).count());
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(settled - acked).count(),
+                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - settled).count());
                 }
                 quantum_us = 5;
                 continue;
@@ -1470,6 +1517,10 @@ public:
             // process's kernels) or the kernel runs faster now (a
             // co-runner left), a launch is still seen by E/2, and within
             // 2 ms (the longest sleep), and E follows it.
+            if (spin_wait()) {
+                std::this_thread::yield();
+                continue;
+            }
             long wait_us = quantum_us;
             if (expect_us > 0) {
                 const double el = (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
@@ -3970,6 +4021,7 @@ struct served_ops : slate_serve::launch_ops {
     // (cudaErrorNotReady) and are dropped; otherwise they stay for the program.
     bool clean, started;
     bool signalled; // the listener set the retreat word (signal; read after the client's lock)
+    bool failed;    // the last drain saw a device error (settle: done)
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     // One task: its logical blocks times the kernel's measured time a block
@@ -3977,7 +4029,7 @@ struct served_ops : slate_serve::launch_ops {
     double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
-          signalled(false), first_lo(0u), first_hi(0u)
+          signalled(false), failed(false), first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -4023,10 +4075,11 @@ struct served_ops : slate_serve::launch_ops {
             return true; // a device error: nothing more will run
         return *next >= p.cfg.total;
     }
-    retreat_result retreat(long wait_ms)
+    // drain: the retreat word set and the workers waited for (launch_ops);
+    // settle: the progress read back and the word cleared.
+    bool drain(long wait_ms)
     {
-        unsigned long long* next = host + 5 + p.slot;
-        *next = 0ull;
+        failed = false;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
         // Not waited for: the drain is (the copies after it on the same
@@ -4035,8 +4088,10 @@ struct served_ops : slate_serve::launch_ops {
         // Signalled, the listener thread has set it already.
         const bool set = signalled;
         signalled = false;
-        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess)
-            return retreat_done; // a device error: nothing more will run; do not relaunch
+        if (!set && cudaMemcpyAsync(&p.ctl->retreat, host, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess) {
+            failed = true; // a device error: nothing more will run (settle: done)
+            return true;
+        }
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
             e = cudaEventSynchronize(event);
@@ -4062,15 +4117,23 @@ struct served_ops : slate_serve::launch_ops {
             // Not drained: withdraw the word; the launch runs on.
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream);
             cudaStreamSynchronize(ctl_stream);
-            return retreat_stuck;
+            return false;
         }
-        if (e != cudaSuccess ||
+        failed = e != cudaSuccess;
+        return true;
+    }
+    retreat_result settle()
+    {
+        unsigned long long* next = host + 5 + p.slot;
+        *next = 0ull;
+        if (failed ||
             cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
         return *next >= p.cfg.total ? retreat_done : retreat_drained;
     }
+    retreat_result retreat(long wait_ms) { return drain(wait_ms) ? settle() : retreat_stuck; }
     // signal: the retreat word set from the listener thread (the client's
     // lock held), on the serve stream, not waited for. Its errors are the
     // listener thread's own (CUDA's last error is per thread).

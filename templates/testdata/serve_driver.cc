@@ -27,6 +27,8 @@
 // (process_dial), and waits N ms before registering ($SERVE_DRIVER_DIAL_ONLY=1:
 // then exits, printing "dialed", with no launch; $SERVE_DRIVER_DIAL_SMS: the
 // SM count it connects for, if not SMS);
+// $SERVE_DRIVER_SETTLE_MS delays the second step of each retreat (settle:
+// after the workers left, before the relaunch);
 // $SERVE_DRIVER_NATIVE_MS is how long the fake native drain takes (native
 // launches still running when an "alone" grant ends); $SERVE_DRIVER_GAP_US
 // sleeps between a thread's launches; $SERVE_DRIVER_SLOW=N:US makes the
@@ -117,6 +119,19 @@ public:
         retreat_ = 0;
         return next_.load() >= total_ ? retreat_done : retreat_drained;
     }
+    // drain and settle: the retreat in its two steps; $SERVE_DRIVER_SETTLE_MS
+    // makes the second (the prelude's read-back of the progress) that slow.
+    bool drain(long wait_ms)
+    {
+        settled_ = retreat(wait_ms);
+        return settled_ != retreat_stuck;
+    }
+    retreat_result settle()
+    {
+        if (const char* d = std::getenv("SERVE_DRIVER_SETTLE_MS"))
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
+        return settled_;
+    }
     int stuck_retreats() const { return stuck_retreats_; }
     // signal: the listener thread tells the workers to retreat (as the
     // prelude's copy of the retreat word does); the retreat that follows
@@ -183,6 +198,7 @@ private:
     std::atomic<unsigned long long> next_;
     std::atomic<unsigned int> retreat_;
     std::atomic<int> signals_{0};
+    retreat_result settled_ = retreat_drained; // drain's retreat, for settle
     std::atomic<int> running_;
     std::unique_ptr<std::atomic<unsigned int>[]> counts_;
     std::vector<std::thread> threads_;
