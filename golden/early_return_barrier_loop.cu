@@ -1033,6 +1033,12 @@ inline bool socket_present(const std::string& path)
 
 typedef std::chrono::steady_clock clock_type;
 
+// micros is a duration in whole microseconds (the logs').
+inline long long micros(clock_type::duration d)
+{
+    return (long long)std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
 // grant is a standing SM range (docs/SERVE.md, "Grants"): launches run on
 // [lo, hi], natively when alone. Packed into one 64-bit word so that a
 // launching thread reads it with one atomic load: lo and hi in 13 bits each
@@ -1435,12 +1441,9 @@ public:
                     if (std::getenv("SLATE_LOG"))
                         std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
                                      s.kernel, from_lo, from_hi, lo, hi,
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(seen - at).count(),
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(drained - seen).count(),
-                                     retreated_task_us, signalled ? ", signalled by the listener" : "",
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(acked - drained).count(),
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(settled - acked).count(),
-                                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - settled).count());
+                                     micros(seen - at), micros(drained - seen), retreated_task_us,
+                                     signalled ? ", signalled by the listener" : "", micros(acked - drained), micros(settled - acked),
+                                     micros(clock_type::now() - settled));
                 }
                 quantum_us = 5;
                 continue;
@@ -1929,7 +1932,7 @@ private:
             if (!quiet_ && std::getenv("SLATE_LOG"))
                 std::fprintf(stderr, "slate: serve: grants are %s (welcome after %lld us)\n",
                              counts() ? "SM counts (MPS numbers each launch's SMs)" : "SM ranges",
-                             (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - hello_at_).count());
+                             micros(clock_type::now() - hello_at_));
             cv_.notify_all();
             return true;
         }
@@ -2209,11 +2212,6 @@ inline registration& process_registration()
     return r;
 }
 
-inline long long since_us(clock_type::time_point t0)
-{
-    return (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0).count();
-}
-
 // process_dial connects to the daemon ahead of the first launch (the
 // prelude's preload, at the program's first setup call on a device of sms
 // SMs), once per process and only before process_client has run: the
@@ -2231,7 +2229,7 @@ inline void process_dial(int sms)
     r.dialed = client::dial(socket_path(), sms, 500);
     if (std::getenv("SLATE_LOG"))
         std::fprintf(stderr, "slate: serve: %s %s at first use (%lld us)\n", r.dialed ? "connected to" : "no daemon at",
-                     socket_path().c_str(), since_us(t0));
+                     socket_path().c_str(), micros(clock_type::now() - t0));
 }
 
 // process_client registers once per process (the first call decides; later
@@ -2265,7 +2263,7 @@ inline client* process_client(int device, int sms, const char* kernel = 0)
         }
         if (std::getenv("SLATE_LOG"))
             std::fprintf(stderr, "slate: serve: %s %s (%lld us%s)\n", r ? "registering with" : "no daemon at", socket_path().c_str(),
-                         since_us(t0), how);
+                         micros(clock_type::now() - t0), how);
         return r;
     }();
     return c;
