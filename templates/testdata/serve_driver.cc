@@ -119,18 +119,14 @@ public:
         retreat_ = 0;
         return next_.load() >= total_ ? retreat_done : retreat_drained;
     }
-    // drain and settle: the retreat in its two steps; $SERVE_DRIVER_SETTLE_MS
-    // makes the second (the prelude's read-back of the progress) that slow.
-    bool drain(long wait_ms)
-    {
-        settled_ = retreat(wait_ms);
-        return settled_ != retreat_stuck;
-    }
+    // settle: the retreat's second step (launch_ops' default drain ran the
+    // whole retreat); $SERVE_DRIVER_SETTLE_MS makes it as slow as that (the
+    // prelude's read-back of the progress).
     retreat_result settle()
     {
         if (const char* d = std::getenv("SERVE_DRIVER_SETTLE_MS"))
             std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(d)));
-        return settled_;
+        return launch_ops::settle();
     }
     int stuck_retreats() const { return stuck_retreats_; }
     // signal: the listener thread tells the workers to retreat (as the
@@ -198,7 +194,6 @@ private:
     std::atomic<unsigned long long> next_;
     std::atomic<unsigned int> retreat_;
     std::atomic<int> signals_{0};
-    retreat_result settled_ = retreat_drained; // drain's retreat, for settle
     std::atomic<int> running_;
     std::unique_ptr<std::atomic<unsigned int>[]> counts_;
     std::vector<std::thread> threads_;
