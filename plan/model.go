@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ type Model struct {
 	// so it is the smallest measured latency), and bestM[i] its smallest m.
 	best  []float64
 	bestM []int
+	// loadedPts[i] is kernel i's DRAMLoaded sorted by load, once: loaded
+	// runs for every candidate split (sorting there made a set of three
+	// take 12 ms to plan).
+	loadedPts [][]LoadedPoint
 
 	memo map[string]drrResult
 	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
@@ -74,6 +79,9 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		}
 		mdl.best = append(mdl.best, r[bm])
 		mdl.bestM = append(mdl.bestM, bm)
+		pts := slices.Clone(k.DRAMLoaded)
+		sortLoaded(pts)
+		mdl.loadedPts = append(mdl.loadedPts, pts)
 	}
 	return mdl, nil
 }

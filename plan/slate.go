@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/slatec/slatec/internal/shares"
@@ -554,8 +555,8 @@ func (mdl *Model) inFlight(i, m int, done float64) (tail, notStarted float64) {
 // 1.63x).
 func (mdl *Model) loaded(i int, others float64) float64 {
 	k := &mdl.PS.Kernels[i]
-	if len(k.DRAMLoaded) > 0 {
-		return max(1, interpolateLoaded(k.DRAMLoaded, others))
+	if pts := mdl.loadedPts[i]; len(pts) > 0 {
+		return max(1, interpolateSorted(pts, others))
 	}
 	s := k.DRAMSensitivity
 	if s <= 1 || mdl.Pb <= 0 {
@@ -567,8 +568,18 @@ func (mdl *Model) loaded(i int, others float64) float64 {
 // interpolateLoaded is the piecewise-linear curve through (0, 1) and the
 // points (in any order) at gbs, flat past the last point.
 func interpolateLoaded(pts []LoadedPoint, gbs float64) float64 {
-	ps := append([]LoadedPoint(nil), pts...)
-	sort.Slice(ps, func(a, b int) bool { return ps[a].StreamGBs < ps[b].StreamGBs })
+	ps := slices.Clone(pts)
+	sortLoaded(ps)
+	return interpolateSorted(ps, gbs)
+}
+
+// sortLoaded orders points by load (stable: ties keep their order).
+func sortLoaded(ps []LoadedPoint) {
+	sort.SliceStable(ps, func(a, b int) bool { return ps[a].StreamGBs < ps[b].StreamGBs })
+}
+
+// interpolateSorted is interpolateLoaded of points sorted by load.
+func interpolateSorted(ps []LoadedPoint, gbs float64) float64 {
 	x0, y0 := 0.0, 1.0
 	for _, p := range ps {
 		if gbs <= p.StreamGBs {

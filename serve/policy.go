@@ -160,20 +160,81 @@ func (p *Policy) planOf(kernels []string) setPlan {
 	}
 	key := strings.Join(names, "\x00")
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if sp, ok := p.plans[key]; ok {
+	sp, ok := p.plans[key]
+	p.mu.Unlock()
+	if ok {
 		return sp
 	}
-	sp := setPlan{}
+	// Planned without the lock: a set of three takes ~10 ms (H100 host),
+	// and a cached set must not wait behind it (two that plan the same set
+	// at once both do; the first stored wins, and the plans are equal).
 	if st, err := plan.SteadySplitFor(p.profiles, names, plan.SteadyOptions{Balanced: p.Balanced}); err == nil && st != nil && st.STP >= MinSTP {
 		sp.sms, sp.split = map[string]int{}, st
 		for i, k := range st.Names {
 			sp.sms[k] = st.SMs[i]
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.plans[key]; ok {
+		return prev
+	}
 	p.plans[key] = sp
 	return sp
 }
+
+// Prepare plans every set of two to maxSet profiled kernels ahead (at
+// most maxPrepared sets, the pairs first), so that a process joining or
+// leaving finds its set's plan made: planned at the join, under the
+// daemon's lock, a set of three held every grant and the newcomer's
+// welcome 10 ms (H100 host). It stops early when stop closes.
+func (p *Policy) Prepare(maxSet int, stop <-chan struct{}) {
+	if p.profiles == nil {
+		return
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range p.profiles.Kernels {
+		if !seen[k.Name] {
+			seen[k.Name] = true
+			names = append(names, k.Name)
+		}
+	}
+	sort.Strings(names)
+	planned := 0
+	set := make([]string, 0, maxSet)
+	var subsets func(size, from int) bool
+	subsets = func(size, from int) bool {
+		if len(set) == size {
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			p.planOf(set)
+			planned++
+			return planned < maxPrepared
+		}
+		for i := from; i < len(names); i++ {
+			set = append(set, names[i])
+			ok := subsets(size, i+1)
+			set = set[:len(set)-1]
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for size := 2; size <= maxSet && size <= len(names); size++ {
+		if !subsets(size, 0) {
+			return
+		}
+	}
+}
+
+// maxPrepared bounds the sets Prepare plans (a few seconds of one core at
+// ~10 ms a set of three).
+const maxPrepared = 512
 
 // FloorShares raises every weight to at least min (a fraction, 0 to 0.5)
 // of their sum, taking the difference from the others in proportion, so

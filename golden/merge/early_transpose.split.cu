@@ -1342,6 +1342,7 @@ public:
         // kernel's later launches as short ones. So took_us below is never
         // less than the kernel's own time.
         const clock_type::time_point began = clock_type::now();
+        clock_type::time_point started = began; // the last start (for the log)
         ops.start(lo, hi);
         {
             std::lock_guard<std::mutex> r(mu_);
@@ -1432,6 +1433,8 @@ public:
                     break;
                 if (relaunch) {
                     const clock_type::time_point settled = clock_type::now();
+                    const clock_type::time_point moved_start = started;
+                    started = settled;
                     ops.start(lo, hi);
                     l.lock();
                     L.lo = lo;
@@ -1440,8 +1443,8 @@ public:
                     l.unlock();
                     // Where a move's time goes (gpu-serve prints it).
                     if (std::getenv("SLATE_LOG"))
-                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u]: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
-                                     s.kernel, from_lo, from_hi, lo, hi,
+                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u] %lld us into its start: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
+                                     s.kernel, from_lo, from_hi, lo, hi, micros(at - moved_start),
                                      micros(seen - at), micros(drained - seen), retreated_task_us,
                                      signalled ? ", signalled by the listener" : "", micros(acked - drained), micros(settled - acked),
                                      micros(clock_type::now() - settled));
@@ -1469,6 +1472,7 @@ public:
                 }
                 lo = 0;
                 hi = (unsigned int)sms_ - 1u;
+                started = clock_type::now();
                 ops.start(lo, hi);
                 continue;
             }
@@ -1490,6 +1494,7 @@ public:
                     std::fprintf(stderr, "slate: serve: %s starved on [%u,%u] (start %d, %lld us into the launch): started again\n",
                                  s.kernel, lo, hi, starts,
                                  (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+                started = clock_type::now();
                 ops.start(lo, hi);
                 quantum_us = 5; // a starved start ends within microseconds: look again soon
             }
@@ -5658,7 +5663,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 5662 "golden/merge/early_transpose.split.cu"
+#line 5667 "golden/merge/early_transpose.split.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (split mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu
