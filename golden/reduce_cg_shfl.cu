@@ -4025,14 +4025,21 @@ struct served_ops : slate_serve::launch_ops {
     bool clean, started;
     bool signalled; // the listener set the retreat word (signal; read after the client's lock)
     bool failed;    // the last drain saw a device error (settle: done)
+    // unstarted: the last drain found that no worker had taken a task since
+    // the start (the launch still queued behind another process's grid), so
+    // it returned before the launch ended; settle waits for it. start_next:
+    // the queue counter at the last start (0, then each settle's).
+    bool unstarted;
+    unsigned long long start_next;
     unsigned int first_lo, first_hi; // the range of the first launch (block_time)
 
     // One task: its logical blocks times the kernel's measured time a block
-    // (the solo measure; beside other work a block may take longer).
-    double task_us() { return p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
+    // (the solo measure; beside other work a block may take longer); none
+    // when the drain waited for no task.
+    double task_us() { return !unstarted && p.block_ns > 0.0 ? p.block_ns * p.cfg.iters / 1000.0 : 0.0; }
     served_ops(const plan& p_, Launch& l)
         : p(p_), launch(l), event(0), ctl_stream(0), host(0), clean(cudaPeekAtLastError() == cudaSuccess), started(false),
-          signalled(false), failed(false), first_lo(0u), first_hi(0u)
+          signalled(false), failed(false), unstarted(false), start_next(0ull), first_lo(0u), first_hi(0u)
     {
         state& st = global_state();
         std::lock_guard<std::mutex> lock(st.mu);
@@ -4083,6 +4090,7 @@ struct served_ops : slate_serve::launch_ops {
     bool drain(long wait_ms)
     {
         failed = false;
+        unstarted = false;
         // The retreat word from pinned memory on the high-priority stream
         // (a copy needs no SM); then the drain: the event behind the worker.
         // Not waited for: the drain is (the copies after it on the same
@@ -4095,6 +4103,18 @@ struct served_ops : slate_serve::launch_ops {
             failed = true; // a device error: nothing more will run (settle: done)
             return true;
         }
+        // Then the queue counter read back behind the word (one stream: a
+        // worker that claims after the read sees the word and takes no
+        // task). Unchanged since the start, no worker has run a task on the
+        // range: the launch is still queued (under MPS a grid that holds
+        // every SM keeps other processes' grids out until it ends: a move
+        // waited 0.8-2.3 ms for such a launch on the H100), and the range is
+        // free now. (A worker between its look at the word and its claim as
+        // the counter is read would run one task there: a late ack's cost,
+        // not a wrong result; settle waits for the launch either way.)
+        unsigned long long* probe = host + 5 + p.slot;
+        *probe = ~0ull;
+        const bool probing = cudaMemcpyAsync(probe, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) == cudaSuccess;
         cudaError_t e = cudaSuccess;
         if (wait_ms <= 0) {
             e = cudaEventSynchronize(event);
@@ -4107,8 +4127,17 @@ struct served_ops : slate_serve::launch_ops {
             const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
             const std::chrono::steady_clock::time_point end = start + std::chrono::milliseconds(wait_ms);
             const std::chrono::steady_clock::time_point spin_end = start + std::chrono::microseconds(2000);
+            bool probed = !probing;
             for (;;) {
                 e = cudaEventQuery(event);
+                if (e == cudaErrorNotReady && !probed && cudaStreamQuery(ctl_stream) == cudaSuccess) {
+                    probed = true;
+                    if (*probe == start_next) {
+                        unstarted = true;
+                        e = cudaSuccess;
+                        break;
+                    }
+                }
                 const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
                 if (e != cudaErrorNotReady || now >= end)
                     break;
@@ -4116,6 +4145,8 @@ struct served_ops : slate_serve::launch_ops {
                     std::this_thread::sleep_for(std::chrono::microseconds(20));
             }
         }
+        if (clean)
+            cudaGetLastError(); // (the queries' not-ready)
         if (e == cudaErrorNotReady) {
             // Not drained: withdraw the word; the launch runs on.
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream);
@@ -4129,11 +4160,19 @@ struct served_ops : slate_serve::launch_ops {
     {
         unsigned long long* next = host + 5 + p.slot;
         *next = 0ull;
+        if (unstarted && !failed) {
+            unstarted = false;
+            // The ack went before the launch ran: it leaves at its first
+            // claim, once dispatched. Its end first; then the word cleared.
+            if (cudaEventSynchronize(event) != cudaSuccess)
+                failed = true;
+        }
         if (failed ||
             cudaMemcpyAsync(next, &p.ctl->next, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctl_stream) != cudaSuccess ||
             cudaMemcpyAsync(&p.ctl->retreat, host + 1, sizeof(unsigned int), cudaMemcpyHostToDevice, ctl_stream) != cudaSuccess ||
             cudaStreamSynchronize(ctl_stream) != cudaSuccess)
             return retreat_done; // a device error: nothing more will run; do not relaunch
+        start_next = *next; // the relaunch goes on from here
         return *next >= p.cfg.total ? retreat_done : retreat_drained;
     }
     retreat_result retreat(long wait_ms) { return drain(wait_ms) ? settle() : retreat_stuck; }

@@ -130,3 +130,73 @@ func TestFloorShares(t *testing.T) {
 		assert.InDelta(t, want, sum, 1e-9, "%s: the sum stays", tc.name)
 	}
 }
+
+// Prepare plans every set of two and three profiled kernels ahead (the
+// daemon runs it as it starts, so that a join or a leave finds its set's
+// plan made), the same plans as made on demand; closed, stop ends it
+// before the first.
+func TestPolicyPreparesSmallSets(t *testing.T) {
+	all, err := plan.ReadProfileFile("../bench/results/raw/serve-profiles-5f1612a-h100.json")
+	require.NoError(t, err)
+	names := []string{"stream_triad", "fma_chains", "dep_chains", "sgemm_tiled"}
+	ps, missing := all.Subset(names)
+	require.Empty(t, missing)
+
+	stopped, err := NewPolicy(ps)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	close(stop)
+	stopped.Prepare(3, stop)
+	assert.Empty(t, stopped.plans, "stopped before the first set")
+
+	pol, err := NewPolicy(ps)
+	require.NoError(t, err)
+	pol.Prepare(3, nil)
+	assert.Len(t, pol.plans, 6+4, "every pair and triple of 4 kernels, no set of 4")
+	fresh, err := NewPolicy(ps)
+	require.NoError(t, err)
+	sets := 0
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			for _, set := range [][]string{{names[i], names[j]}, {names[j], names[i]}} {
+				assert.Equal(t, fresh.Planned(set), pol.Planned(set), "%v", set)
+				assert.Equal(t, fresh.Weights(set), pol.Weights(set), "%v", set)
+			}
+			sets++
+			for k := j + 1; k < len(names); k++ {
+				set := []string{names[k], names[i], names[j]}
+				assert.Equal(t, fresh.Planned(set), pol.Planned(set), "%v", set)
+				assert.Equal(t, fresh.Weights(set), pol.Weights(set), "%v", set)
+			}
+		}
+	}
+	assert.Equal(t, 6, sets)
+	assert.Len(t, pol.plans, 10, "the lookups above found every set made")
+	assert.True(t, pol.Planned([]string{"dep_chains", "fma_chains", "stream_triad"}), "the three programs' set splits")
+}
+
+// A join plans the set it makes before the daemon's lock is taken (a set
+// of three planned under it held every grant and the newcomer's welcome
+// for 10 ms on the H100 host): preplan leaves it in the policy's cache.
+func TestPreplanPlansTheSetAJoinMakes(t *testing.T) {
+	all, err := plan.ReadProfileFile("../bench/results/raw/serve-profiles-5f1612a-h100.json")
+	require.NoError(t, err)
+	pol, err := NewPolicy(all)
+	require.NoError(t, err)
+	d := &Daemon{pol: pol, conns: map[*conn]struct{}{}}
+	a := &conn{d: d, id: 1, planKernel: "fma_chains"}
+	b := &conn{d: d, id: 2, planKernel: "stream_triad"}
+	idle := &conn{d: d, id: 3, planKernel: "sgemm_tiled", idle: true}
+	dialled := &conn{d: d} // connected, not registered
+	for _, c := range []*conn{a, b, idle, dialled} {
+		d.conns[c] = struct{}{}
+	}
+	newcomer := &conn{d: d}
+	d.conns[newcomer] = struct{}{}
+	d.preplan(newcomer, "dep_chains")
+	_, ok := pol.plans["dep_chains\x00fma_chains\x00stream_triad"]
+	assert.True(t, ok, "the active processes' set with the newcomer's kernel is planned")
+	assert.Len(t, pol.plans, 1, "only that set (not the idle process's)")
+	d.preplan(newcomer, "")
+	assert.Len(t, pol.plans, 1, "no kernel named: nothing to plan")
+}
