@@ -73,7 +73,7 @@ unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
 ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms (median span)
 : >"$ROWS"
-: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us, native_us, moved, task_us (all pairs)
+: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us, native_us, moved, task_us, deliver_us (all pairs)
 : >"$OUT/serve/solo.txt"
 now_ns() { date +%s%N; }
 # built_commit is the commit the carried binaries were built at (the device's
@@ -240,8 +240,8 @@ if has served; then
             python3 - "$L/top-served-$w.json" >>"$OUT/serve/acks.tsv" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1])).get("resizes") or []:
-    print("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
-                                           r.get("native_us", 0), r.get("moved", 0), r.get("task_us", 0)))
+    print("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
+                                               r.get("native_us", 0), r.get("moved", 0), r.get("task_us", 0), r.get("deliver_us", 0)))
 EOF
         }
         while read -r a b; do served_group "$a" "$b"; done < <(pairs)
@@ -265,9 +265,10 @@ print("served: %d grant changes: %s; push->ack p50 %.0f us p90 %.0f us p99 %.0f 
 mv = [r for r in rows if r[2] == "ok" and len(r) > 6 and int(r[6]) > 0 and float(r[5]) == 0]
 nat = [r for r in rows if r[2] == "ok" and len(r) > 6 and float(r[5]) > 0]
 if mv:
-    print("served: %d moves of running launches: client drain %s us; push->ack %s us; one task %s us" % (
+    print("served: %d moves of running launches: client drain %s us; push->ack %s us; one task %s us; push->client %s us" % (
         len(mv), " ".join("%.0f" % float(r[4]) for r in mv), " ".join("%.0f" % float(r[3]) for r in mv),
-        " ".join("%.0f" % float(r[7]) if len(r) > 7 and float(r[7]) > 0 else "?" for r in mv)))
+        " ".join("%.0f" % float(r[7]) if len(r) > 7 and float(r[7]) > 0 else "?" for r in mv),
+        " ".join("%.0f" % float(r[8]) if len(r) > 8 and float(r[8]) > 0 else "?" for r in mv)))
 if nat:
     print("served: %d acks after native launches drained: native %s us" % (len(nat), " ".join("%.0f" % float(r[5]) for r in nat)))
 EOF
@@ -513,8 +514,14 @@ mv = [a for a in acks if a[2] == "ok" and len(a) > 6 and int(a[6]) > 0 and float
 # drain - one task, where the client said its task time (the issue's
 # target: a drain within one task + 100 us).
 over = sorted(float(a[4]) - float(a[7]) for a in mv if len(a) > 7 and float(a[7]) > 0)
+# The daemon's push to the drained range: the grant's delivery to the
+# client (its ack says when it arrived, CLOCK_MONOTONIC on this host) and
+# the client's drain, less one task.
+cmd = sorted(float(a[8]) + float(a[4]) - float(a[7]) for a in mv if len(a) > 8 and float(a[8]) > 0 and float(a[7]) > 0)
 moved = {"count": len(mv), "push_to_ack_p99_us": p(sorted(float(a[3]) for a in mv), 0.99),
-         "drain_p99_us": p(sorted(float(a[4]) for a in mv), 0.99), "drain_minus_task_p99_us": p(over, 0.99)}
+         "drain_p99_us": p(sorted(float(a[4]) for a in mv), 0.99), "drain_minus_task_p99_us": p(over, 0.99),
+         "deliver_p99_us": p(sorted(float(a[8]) for a in mv if len(a) > 8 and float(a[8]) > 0), 0.99),
+         "push_to_drained_minus_task_p99_us": p(cmd, 0.99)}
 solo = None
 try:
     for l in open(solo_f):

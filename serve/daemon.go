@@ -152,9 +152,11 @@ type conn struct {
 	grant    Grant     // the current grant (zero before welcome)
 	ackEpoch uint64    // the grant awaiting its ack, 0: none
 	ackAt    time.Time // when that grant was pushed
+	ackMono  int64     // the same in CLOCK_MONOTONIC ns (monoNanos; 0 unknown)
 	ackFrom  Range     // the range before it
 	late     uint64    // a grant whose ack timed out (a late ack clears stuck)
 	lateAt   time.Time
+	lateMono int64
 	lateFrom Range
 	launches uint64 // from load notes
 	inflight int
@@ -633,6 +635,16 @@ func (d *Daemon) preplan(c *conn, k string) {
 	}
 }
 
+// deliverUs is a grant's way from its push (pushed, CLOCK_MONOTONIC ns)
+// to the client's receipt (recv, the same clock), in microseconds; 0 when
+// either is unknown or they disagree (another host's clock).
+func deliverUs(pushed int64, recv uint64) float64 {
+	if pushed <= 0 || recv == 0 || recv < uint64(pushed) || recv-uint64(pushed) > uint64(time.Minute) {
+		return 0
+	}
+	return float64(recv-uint64(pushed)) / 1e3
+}
+
 func aloneText(native bool) string {
 	if native {
 		return " (native launches on the whole GPU)"
@@ -708,10 +720,12 @@ func (c *conn) ack(m *Msg) {
 		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant
 		c.active = now                            // its launches (native ones included) drained just now
 		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
+		rec.DeliverUs = deliverUs(c.ackMono, m.RecvNs)
 		kind = "ack"
 	case c.late:
 		c.late, c.stuck = 0, false
 		rec.From, rec.LatencyUs, rec.Outcome = c.lateFrom, float64(now.Sub(c.lateAt))/1e3, "late"
+		rec.DeliverUs = deliverUs(c.lateMono, m.RecvNs)
 		kind = "late"
 	}
 	if kind != "" {
@@ -745,7 +759,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		return nil
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
-	now := d.cfg.Clock()
+	now, mono := d.cfg.Clock(), monoNanos()
 	// The SMs are split among the active processes; an idle one launches
 	// natively on the whole GPU when it starts again (overlapping, under
 	// MPS, until its load note makes it active and the split is redone).
@@ -819,7 +833,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		if c == fresh {
 			continue
 		}
-		c.ackEpoch, c.ackAt, c.ackFrom = g.Epoch, now, from
+		c.ackEpoch, c.ackAt, c.ackMono, c.ackFrom = g.Epoch, now, mono, from
 		out = append(out, push{c, g})
 	}
 	return out
@@ -1052,7 +1066,7 @@ func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	d.timers.Add(1)
 	defer d.timers.Done()
 	c.ackEpoch, c.stuck = 0, true
-	c.late, c.lateAt, c.lateFrom = epoch, c.ackAt, c.ackFrom
+	c.late, c.lateAt, c.lateMono, c.lateFrom = epoch, c.ackAt, c.ackMono, c.ackFrom
 	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.ackFrom, To: c.grant.Range,
 		LatencyUs: float64(d.cfg.Clock().Sub(c.ackAt)) / 1e3, Outcome: "timeout", Kernel: c.kernel})
 	id, name, to := c.id, c.name, c.grant.Range

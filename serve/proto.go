@@ -124,6 +124,9 @@ type Msg struct {
 	NativeUs uint64 `json:"native_us,omitempty"` // ack: grant received -> native launches in flight ended
 	Moved    int    `json:"moved,omitempty"`     // ack: served launches retreated and relaunched
 	TaskUs   uint64 `json:"task_us,omitempty"`   // ack: one task of the launches a retreat moved (the longest), when known
+	// RecvNs (ack): when the client received the grant, CLOCK_MONOTONIC in
+	// nanoseconds; on the daemon's host it times the grant's delivery.
+	RecvNs uint64 `json:"recv_ns,omitempty"`
 
 	// load
 	Launches uint64 `json:"launches,omitempty"` // launches since hello (served and native)

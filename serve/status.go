@@ -61,7 +61,10 @@ type ClientStatus struct {
 // the grant to its served launches running on the new range; NativeUs,
 // when nonzero, until its native launches in flight (it was alone) ended;
 // TaskUs, when nonzero, one task of the launches a retreat moved (a drain
-// is within about one task: the issue's resize target is one task + 100 us).
+// is within about one task: the issue's resize target is one task + 100 us);
+// DeliverUs, when the client said when it received the grant (recv_ns),
+// the push to that receipt, so that DeliverUs + DrainUs is the command's
+// way to the drained range.
 type ResizeRecord struct {
 	At        time.Time `json:"at"`
 	Client    uint64    `json:"client"`
@@ -75,6 +78,7 @@ type ResizeRecord struct {
 	DrainUs   uint64    `json:"drain_us"`
 	NativeUs  uint64    `json:"native_us,omitempty"`
 	TaskUs    uint64    `json:"task_us,omitempty"`
+	DeliverUs float64   `json:"deliver_us,omitempty"`
 	Outcome   string    `json:"outcome"`
 }
 

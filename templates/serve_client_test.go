@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -498,12 +499,18 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 		if rr.Outcome != "ok" {
 			t.Errorf("grant change %+v: outcome %s, want ok", rr, rr.Outcome)
 		}
+		// The C++ client's ack says when the grant arrived (CLOCK_MONOTONIC,
+		// this host): its delivery is timed, and with the drain it cannot
+		// exceed the push-to-ack time. (The Go client "other" says nothing.)
+		if rr.Outcome == "ok" && rr.Name != "other" && runtime.GOOS == "linux" && (rr.DeliverUs <= 0 || rr.DeliverUs+float64(rr.DrainUs) > rr.LatencyUs+1) {
+			t.Errorf("grant change %+v: delivered in %.0f us + drained in %d us against %.0f us from the push to the ack", rr, rr.DeliverUs, rr.DrainUs, rr.LatencyUs)
+		}
 		if rr.Outcome == "ok" && rr.Moved > 0 {
 			ok++
 			if rr.TaskUs == 300 { // the fake's task: the client's ack carried it to the record
 				tasked++
 			}
-			t.Logf("grant %d acked: %s -> %s, %d moved, drain %d us (task %d us), ack %.0f us after the push", rr.Epoch, rr.From, rr.To, rr.Moved, rr.DrainUs, rr.TaskUs, rr.LatencyUs)
+			t.Logf("grant %d acked: %s -> %s, %d moved, delivered in %.0f us, drain %d us (task %d us), ack %.0f us after the push", rr.Epoch, rr.From, rr.To, rr.Moved, rr.DeliverUs, rr.DrainUs, rr.TaskUs, rr.LatencyUs)
 		}
 	}
 	if ok == 0 || tasked == 0 {

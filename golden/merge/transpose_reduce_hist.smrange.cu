@@ -434,6 +434,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #define SLATE_SERVE_POSIX 1
 #endif
@@ -1715,7 +1716,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), counts_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), grant_mono_ns_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
@@ -1776,6 +1777,8 @@ private:
         w.num("moved", (unsigned long long)moved_);
         if (moved_task_us_ > 0.0)
             w.num("task_us", (unsigned long long)(moved_task_us_ + 0.5));
+        if (grant_mono_ns_)
+            w.num("recv_ns", grant_mono_ns_);
         moved_ = 0;
         moved_task_us_ = 0.0;
         native_us_ = 0;
@@ -1874,6 +1877,12 @@ private:
         sharing_.store(m.clients > 1, std::memory_order_relaxed);
         g_epoch_ = m.id;
         grant_at_ = clock_type::now();
+        // CLOCK_MONOTONIC, the daemon's clock for the push on this host: the
+        // ack says when the grant arrived, and the daemon times its delivery.
+        struct timespec ts;
+        grant_mono_ns_ = clock_gettime(CLOCK_MONOTONIC, &ts) == 0
+                             ? (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec
+                             : 0ull;
         return true;
     }
 
@@ -2168,6 +2177,7 @@ private:
     std::map<const char*, timing> timings_; // each kernel's last served launch on one range
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
+    unsigned long long grant_mono_ns_; // grant_at_ in CLOCK_MONOTONIC ns (0: unknown)
     bool ack_pending_, draining_;
     // Queued launches (begin_queued): queued_ once one was made since the
     // last drain began; queuing_ counts, by the drain generation they began
@@ -5794,7 +5804,7 @@ int main() {
 #endif
 #line 90 "testdata/kernels/histogram256.cu"
 
-#line 5798 "golden/merge/transpose_reduce_hist.smrange.cu"
+#line 5808 "golden/merge/transpose_reduce_hist.smrange.cu"
 // ---- slatec merged scheduler slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp (smrange mode) ----
 // Kernels, in map order:
 //   0: transpose_tiled from testdata/kernels/transpose_tiled.cu
