@@ -886,11 +886,11 @@ inline long detach_after_ms()
 // spin_wait says whether a served launch's thread polls without sleeping
 // for the whole launch ($SLATE_SERVE_SPIN=1), as CUDA's spin-wait
 // synchronisation does, instead of sleeping on the condition variable
-// between looks, and the listener polls the socket without blocking while
-// a served launch runs: a grant change is then read and seen within a poll,
-// not after two wake-ups (the grant's delivery took 93-228 us on the H100
-// host, the launching thread's wake-up 2-174 us). It costs two cores for
-// the launch's time. Off by default.
+// between looks: a grant change is then seen within a poll, not after a
+// wake-up (2-174 us on the H100 host). It costs a core for the launch's
+// time and saved ~9 us a move there (bench/RESULTS.md, twenty-first
+// session; a listener spinning on the socket too delivered grants no
+// sooner): off by default.
 inline bool spin_wait()
 {
     static const bool on = [] {
@@ -1325,7 +1325,6 @@ public:
             L.hi = g.hi;
             launches_.push_back(&L);
             ++inflight_;
-            running_.fetch_add(1, std::memory_order_relaxed);
             launches_total_.fetch_add(1, std::memory_order_relaxed);
             kernel_ = s.kernel;
             cls_ = s.cls && *s.cls ? s.cls : "";
@@ -1496,7 +1495,7 @@ public:
                 if (std::getenv("SLATE_LOG"))
                     std::fprintf(stderr, "slate: serve: %s starved on [%u,%u] (start %d, %lld us into the launch): started again\n",
                                  s.kernel, lo, hi, starts,
-                                 (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count());
+                                 micros(clock_type::now() - began));
                 started = clock_type::now();
                 ops.start(lo, hi);
                 quantum_us = 5; // a starved start ends within microseconds: look again soon
@@ -1535,7 +1534,7 @@ public:
             }
             long wait_us = quantum_us;
             if (expect_us > 0) {
-                const double el = (double)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
+                const double el = (double)micros(clock_type::now() - began);
                 if (el < 0.5 * expect_us - 60)
                     wait_us = (long)std::min(0.5 * expect_us - el - 50, 2000.0);
                 else if (el < 0.9 * expect_us - 60)
@@ -1563,7 +1562,7 @@ public:
             if (told && !detached)
                 ops.retreat(retreat_wait_ms(began));
         }
-        const long long took_us = (long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - began).count();
+        const long long took_us = micros(clock_type::now() - began);
         if (!detached && !moved_any && starts == 0)
             learn_us(s.kernel, hi - lo + 1, (double)took_us, (double)s.grid[0] * s.grid[1] * s.grid[2]);
         if (std::getenv("SLATE_LOG"))
@@ -1718,7 +1717,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), counts_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), running_(0), grant_mono_ns_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), grant_mono_ns_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
@@ -1751,7 +1750,6 @@ private:
             if (launches_[i] == L) {
                 launches_.erase(launches_.begin() + (long)i);
                 --inflight_;
-                running_.fetch_sub(1, std::memory_order_relaxed);
                 dirty_.store(true, std::memory_order_relaxed);
                 return;
             }
@@ -1774,7 +1772,7 @@ private:
         w.num("epoch", g_epoch_);
         w.range(g.lo, g.hi);
         w.num("drain_us",
-              (unsigned long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - grant_at_).count());
+              (unsigned long long)micros(clock_type::now() - grant_at_));
         if (native_us_)
             w.num("native_us", native_us_);
         w.num("moved", (unsigned long long)moved_);
@@ -1976,7 +1974,7 @@ private:
         {
             std::lock_guard<std::mutex> l(mu_);
             draining_ = false;
-            native_us_ = (unsigned long long)std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0).count();
+            native_us_ = (unsigned long long)micros(clock_type::now() - t0);
             if (native_us_ == 0)
                 native_us_ = 1;
             ack = ack_locked();
@@ -2020,19 +2018,14 @@ private:
         // the others after a few missed notes (serve.Config.IdleAfter), so
         // a launching one must not go 20 ms without one.
         clock_type::time_point last_busy = clock_type::now();
-        clock_type::time_point last_tick = last_busy; // the notes' pace while spinning
         while (welcomed) {
             pollfd pf = {fd_, POLLIN, 0};
-            const clock_type::time_point now = clock_type::now();
-            const bool busy = dirty_.load(std::memory_order_relaxed) || now - last_busy < std::chrono::milliseconds(100);
-            const bool spin = spin_wait() && running_.load(std::memory_order_relaxed) > 0;
-            const int r = poll(&pf, 1, spin ? 0 : busy ? 2 : 20);
+            const bool busy = dirty_.load(std::memory_order_relaxed) ||
+                              clock_type::now() - last_busy < std::chrono::milliseconds(100);
+            const int r = poll(&pf, 1, busy ? 2 : 20);
             if (r < 0 && errno != EINTR)
                 break;
-            if (r == 0 && spin && now - last_tick < std::chrono::milliseconds(2))
-                continue; // spinning: the notes keep their 2 ms pace
             if (r <= 0) {
-                last_tick = now;
                 // Native launches followed while sharing: still running? (A
                 // mark made after the exchange is seen next time.)
                 bool pending = false;
@@ -2173,7 +2166,6 @@ private:
     // guarded by mu_
     std::vector<launch_rec*> launches_;
     int inflight_;
-    std::atomic<int> running_; // inflight_, for the listener's spin (spin_wait) without mu_
     std::string kernel_, cls_;
     std::atomic<const char*> native_kernel_{nullptr}; // the last native launch's name (take_native)
     struct timing {
