@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/slatec/slatec/internal/shares"
@@ -565,20 +564,13 @@ func (mdl *Model) loaded(i int, others float64) float64 {
 	return 1 + (s-1)*min(1, others/mdl.Pb)
 }
 
-// interpolateLoaded is the piecewise-linear curve through (0, 1) and the
-// points (in any order) at gbs, flat past the last point.
-func interpolateLoaded(pts []LoadedPoint, gbs float64) float64 {
-	ps := slices.Clone(pts)
-	sortLoaded(ps)
-	return interpolateSorted(ps, gbs)
-}
-
 // sortLoaded orders points by load (stable: ties keep their order).
 func sortLoaded(ps []LoadedPoint) {
 	sort.SliceStable(ps, func(a, b int) bool { return ps[a].StreamGBs < ps[b].StreamGBs })
 }
 
-// interpolateSorted is interpolateLoaded of points sorted by load.
+// interpolateSorted is the piecewise-linear curve through (0, 1) and the
+// points (sorted by load: sortLoaded) at gbs, flat past the last point.
 func interpolateSorted(ps []LoadedPoint, gbs float64) float64 {
 	x0, y0 := 0.0, 1.0
 	for _, p := range ps {
