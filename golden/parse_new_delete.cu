@@ -1717,7 +1717,7 @@ private:
 
     client(int fd, int sms)
         : fd_(fd), closed_(false), lost_(false), counts_(false), quiet_(false), sms_(sms), client_id_(0), next_id_(0), grant_(0),
-          launches_total_(0), dirty_(false), frames_(0), inflight_(0), grant_mono_ns_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
+          launches_total_(0), dirty_(false), frames_(0), inflight_(0), grant_mono_ns_(0), grant_woke_ns_(0), ack_pending_(false), draining_(false), queued_(false), queue_gen_(0), moved_(0), moved_task_us_(0.0),
           native_us_(0), native_drain_(0), native_mark_(0), native_pending_fn_(0), native_pending_sent_(false), held_sent_(false)
     {
     }
@@ -1780,6 +1780,8 @@ private:
             w.num("task_us", (unsigned long long)(moved_task_us_ + 0.5));
         if (grant_mono_ns_)
             w.num("recv_ns", grant_mono_ns_);
+        if (grant_woke_ns_)
+            w.num("woke_ns", grant_woke_ns_);
         moved_ = 0;
         moved_task_us_ = 0.0;
         native_us_ = 0;
@@ -1880,11 +1882,18 @@ private:
         grant_at_ = clock_type::now();
         // CLOCK_MONOTONIC, the daemon's clock for the push on this host: the
         // ack says when the grant arrived, and the daemon times its delivery.
-        struct timespec ts;
-        grant_mono_ns_ = clock_gettime(CLOCK_MONOTONIC, &ts) == 0
-                             ? (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec
-                             : 0ull;
+        grant_mono_ns_ = mono_ns();
+        grant_woke_ns_ = 0;
         return true;
+    }
+
+    // mono_ns is CLOCK_MONOTONIC in ns (0: unknown), the daemon's clock.
+    static unsigned long long mono_ns()
+    {
+        struct timespec ts;
+        return clock_gettime(CLOCK_MONOTONIC, &ts) == 0
+                   ? (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec
+                   : 0ull;
     }
 
     // hello sends the registration (without blocking: a hello that does
@@ -2054,6 +2063,7 @@ private:
                     break;
                 continue;
             }
+            const unsigned long long woke = mono_ns(); // before the read and mu_
             msg m;
             if (!read_msg(&buf, &m, 0)) {
                 why = "EOF or a bad frame";
@@ -2066,6 +2076,7 @@ private:
                     const grant before = current();
                     if (m.id <= g_epoch_ || !take_grant_locked(m))
                         continue; // stale, or a range this GPU does not have
+                    grant_woke_ns_ = woke;
                     ack_pending_ = true;
                     // The launching threads are woken first: their wake-up
                     // (tens of us) overlaps the signal's copy, and they take
@@ -2179,6 +2190,7 @@ private:
     unsigned long long g_epoch_; // the full epoch of the current grant
     clock_type::time_point grant_at_;
     unsigned long long grant_mono_ns_; // grant_at_ in CLOCK_MONOTONIC ns (0: unknown)
+    unsigned long long grant_woke_ns_; // when the listener woke with that grant's frame (0: unknown)
     bool ack_pending_, draining_;
     // Queued launches (begin_queued): queued_ once one was made since the
     // last drain began; queuing_ counts, by the drain generation they began

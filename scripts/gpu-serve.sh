@@ -73,7 +73,7 @@ unset SLATE_MODE SLATE_SM_RANGE SLATE_ITERS SLATE_RETREAT
 mkdir -p "$OUT/serve" "$W"
 ROWS="$OUT/serve/rows.tsv" # workload, complementary, mode, makespan_ms (median span)
 : >"$ROWS"
-: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us, native_us, moved, task_us, deliver_us (all pairs)
+: >"$OUT/serve/acks.tsv" # client, epoch, outcome, latency_us, drain_us, native_us, moved, task_us, deliver_us, written_us, woke_us (all pairs)
 : >"$OUT/serve/solo.txt"
 now_ns() { date +%s%N; }
 # built_commit is the commit the carried binaries were built at (the device's
@@ -240,8 +240,9 @@ if has served; then
             python3 - "$L/top-served-$w.json" >>"$OUT/serve/acks.tsv" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1])).get("resizes") or []:
-    print("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
-                                               r.get("native_us", 0), r.get("moved", 0), r.get("task_us", 0), r.get("deliver_us", 0)))
+    print("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s" % (r["client"], r["epoch"], r["outcome"], r.get("latency_us", 0), r.get("drain_us", 0),
+                                                       r.get("native_us", 0), r.get("moved", 0), r.get("task_us", 0), r.get("deliver_us", 0),
+                                                       r.get("written_us", 0), r.get("woke_us", 0)))
 EOF
         }
         while read -r a b; do served_group "$a" "$b"; done < <(pairs)
@@ -269,6 +270,13 @@ if mv:
         len(mv), " ".join("%.0f" % float(r[4]) for r in mv), " ".join("%.0f" % float(r[3]) for r in mv),
         " ".join("%.0f" % float(r[7]) if len(r) > 7 and float(r[7]) > 0 else "?" for r in mv),
         " ".join("%.0f" % float(r[8]) if len(r) > 8 and float(r[8]) > 0 else "?" for r in mv)))
+# The delivery's parts over every grant: the daemon's push to its write on
+# the socket, to the client's listener waking, to the grant taken (its lock).
+parts = [(float(r[9]), float(r[10]), float(r[8])) for r in rows if r[2] == "ok" and len(r) > 10 and float(r[10]) > 0]
+if parts:
+    col = lambda i: sorted(x[i] for x in parts)
+    print("served: delivery of %d grants, p50/p90/max us: push->written %.0f/%.0f/%.0f, push->woke %.0f/%.0f/%.0f, push->taken %.0f/%.0f/%.0f" % (
+        (len(parts),) + tuple(f for i in range(3) for f in (p(col(i), .5), p(col(i), .9), col(i)[-1]))))
 if nat:
     print("served: %d acks after native launches drained: native %s us" % (len(nat), " ".join("%.0f" % float(r[5]) for r in nat)))
 EOF

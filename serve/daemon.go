@@ -149,28 +149,30 @@ type conn struct {
 	queued atomic.Int32
 
 	// guarded by d.mu
-	id       uint64
-	pid      int
-	name     string
-	device   int
-	stuck    bool
-	grant    Grant     // the current grant (zero before welcome)
-	ackEpoch uint64    // the grant awaiting its ack, 0: none
-	ackAt    time.Time // when that grant was pushed
-	ackMono  int64     // the same in CLOCK_MONOTONIC ns (monoNanos; 0 unknown)
-	ackFrom  Range     // the range before it
-	late     uint64    // a grant whose ack timed out (a late ack clears stuck)
-	lateAt   time.Time
-	lateMono int64
-	lateFrom Range
-	launches uint64 // from load notes
-	inflight int
-	pending  bool // its native launches have not all ended (load notes)
-	held     bool // its native launches keep their budget queued ahead (load notes)
-	kernel   string
-	class    string
-	active   time.Time // hello, or the last load note with new launches or one running
-	idle     bool      // its share went to the others (regrantLocked)
+	id        uint64
+	pid       int
+	name      string
+	device    int
+	stuck     bool
+	grant     Grant     // the current grant (zero before welcome)
+	ackEpoch  uint64    // the grant awaiting its ack, 0: none
+	ackAt     time.Time // when that grant was pushed
+	ackMono   int64     // the same in CLOCK_MONOTONIC ns (monoNanos; 0 unknown)
+	ackWrote  int64     // when its frame was written to the socket (0: queued, or not yet)
+	ackFrom   Range     // the range before it
+	late      uint64    // a grant whose ack timed out (a late ack clears stuck)
+	lateAt    time.Time
+	lateMono  int64
+	lateWrote int64
+	lateFrom  Range
+	launches  uint64 // from load notes
+	inflight  int
+	pending   bool // its native launches have not all ended (load notes)
+	held      bool // its native launches keep their budget queued ahead (load notes)
+	kernel    string
+	class     string
+	active    time.Time // hello, or the last load note with new launches or one running
+	idle      bool      // its share went to the others (regrantLocked)
 	// planKernel is the kernel the process is planned with (load);
 	// kernelSince when its latest kernel became the latest.
 	planKernel  string
@@ -426,14 +428,15 @@ func (c *conn) closeAfterFlush() {
 // to be scheduled: a grant's delivery to a client took 93-269 us on the
 // H100 host), else queues it; a client that does not read (256 frames
 // behind) is disconnected. Safe from any goroutine, with or without d.mu.
-func (c *conn) send(m *Msg) {
+// True: written (or dropped) at once.
+func (c *conn) send(m *Msg) bool {
 	b, err := Encode(m)
 	if err != nil {
 		c.d.cfg.Logf("encoding %s: %v", m.Type, err)
-		return
+		return false
 	}
 	if c.writeNow(b) {
-		return
+		return true
 	}
 	c.queued.Add(1)
 	select {
@@ -445,6 +448,7 @@ func (c *conn) send(m *Msg) {
 		c.d.cfg.Logf("client %d is not reading its messages; disconnecting it", c.id)
 		c.close()
 	}
+	return false
 }
 
 // directWriteWait bounds a direct write: a socket that does not take a
@@ -699,6 +703,16 @@ func deliverUs(pushed int64, recv uint64) float64 {
 	return float64(recv-uint64(pushed)) / 1e3
 }
 
+// writtenUs is a grant's way from its push to its frame's write on the
+// socket (the daemon's own part of the delivery); 0 when it went through
+// the writer's queue (not stamped).
+func writtenUs(pushed, wrote int64) float64 {
+	if pushed <= 0 || wrote < pushed {
+		return 0
+	}
+	return float64(wrote-pushed) / 1e3
+}
+
 func aloneText(native bool) string {
 	if native {
 		return " (native launches on the whole GPU)"
@@ -775,11 +789,13 @@ func (c *conn) ack(m *Msg) {
 		c.active = now                            // its launches (native ones included) drained just now
 		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
 		rec.DeliverUs = deliverUs(c.ackMono, m.RecvNs)
+		rec.WrittenUs, rec.WokeUs = writtenUs(c.ackMono, c.ackWrote), deliverUs(c.ackMono, m.WokeNs)
 		kind = "ack"
 	case c.late:
 		c.late, c.stuck = 0, false
 		rec.From, rec.LatencyUs, rec.Outcome = c.lateFrom, float64(now.Sub(c.lateAt))/1e3, "late"
 		rec.DeliverUs = deliverUs(c.lateMono, m.RecvNs)
+		rec.WrittenUs, rec.WokeUs = writtenUs(c.lateMono, c.lateWrote), deliverUs(c.lateMono, m.WokeNs)
 		kind = "late"
 	}
 	if kind != "" {
@@ -887,7 +903,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		if c == fresh {
 			continue
 		}
-		c.ackEpoch, c.ackAt, c.ackMono, c.ackFrom = g.Epoch, now, mono, from
+		c.ackEpoch, c.ackAt, c.ackMono, c.ackWrote, c.ackFrom = g.Epoch, now, mono, 0, from
 		out = append(out, push{c, g})
 	}
 	return out
@@ -1098,9 +1114,16 @@ const splitCheck = 5 * time.Millisecond
 func (d *Daemon) sendGrants(ps []push) {
 	for _, p := range ps {
 		g := p.g
-		p.c.send(&Msg{Type: TGrant, ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
-		d.emit(Event{Kind: "grant", Client: p.c.id, Epoch: g.Epoch, Range: g.Range})
 		c, epoch := p.c, g.Epoch
+		if c.send(&Msg{Type: TGrant, ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients}) {
+			wrote := monoNanos()
+			d.mu.Lock()
+			if c.ackEpoch == epoch {
+				c.ackWrote = wrote
+			}
+			d.mu.Unlock()
+		}
+		d.emit(Event{Kind: "grant", Client: c.id, Epoch: g.Epoch, Range: g.Range})
 		time.AfterFunc(d.cfg.ResizeTimeout, func() { d.ackTimeout(c, epoch) })
 	}
 }
@@ -1120,7 +1143,7 @@ func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	d.timers.Add(1)
 	defer d.timers.Done()
 	c.ackEpoch, c.stuck = 0, true
-	c.late, c.lateAt, c.lateMono, c.lateFrom = epoch, c.ackAt, c.ackMono, c.ackFrom
+	c.late, c.lateAt, c.lateMono, c.lateWrote, c.lateFrom = epoch, c.ackAt, c.ackMono, c.ackWrote, c.ackFrom
 	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.ackFrom, To: c.grant.Range,
 		LatencyUs: float64(d.cfg.Clock().Sub(c.ackAt)) / 1e3, Outcome: "timeout", Kernel: c.kernel})
 	id, name, to := c.id, c.name, c.grant.Range

@@ -26,6 +26,17 @@ func TestDeliverUs(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, deliverUs(tc.pushed, tc.recv), "pushed %d, received %d", tc.pushed, tc.recv)
 	}
+	for _, tc := range []struct {
+		pushed, wrote int64
+		want          float64
+	}{
+		{1_000_000, 1_040_000, 40},
+		{1_000_000, 0, 0}, // queued: not stamped
+		{0, 1_040_000, 0},
+		{1_000_000, 999_000, 0},
+	} {
+		assert.Equal(t, tc.want, writtenUs(tc.pushed, tc.wrote), "pushed %d, written %d", tc.pushed, tc.wrote)
+	}
 	if runtime.GOOS == "linux" {
 		a := monoNanos()
 		b := monoNanos()

@@ -127,6 +127,10 @@ type Msg struct {
 	// RecvNs (ack): when the client received the grant, CLOCK_MONOTONIC in
 	// nanoseconds; on the daemon's host it times the grant's delivery.
 	RecvNs uint64 `json:"recv_ns,omitempty"`
+	// WokeNs (ack): when the client's listener woke with the grant's frame
+	// (the same clock), before it read it and took the client's lock:
+	// RecvNs - WokeNs is the wait for that lock.
+	WokeNs uint64 `json:"woke_ns,omitempty"`
 
 	// load
 	Launches uint64 `json:"launches,omitempty"` // launches since hello (served and native)

@@ -505,6 +505,11 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 		if rr.Outcome == "ok" && rr.Name != "other" && runtime.GOOS == "linux" && (rr.DeliverUs <= 0 || rr.DeliverUs+float64(rr.DrainUs) > rr.LatencyUs+1) {
 			t.Errorf("grant change %+v: delivered in %.0f us + drained in %d us against %.0f us from the push to the ack", rr, rr.DeliverUs, rr.DrainUs, rr.LatencyUs)
 		}
+		// Its parts are in order: the frame written (unless it was queued),
+		// the listener woken with it, the grant taken under the lock.
+		if rr.Outcome == "ok" && rr.Name != "other" && runtime.GOOS == "linux" && (rr.WokeUs <= 0 || rr.WokeUs > rr.DeliverUs || rr.WrittenUs > rr.WokeUs) {
+			t.Errorf("grant change %+v: written %.1f us, woke %.1f us, taken %.1f us after the push: want 0 <= written <= woke <= taken, woke > 0", rr, rr.WrittenUs, rr.WokeUs, rr.DeliverUs)
+		}
 		if rr.Outcome == "ok" && rr.Moved > 0 {
 			ok++
 			if rr.TaskUs == 300 { // the fake's task: the client's ack carried it to the record
