@@ -435,6 +435,11 @@ func (c *conn) send(m *Msg) bool {
 		c.d.cfg.Logf("encoding %s: %v", m.Type, err)
 		return false
 	}
+	return c.sendFrame(b)
+}
+
+// sendFrame is send of an encoded frame.
+func (c *conn) sendFrame(b []byte) bool {
 	if c.writeNow(b) {
 		return true
 	}
@@ -572,12 +577,12 @@ func (c *conn) leave() {
 	d.mu.Lock()
 	delete(d.conns, c)
 	id := c.id
-	var pushes []push
+	var gs grants
 	if id != 0 {
-		pushes = d.regrantLocked(nil)
+		gs = d.regrantLocked(nil)
 	}
 	d.mu.Unlock()
-	d.sendGrants(pushes)
+	d.sendGrants(gs)
 	if id != 0 {
 		d.cfg.Logf("client %d left", id)
 		d.emit(Event{Kind: "leave", Client: id})
@@ -657,12 +662,12 @@ func (c *conn) hello(m *Msg) bool {
 	// The others shrink first (their grants are pushed before the welcome
 	// leaves), and the newcomer's first grant rides on its welcome: it needs
 	// no ack, it has nothing running.
-	pushes := d.regrantLocked(c)
+	gs := d.regrantLocked(c)
 	g := c.grant
 	// Its idle time counts from its grant (a plan made above took time).
 	c.active = d.cfg.Clock()
 	d.mu.Unlock()
-	d.sendGrants(pushes)
+	d.sendGrants(gs)
 	c.send(&Msg{Type: TWelcome, Re: m.ID, Client: c.id, SMs: sms, Policy: d.PolicyName(), MPS: d.mps.Active, Name: d.cfg.Version,
 		ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
 	d.cfg.Logf("client %d joined: pid %d %q device %d; grant %s%s", c.id, m.PID, m.Name, m.Device, g.Range, aloneText(g.Alone))
@@ -755,11 +760,11 @@ func (c *conn) load(m *Msg) {
 	if c.kernel != c.planKernel && (c.planKernel == "" || now.Sub(c.kernelSince) >= kernelSettle) {
 		c.planKernel, replan = c.kernel, true
 	}
-	var pushes []push
+	var gs grants
 	if replan || woke {
-		pushes = d.regrantLocked(nil)
+		gs = d.regrantLocked(nil)
 	} else if d.splitLocked(d.activeLocked()) != d.split {
-		pushes = d.regrantLocked(nil) // a process became busy enough, or no longer is
+		gs = d.regrantLocked(nil) // a process became busy enough, or no longer is
 	}
 	if d.cfg.TraceNotes {
 		busy := "?"
@@ -770,7 +775,7 @@ func (c *conn) load(m *Msg) {
 			c.id, m.Launches, launched, m.InFlight, m.NativePending, m.Held, c.kernel, busy, d.split)
 	}
 	d.mu.Unlock()
-	d.sendGrants(pushes)
+	d.sendGrants(gs)
 	d.emit(Event{Kind: "load", Client: c.id})
 }
 
@@ -814,11 +819,19 @@ type push struct {
 	g Grant
 }
 
+// grants are the changed grants of a regrant, to push, and what to log of
+// the split (nil: nothing), written after the pushes: a grant's delivery
+// waited 25-69 us for the log line (H100 host).
+type grants struct {
+	ps  []push
+	log *grantsLog
+}
+
 // regrantLocked splits the SMs among the registered clients (d.mu held)
 // and returns the grants that changed, each with a new epoch; a client
 // other than fresh (the one registering, whose grant rides on welcome)
 // owes an ack for it within the resize timeout.
-func (d *Daemon) regrantLocked(fresh *conn) []push {
+func (d *Daemon) regrantLocked(fresh *conn) (out grants) {
 	cs := make([]*conn, 0, len(d.conns))
 	for c := range d.conns {
 		if c.id != 0 {
@@ -826,7 +839,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 		}
 	}
 	if len(cs) == 0 || d.sms <= 0 {
-		return nil
+		return grants{}
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
 	now, mono := d.cfg.Clock(), monoNanos()
@@ -877,11 +890,10 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 	// Alone, or overlapping the others where no plan splits them: the
 	// whole GPU, native launches.
 	native := len(active) <= 1 || !planned && !d.equalLocked(kernels)
-	var out []push
 	changed := false
-	defer func() {
+	defer func() { // (out is the result: the log rides on it)
 		if changed && len(cs) > 1 {
-			d.logGrantsLocked(cs, active, kernels, native, planned)
+			out.log = d.grantsLogLocked(cs, len(active), kernels, native, planned)
 		}
 	}()
 	next := 0
@@ -904,7 +916,7 @@ func (d *Daemon) regrantLocked(fresh *conn) []push {
 			continue
 		}
 		c.ackEpoch, c.ackAt, c.ackMono, c.ackWrote, c.ackFrom = g.Epoch, now, mono, 0, from
-		out = append(out, push{c, g})
+		out.ps = append(out.ps, push{c, g})
 	}
 	return out
 }
@@ -921,22 +933,51 @@ func (d *Daemon) equalLocked(kernels []string) bool {
 	return false
 }
 
-// logGrantsLocked logs a changed split of two or more clients (d.mu held):
-// the kernels of the active ones, whether they were split, and every
-// grant, so a daemon log shows what each set of kernels was given.
-func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, planned bool) {
+// grantsLog is what the log says of a changed split of two or more
+// clients: the kernels of the active ones, whether they were split, and
+// every grant, so a daemon log shows what each set of kernels was given.
+// Taken under d.mu, written after the pushes.
+type grantsLog struct {
+	clients         []grantsLogClient
+	active          int
+	kernels         []string
+	native, planned bool
+}
+
+type grantsLogClient struct {
+	id           uint64
+	kernel       string
+	rng          Range
+	idle, busyOK bool
+	busy         float64
+}
+
+func (d *Daemon) grantsLogLocked(cs []*conn, active int, kernels []string, native, planned bool) *grantsLog {
+	l := &grantsLog{clients: make([]grantsLogClient, len(cs)), active: active, kernels: kernels, native: native, planned: planned}
+	for i, c := range cs {
+		lc := grantsLogClient{id: c.id, kernel: c.planKernel, rng: c.grant.Range, idle: c.idle}
+		if !c.idle {
+			lc.busy, lc.busyOK = d.busyLocked(c)
+		}
+		l.clients[i] = lc
+	}
+	return l
+}
+
+// write logs l (without d.mu: the policy has its own lock).
+func (l *grantsLog) write(d *Daemon) {
 	how := "planned split"
-	if st := d.pol.Steady(kernels); st != nil {
+	if st := d.pol.Steady(l.kernels); st != nil {
 		how = fmt.Sprintf("planned split, predicted STP %.3f", st.STP)
 	}
-	switch {
-	case len(active) <= 1:
-		how = fmt.Sprintf("%d active: whole GPU each", len(active))
-	case native && d.pol.NoSplitPays(kernels):
+	switch native, planned := l.native, l.planned; {
+	case l.active <= 1:
+		how = fmt.Sprintf("%d active: whole GPU each", l.active)
+	case native && d.pol.NoSplitPays(l.kernels):
 		how = "profiled, no split pays: overlap, whole GPU each"
 	case native:
 		how = "unplanned: overlap, whole GPU each"
-	case !planned && d.pol.Planned(kernels):
+	case !planned && d.pol.Planned(l.kernels):
 		how = "not split: a process keeps the GPU busy too little; equal shares"
 		if native {
 			how = "not split: a process keeps the GPU busy too little; overlap, whole GPU each"
@@ -945,18 +986,18 @@ func (d *Daemon) logGrantsLocked(cs, active []*conn, kernels []string, native, p
 		how = "unplanned: equal shares"
 	}
 	var b strings.Builder
-	for _, c := range cs {
-		k := c.planKernel
+	for _, c := range l.clients {
+		k := c.kernel
 		if k == "" {
 			k = "?"
 		}
 		note := ""
 		if c.idle {
 			note = " (idle)"
-		} else if busy, ok := d.busyLocked(c); ok {
-			note = fmt.Sprintf(" (busy %.2f)", busy)
+		} else if c.busyOK {
+			note = fmt.Sprintf(" (busy %.2f)", c.busy)
 		}
-		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.grant.Range, note)
+		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.rng, note)
 	}
 	d.cfg.Logf("grants (%s)%s", how, b.String())
 }
@@ -1091,7 +1132,7 @@ func (d *Daemon) watch(stop <-chan struct{}) {
 		}
 		now := d.cfg.Clock()
 		d.mu.Lock()
-		var pushes []push
+		var gs grants
 		regrant := false
 		for c := range d.conns {
 			if c.id != 0 && d.goneIdleLocked(c, now) {
@@ -1099,10 +1140,10 @@ func (d *Daemon) watch(stop <-chan struct{}) {
 			}
 		}
 		if regrant || d.splitLocked(d.activeLocked()) != d.split {
-			pushes = d.regrantLocked(nil)
+			gs = d.regrantLocked(nil)
 		}
 		d.mu.Unlock()
-		d.sendGrants(pushes)
+		d.sendGrants(gs)
 	}
 }
 
@@ -1110,21 +1151,32 @@ func (d *Daemon) watch(stop <-chan struct{}) {
 // does not set its pace.
 const splitCheck = 5 * time.Millisecond
 
-// sendGrants pushes grants (without d.mu) and arms each one's ack timer.
-func (d *Daemon) sendGrants(ps []push) {
-	for _, p := range ps {
-		g := p.g
-		c, epoch := p.c, g.Epoch
-		if c.send(&Msg{Type: TGrant, ID: g.Epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients}) {
-			wrote := monoNanos()
-			d.mu.Lock()
-			if c.ackEpoch == epoch {
-				c.ackWrote = wrote
-			}
-			d.mu.Unlock()
+// sendGrants pushes grants (without d.mu), then stamps their writes, arms
+// each one's ack timer and logs the split: every frame leaves before the
+// bookkeeping.
+func (d *Daemon) sendGrants(gs grants) {
+	wrote := make([]int64, len(gs.ps))
+	for i, p := range gs.ps {
+		if p.c.sendFrame(appendGrant(nil, p.g.Epoch, p.g)) {
+			wrote[i] = monoNanos()
 		}
+	}
+	if len(gs.ps) > 0 {
+		d.mu.Lock()
+		for i, p := range gs.ps {
+			if wrote[i] != 0 && p.c.ackEpoch == p.g.Epoch {
+				p.c.ackWrote = wrote[i]
+			}
+		}
+		d.mu.Unlock()
+	}
+	for _, p := range gs.ps {
+		c, g := p.c, p.g
 		d.emit(Event{Kind: "grant", Client: c.id, Epoch: g.Epoch, Range: g.Range})
-		time.AfterFunc(d.cfg.ResizeTimeout, func() { d.ackTimeout(c, epoch) })
+		time.AfterFunc(d.cfg.ResizeTimeout, func() { d.ackTimeout(c, g.Epoch) })
+	}
+	if gs.log != nil {
+		gs.log.write(d)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/slatec/slatec/plan"
 )
@@ -315,4 +316,36 @@ func AsProtoError(err error) (*ProtoError, bool) {
 	var pe *ProtoError
 	ok := errors.As(err, &pe)
 	return pe, ok
+}
+
+// appendGrant appends the frame of a grant push, the bytes Encode makes of
+// &Msg{Type: TGrant, ID: epoch, Range, Alone, Clients}, without reflection:
+// a grant is on its way to a client that is waiting for it, and
+// encoding/json took 10-47 us there on the H100 host (TestAppendGrant
+// holds the two equal).
+func appendGrant(b []byte, epoch uint64, g Grant) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0)
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, ProtocolVersion, 10)
+	b = append(b, `,"type":"`+TGrant+`"`...)
+	if epoch != 0 {
+		b = append(b, `,"id":`...)
+		b = strconv.AppendUint(b, epoch, 10)
+	}
+	b = append(b, `,"device":0,"range":{"lo":`...)
+	b = strconv.AppendInt(b, int64(g.Range.Lo), 10)
+	b = append(b, `,"hi":`...)
+	b = strconv.AppendInt(b, int64(g.Range.Hi), 10)
+	b = append(b, '}')
+	if g.Alone {
+		b = append(b, `,"alone":true`...)
+	}
+	if g.Clients != 0 {
+		b = append(b, `,"clients":`...)
+		b = strconv.AppendInt(b, int64(g.Clients), 10)
+	}
+	b = append(b, '}')
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b
 }

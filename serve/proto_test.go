@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func frame(body string) []byte {
@@ -189,5 +192,34 @@ func TestDefaultSocket(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	if got := DefaultSocket(); !strings.HasPrefix(got, "/tmp/slatec-") || !strings.HasSuffix(got, "/serve.sock") {
 		t.Fatal(got)
+	}
+}
+
+// The grant frame written without reflection is the frame Encode makes,
+// byte for byte, and decodes to the same grant.
+func TestAppendGrant(t *testing.T) {
+	for _, tc := range []struct {
+		epoch uint64
+		g     Grant
+	}{
+		{1, Grant{Range: Range{0, 131}, Alone: true, Clients: 1}},
+		{42, Grant{Range: Range{27, 131}, Clients: 2}},
+		{1 << 40, Grant{Range: Range{0, 0}, Clients: 3}},
+		{7, Grant{Range: Range{5, 9}}},
+		{0, Grant{Range: Range{0, 65}, Clients: 2}},
+		{^uint64(0), Grant{Range: Range{-1, 1 << 20}, Alone: true, Clients: 1 << 30}},
+	} {
+		g := tc.g
+		want, err := Encode(&Msg{Type: TGrant, ID: tc.epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
+		require.NoError(t, err)
+		got := appendGrant([]byte("x"), tc.epoch, g)
+		assert.Equal(t, "x", string(got[:1]), "appends")
+		assert.Equal(t, string(want), string(got[1:]), "epoch %d grant %+v", tc.epoch, g)
+		m, err := Decode(got[5:])
+		require.NoError(t, err)
+		assert.Equal(t, tc.epoch, m.ID)
+		assert.Equal(t, g.Range, *m.Range)
+		assert.Equal(t, g.Alone, m.Alone)
+		assert.Equal(t, g.Clients, m.Clients)
 	}
 }
