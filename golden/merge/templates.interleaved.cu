@@ -887,11 +887,10 @@ inline long detach_after_ms()
 // spin_wait says whether a served launch's thread polls without sleeping
 // for the whole launch ($SLATE_SERVE_SPIN=1), as CUDA's spin-wait
 // synchronisation does, instead of sleeping on the condition variable
-// between looks: a grant change is then seen within a poll, not after a
-// wake-up (2-174 us on the H100 host). It costs a core for the launch's
-// time and saved ~9 us a move there (bench/RESULTS.md, twenty-first
-// session; a listener spinning on the socket too delivered grants no
-// sooner): off by default.
+// between looks, and the listener polls the socket the same way while a
+// served launch runs beside another process: a grant change is then seen
+// within a poll, not after two wake-ups (each tens of us on the H100 host,
+// a virtual machine). It costs up to two cores for the launch's time.
 inline bool spin_wait()
 {
     static const bool on = [] {
@@ -1325,7 +1324,7 @@ public:
             L.lo = g.lo;
             L.hi = g.hi;
             launches_.push_back(&L);
-            ++inflight_;
+            serving_.store(++inflight_, std::memory_order_relaxed);
             launches_total_.fetch_add(1, std::memory_order_relaxed);
             kernel_ = s.kernel;
             cls_ = s.cls && *s.cls ? s.cls : "";
@@ -1750,7 +1749,7 @@ private:
         for (size_t i = 0; i < launches_.size(); ++i)
             if (launches_[i] == L) {
                 launches_.erase(launches_.begin() + (long)i);
-                --inflight_;
+                serving_.store(--inflight_, std::memory_order_relaxed);
                 dirty_.store(true, std::memory_order_relaxed);
                 return;
             }
@@ -2027,15 +2026,31 @@ private:
         // been quiet for 100 ms: the daemon gives an idle process's share to
         // the others after a few missed notes (serve.Config.IdleAfter), so
         // a launching one must not go 20 ms without one.
+        //
+        // With spin_wait(), while a served launch runs beside another
+        // process it polls without sleeping: a grant is read within a poll
+        // of its write, not after a wake-up (~25 us on the H100 host, a
+        // virtual machine), and the notes keep their 2 ms pace.
         clock_type::time_point last_busy = clock_type::now();
+        clock_type::time_point next_note = last_busy;
         while (welcomed) {
             pollfd pf = {fd_, POLLIN, 0};
             const bool busy = dirty_.load(std::memory_order_relaxed) ||
                               clock_type::now() - last_busy < std::chrono::milliseconds(100);
-            const int r = poll(&pf, 1, busy ? 2 : 20);
+            int r;
+            if (spin_wait() && serving_.load(std::memory_order_relaxed) > 0 && sharing_.load(std::memory_order_relaxed)) {
+                r = poll(&pf, 1, 0);
+                if (r == 0 && clock_type::now() < next_note) {
+                    std::this_thread::yield();
+                    continue;
+                }
+            } else {
+                r = poll(&pf, 1, busy ? 2 : 20);
+            }
             if (r < 0 && errno != EINTR)
                 break;
             if (r <= 0) {
+                next_note = clock_type::now() + std::chrono::milliseconds(2);
                 // Native launches followed while sharing: still running? (A
                 // mark made after the exchange is seen next time.)
                 bool pending = false;
@@ -2178,6 +2193,7 @@ private:
     // guarded by mu_
     std::vector<launch_rec*> launches_;
     int inflight_;
+    std::atomic<int> serving_{0}; // inflight_, read without mu_ (the listener's spin)
     std::string kernel_, cls_;
     std::atomic<const char*> native_kernel_{nullptr}; // the last native launch's name (take_native)
     struct timing {
@@ -5601,7 +5617,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 5605 "golden/merge/templates.interleaved.cu"
+#line 5621 "golden/merge/templates.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (interleaved mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu
