@@ -428,20 +428,21 @@ func (c *conn) closeAfterFlush() {
 // to be scheduled: a grant's delivery to a client took 93-269 us on the
 // H100 host), else queues it; a client that does not read (256 frames
 // behind) is disconnected. Safe from any goroutine, with or without d.mu.
-// True: written (or dropped) at once.
-func (c *conn) send(m *Msg) bool {
+func (c *conn) send(m *Msg) {
 	b, err := Encode(m)
 	if err != nil {
 		c.d.cfg.Logf("encoding %s: %v", m.Type, err)
-		return false
+		return
 	}
-	return c.sendFrame(b)
+	c.sendFrame(b)
 }
 
-// sendFrame is send of an encoded frame.
-func (c *conn) sendFrame(b []byte) bool {
-	if c.writeNow(b) {
-		return true
+// sendFrame is send of an encoded frame; it returns when a direct write
+// began (CLOCK_MONOTONIC ns: the frame was in the kernel's hands from
+// then), 0 when the frame was queued or dropped.
+func (c *conn) sendFrame(b []byte) int64 {
+	if at, ok := c.writeNow(b); ok {
+		return at
 	}
 	c.queued.Add(1)
 	select {
@@ -453,7 +454,7 @@ func (c *conn) sendFrame(b []byte) bool {
 		c.d.cfg.Logf("client %d is not reading its messages; disconnecting it", c.id)
 		c.close()
 	}
-	return false
+	return 0
 }
 
 // directWriteWait bounds a direct write: a socket that does not take a
@@ -462,30 +463,32 @@ func (c *conn) sendFrame(b []byte) bool {
 const directWriteWait = time.Millisecond
 
 // writeNow writes b directly when the writer has nothing queued or in
-// hand; false: queue it.
-func (c *conn) writeNow(b []byte) bool {
+// hand, and says when the write began (0: dropped, the connection closed);
+// false: queue it.
+func (c *conn) writeNow(b []byte) (int64, bool) {
 	if !c.wmu.TryLock() {
-		return false
+		return 0, false
 	}
 	defer c.wmu.Unlock()
 	if c.queued.Load() != 0 {
-		return false
+		return 0, false
 	}
 	select {
 	case <-c.closed:
-		return true // dropped, as a queued frame would be
+		return 0, true // dropped, as a queued frame would be
 	default:
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(directWriteWait))
+	at := monoNanos()
 	n, err := c.nc.Write(b)
 	switch {
 	case err == nil:
-		return true
+		return at, true
 	case n == 0 && errors.Is(err, os.ErrDeadlineExceeded):
-		return false
+		return 0, false
 	default:
 		c.close()
-		return true
+		return 0, true
 	}
 }
 
@@ -1157,9 +1160,7 @@ const splitCheck = 5 * time.Millisecond
 func (d *Daemon) sendGrants(gs grants) {
 	wrote := make([]int64, len(gs.ps))
 	for i, p := range gs.ps {
-		if p.c.sendFrame(appendGrant(nil, p.g.Epoch, p.g)) {
-			wrote[i] = monoNanos()
-		}
+		wrote[i] = p.c.sendFrame(appendGrant(nil, p.g.Epoch, p.g))
 	}
 	if len(gs.ps) > 0 {
 		d.mu.Lock()

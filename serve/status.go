@@ -79,7 +79,7 @@ type ResizeRecord struct {
 	NativeUs  uint64    `json:"native_us,omitempty"`
 	TaskUs    uint64    `json:"task_us,omitempty"`
 	DeliverUs float64   `json:"deliver_us,omitempty"`
-	// WrittenUs: the push to its frame's write (0: queued); WokeUs: the
+	// WrittenUs: the push to its frame's write (its start; 0: queued); WokeUs: the
 	// push to the client's listener waking with it (its ack's woke_ns).
 	WrittenUs float64 `json:"written_us,omitempty"`
 	WokeUs    float64 `json:"woke_us,omitempty"`

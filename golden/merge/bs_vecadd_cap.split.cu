@@ -900,6 +900,18 @@ inline bool spin_wait()
     return on;
 }
 
+// listener_signals says whether the listener tells a moved launch's
+// workers to retreat itself ($SLATE_SERVE_SIGNAL=1) instead of leaving it
+// to the launch's thread.
+inline bool listener_signals()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("SLATE_SERVE_SIGNAL");
+        return v && std::strcmp(v, "1") == 0;
+    }();
+    return on;
+}
+
 // queue_budget_us bounds the served launches queued without waiting
 // ($SLATE_SERVE_QUEUE_US, default 4000; 0: every served launch is
 // synchronous): a launch is queued when its expected time on the range is at
@@ -1357,128 +1369,135 @@ public:
         bool detached = false, finished = false, moved_any = false, pinned = false;
         std::unique_lock<std::mutex> l(mu_, std::defer_lock);
         for (;;) {
-            l.lock();
-            const grant now = placed();
-            // Signalled by the listener: the workers were told to retreat,
-            // so the launch retreats whatever the grant is now (a later one
-            // may give its range back, or the daemon be lost since).
-            const bool signalled = L.signalled;
-            if ((now.epoch != L.epoch && !lost_) || (signalled && !lost_)) {
-                L.running = false;
-                L.signalled = false;
-                const clock_type::time_point at = grant_at_; // (for the log)
-                l.unlock();
-                // The grant changed: move to its range (the retreat word on
-                // the high-priority stream, the drain, the relaunch on the
-                // program's stream: this launch is the stream's last work).
-                bool moved = false, relaunch = false, counted = false; // counted: the move's ack went
-                double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
-                const clock_type::time_point seen = clock_type::now();
-                clock_type::time_point drained = seen, acked = seen;
-                unsigned int from_lo = lo, from_hi = hi;
-                if (!(now.lo == lo && now.hi == hi) || signalled) {
-                    if (ops.query() && ops.complete()) {
-                        finished = true; // already done: nothing to move
-                    } else if (pinned) {
-                        moved = true; // it cannot move: it counts as moved (the others overlap it)
-                    } else if (!ops.drain(retreat_wait_ms(began))) {
-                        pinned = true; // its workers did not drain: it stays, never moved again
-                        moved = true;
-                        log_pinned(s.kernel);
-                    } else {
-                        // The workers have left the old range: it is free,
-                        // so the ack goes now, before the progress is read
-                        // back and the launch relaunched (neither of which
-                        // the daemon waits for).
-                        drained = clock_type::now();
-                        retreated_task_us = ops.task_us(); // the task it waited for
-                        std::string early;
-                        l.lock();
-                        L.epoch = now.epoch;
-                        moved_any = true;
-                        ++moved_;
-                        if (retreated_task_us > moved_task_us_)
-                            moved_task_us_ = retreated_task_us;
-                        early = ack_locked();
-                        l.unlock();
-                        if (!early.empty())
-                            send(early);
-                        acked = clock_type::now();
-                        counted = true;
-                        if (ops.settle() == launch_ops::retreat_done) {
-                            finished = true; // every block handed out
+            // Spinning, the lock is taken only when the grant changed or
+            // the daemon was lost (nothing else this look acts on is set
+            // by the listener without the listener's signal): a launcher
+            // that took mu_ at every look kept the listener from the grant
+            // it had just read.
+            if (!(spin_wait() && !listener_signals() && current().epoch == L.epoch && !lost_.load(std::memory_order_acquire))) {
+                l.lock();
+                const grant now = placed();
+                // Signalled by the listener: the workers were told to retreat,
+                // so the launch retreats whatever the grant is now (a later one
+                // may give its range back, or the daemon be lost since).
+                const bool signalled = L.signalled;
+                if ((now.epoch != L.epoch && !lost_) || (signalled && !lost_)) {
+                    L.running = false;
+                    L.signalled = false;
+                    const clock_type::time_point at = grant_at_; // (for the log)
+                    l.unlock();
+                    // The grant changed: move to its range (the retreat word on
+                    // the high-priority stream, the drain, the relaunch on the
+                    // program's stream: this launch is the stream's last work).
+                    bool moved = false, relaunch = false, counted = false; // counted: the move's ack went
+                    double retreated_task_us = 0.0; // a retreat that drained: one task of the launch
+                    const clock_type::time_point seen = clock_type::now();
+                    clock_type::time_point drained = seen, acked = seen;
+                    unsigned int from_lo = lo, from_hi = hi;
+                    if (!(now.lo == lo && now.hi == hi) || signalled) {
+                        if (ops.query() && ops.complete()) {
+                            finished = true; // already done: nothing to move
+                        } else if (pinned) {
+                            moved = true; // it cannot move: it counts as moved (the others overlap it)
+                        } else if (!ops.drain(retreat_wait_ms(began))) {
+                            pinned = true; // its workers did not drain: it stays, never moved again
+                            moved = true;
+                            log_pinned(s.kernel);
                         } else {
-                            lo = now.lo;
-                            hi = now.hi;
-                            full = lo == 0 && hi + 1 >= (unsigned int)sms_;
-                            starts = 0;
-                            relaunch = true;
+                            // The workers have left the old range: it is free,
+                            // so the ack goes now, before the progress is read
+                            // back and the launch relaunched (neither of which
+                            // the daemon waits for).
+                            drained = clock_type::now();
+                            retreated_task_us = ops.task_us(); // the task it waited for
+                            std::string early;
+                            l.lock();
+                            L.epoch = now.epoch;
+                            moved_any = true;
+                            ++moved_;
+                            if (retreated_task_us > moved_task_us_)
+                                moved_task_us_ = retreated_task_us;
+                            early = ack_locked();
+                            l.unlock();
+                            if (!early.empty())
+                                send(early);
+                            acked = clock_type::now();
+                            counted = true;
+                            if (ops.settle() == launch_ops::retreat_done) {
+                                finished = true; // every block handed out
+                            } else {
+                                lo = now.lo;
+                                hi = now.hi;
+                                full = lo == 0 && hi + 1 >= (unsigned int)sms_;
+                                starts = 0;
+                                relaunch = true;
+                            }
                         }
                     }
-                }
-                std::string ack;
-                l.lock();
-                L.epoch = now.epoch;
-                moved_any = moved_any || moved;
-                if (moved && !counted)
-                    ++moved_;
-                if (!counted && retreated_task_us > moved_task_us_)
-                    moved_task_us_ = retreated_task_us;
-                if (finished)
-                    unregister_locked(&L);
-                ack = ack_locked(); // (a drained move's went already)
-                L.running = !finished && !pinned && !relaunch;
-                l.unlock();
-                if (!ack.empty())
-                    send(ack);
-                if (finished)
-                    break;
-                if (relaunch) {
-                    const clock_type::time_point settled = clock_type::now();
-                    const clock_type::time_point moved_start = started;
-                    started = settled;
-                    ops.start(lo, hi);
+                    std::string ack;
                     l.lock();
-                    L.lo = lo;
-                    L.hi = hi;
-                    L.running = true;
+                    L.epoch = now.epoch;
+                    moved_any = moved_any || moved;
+                    if (moved && !counted)
+                        ++moved_;
+                    if (!counted && retreated_task_us > moved_task_us_)
+                        moved_task_us_ = retreated_task_us;
+                    if (finished)
+                        unregister_locked(&L);
+                    ack = ack_locked(); // (a drained move's went already)
+                    L.running = !finished && !pinned && !relaunch;
                     l.unlock();
-                    // Where a move's time goes (gpu-serve prints it).
-                    if (std::getenv("SLATE_LOG"))
-                        std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u] %lld us into its start: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
-                                     s.kernel, from_lo, from_hi, lo, hi, micros(at - moved_start),
-                                     micros(seen - at), micros(drained - seen), retreated_task_us,
-                                     signalled ? ", signalled by the listener" : "", micros(acked - drained), micros(settled - acked),
-                                     micros(clock_type::now() - settled));
+                    if (!ack.empty())
+                        send(ack);
+                    if (finished)
+                        break;
+                    if (relaunch) {
+                        const clock_type::time_point settled = clock_type::now();
+                        const clock_type::time_point moved_start = started;
+                        started = settled;
+                        ops.start(lo, hi);
+                        l.lock();
+                        L.lo = lo;
+                        L.hi = hi;
+                        L.running = true;
+                        l.unlock();
+                        // Where a move's time goes (gpu-serve prints it).
+                        if (std::getenv("SLATE_LOG"))
+                            std::fprintf(stderr, "slate: serve: %s moved [%u,%u] -> [%u,%u] %lld us into its start: seen %lld us after the grant, drained in %lld us (task %.0f us%s), acked in %lld us, settled in %lld us, relaunched in %lld us\n",
+                                         s.kernel, from_lo, from_hi, lo, hi, micros(at - moved_start),
+                                         micros(seen - at), micros(drained - seen), retreated_task_us,
+                                         signalled ? ", signalled by the listener" : "", micros(acked - drained), micros(settled - acked),
+                                         micros(clock_type::now() - settled));
+                    }
+                    quantum_us = 5;
+                    continue;
                 }
-                quantum_us = 5;
-                continue;
-            }
-            if (lost_ && (!full || signalled)) {
-                // The daemon is gone: take the whole GPU, acknowledging
-                // nothing (a launch signalled before the loss, on all SMs
-                // already, drains and starts again there).
-                L.running = false;
-                L.signalled = false;
+                if (lost_ && (!full || signalled)) {
+                    // The daemon is gone: take the whole GPU, acknowledging
+                    // nothing (a launch signalled before the loss, on all SMs
+                    // already, drains and starts again there).
+                    L.running = false;
+                    L.signalled = false;
+                    l.unlock();
+                    full = true;
+                    if (pinned)
+                        continue;
+                    const launch_ops::retreat_result r = ops.retreat(retreat_wait_ms(began));
+                    if (r == launch_ops::retreat_done)
+                        break;
+                    if (r == launch_ops::retreat_stuck) {
+                        pinned = true;
+                        log_pinned(s.kernel);
+                        continue;
+                    }
+                    lo = 0;
+                    hi = (unsigned int)sms_ - 1u;
+                    started = clock_type::now();
+                    ops.start(lo, hi);
+                    continue;
+                }
                 l.unlock();
-                full = true;
-                if (pinned)
-                    continue;
-                const launch_ops::retreat_result r = ops.retreat(retreat_wait_ms(began));
-                if (r == launch_ops::retreat_done)
-                    break;
-                if (r == launch_ops::retreat_stuck) {
-                    pinned = true;
-                    log_pinned(s.kernel);
-                    continue;
-                }
-                lo = 0;
-                hi = (unsigned int)sms_ - 1u;
-                started = clock_type::now();
-                ops.start(lo, hi);
-                continue;
             }
-            l.unlock();
             if (ops.query()) {
                 if (ops.complete())
                     break;
@@ -2139,11 +2158,7 @@ private:
     // delayed the wake-up by about what it saved from the drain.
     void signal_moved_locked()
     {
-        static const bool on = [] {
-            const char* v = std::getenv("SLATE_SERVE_SIGNAL");
-            return v && std::strcmp(v, "1") == 0;
-        }();
-        if (!on)
+        if (!listener_signals())
             return;
         const grant g = placed();
         for (size_t i = 0; i < launches_.size(); ++i) {
@@ -5659,7 +5674,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 5663 "golden/merge/bs_vecadd_cap.split.cu"
+#line 5678 "golden/merge/bs_vecadd_cap.split.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (split mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs
