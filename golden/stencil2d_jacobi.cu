@@ -429,6 +429,7 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <fcntl.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -883,20 +884,42 @@ inline long detach_after_ms()
     return ms;
 }
 
-// spin_wait says whether a served launch's thread polls without sleeping
-// for the whole launch ($SLATE_SERVE_SPIN=1), as CUDA's spin-wait
-// synchronisation does, instead of sleeping on the condition variable
-// between looks, and the listener polls the socket the same way while a
-// served launch runs beside another process: a grant change is then seen
-// within a poll, not after two wake-ups (each tens of us on the H100 host,
-// a virtual machine). It costs up to two cores for the launch's time.
-inline bool spin_wait()
+// spin_setting is $SLATE_SERVE_SPIN: 1 always spin (client::spinning), 0
+// never, -1 (unset or anything else) auto.
+inline int spin_setting()
 {
-    static const bool on = [] {
-        const char* v = std::getenv("SLATE_SERVE_SPIN");
-        return v && std::strcmp(v, "1") == 0;
+    static const int v = [] {
+        const char* e = std::getenv("SLATE_SERVE_SPIN");
+        if (e && std::strcmp(e, "1") == 0)
+            return 1;
+        if (e && std::strcmp(e, "0") == 0)
+            return 0;
+        return -1;
     }();
-    return on;
+    return v;
+}
+
+// usable_cores is how many CPUs this process may run on (its affinity
+// mask: a container's or taskset's limit), else the machine's.
+inline unsigned int usable_cores()
+{
+    static const unsigned int n = [] {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+            return (unsigned int)CPU_COUNT(&set);
+        return std::thread::hardware_concurrency();
+    }();
+    return n;
+}
+
+// spin_pays is the auto rule, CUDA's own for its spin-wait
+// synchronisation in kind (it spins while the host has more cores than
+// contexts): spin while the processes sharing the GPU, two spinning
+// threads each, leave half of the cores free.
+inline bool spin_pays(int clients, unsigned int cores)
+{
+    return clients > 1 && cores > 0 && 4u * (unsigned int)clients <= cores;
 }
 
 // listener_signals says whether the listener tells a moved launch's
@@ -1190,6 +1213,20 @@ public:
     // current is the grant now (the whole GPU, alone, once the daemon is
     // lost), as the daemon gave it: acks report it.
     grant current() const { return grant::unpack(grant_.load(std::memory_order_acquire)); }
+    // spinning says whether a served launch's thread polls without sleeping
+    // for the whole launch, as CUDA's spin-wait synchronisation does,
+    // instead of sleeping on the condition variable between looks, and the
+    // listener polls the socket the same way while a served launch runs
+    // beside another process: a grant change is then seen within a poll,
+    // not after two wake-ups (each tens of us on the H100 host, a virtual
+    // machine: the drained range came 89-147 us past a task without, 52-98
+    // with, bench/RESULTS.md). It costs up to two cores while a launch
+    // runs: $SLATE_SERVE_SPIN=1 always, 0 never, else spin_pays.
+    bool spinning() const
+    {
+        const int s = spin_setting();
+        return s >= 0 ? s == 1 : spin_pays(clients_.load(std::memory_order_relaxed), usable_cores());
+    }
     // placed is the range launches bind their workers to now: the grant,
     // or under MPS its count from 0 (range_mode).
     grant placed() const
@@ -1373,7 +1410,7 @@ public:
             // by the listener without the listener's signal): a launcher
             // that took mu_ at every look kept the listener from the grant
             // it had just read.
-            if (!(spin_wait() && !listener_signals() && current().epoch == L.epoch && !lost_.load(std::memory_order_acquire))) {
+            if (!(spinning() && !listener_signals() && current().epoch == L.epoch && !lost_.load(std::memory_order_acquire))) {
                 l.lock();
                 const grant now = placed();
                 // Signalled by the listener: the workers were told to retreat,
@@ -1546,7 +1583,7 @@ public:
             // process's kernels) or the kernel runs faster now (a
             // co-runner left), a launch is still seen by E/2, and within
             // 2 ms (the longest sleep), and E follows it.
-            if (spin_wait()) {
+            if (spinning()) {
                 std::this_thread::yield();
                 continue;
             }
@@ -1896,6 +1933,14 @@ private:
             return false; // alone means the whole GPU
         grant_.store(g.pack(), std::memory_order_release);
         sharing_.store(m.clients > 1, std::memory_order_relaxed);
+        clients_.store(m.clients, std::memory_order_relaxed);
+        if (spin_setting() < 0 && !quiet_ && std::getenv("SLATE_LOG")) {
+            const bool spin = spin_pays(m.clients, usable_cores());
+            if (spin != spin_logged_) {
+                std::fprintf(stderr, "slate: serve: spin-wait %s (auto: %d processes, %u cores)\n", spin ? "on" : "off", (int)m.clients, usable_cores());
+                spin_logged_ = spin;
+            }
+        }
         g_epoch_ = m.id;
         grant_at_ = clock_type::now();
         // CLOCK_MONOTONIC, the daemon's clock for the push on this host: the
@@ -2045,7 +2090,7 @@ private:
         // the others after a few missed notes (serve.Config.IdleAfter), so
         // a launching one must not go 20 ms without one.
         //
-        // With spin_wait(), while a served launch runs beside another
+        // Spinning (client::spinning), while a served launch runs beside another
         // process it polls without sleeping: a grant is read within a poll
         // of its write, not after a wake-up (~25 us on the H100 host, a
         // virtual machine), and the notes keep their 2 ms pace.
@@ -2056,7 +2101,7 @@ private:
             const bool busy = dirty_.load(std::memory_order_relaxed) ||
                               clock_type::now() - last_busy < std::chrono::milliseconds(100);
             int r;
-            if (spin_wait() && serving_.load(std::memory_order_relaxed) > 0 && sharing_.load(std::memory_order_relaxed)) {
+            if (serving_.load(std::memory_order_relaxed) > 0 && sharing_.load(std::memory_order_relaxed) && spinning()) {
                 r = poll(&pf, 1, 0);
                 if (r == 0 && clock_type::now() < next_note) {
                     std::this_thread::yield();
@@ -2239,6 +2284,8 @@ private:
     // held_: a native launch waited for older ones (native_budget_us) since
     // the listener last looked.
     std::atomic<bool> sharing_{false}, marked_{false}, held_{false};
+    std::atomic<int> clients_{0}; // the processes the last grant named
+    bool spin_logged_ = false;    // the auto spin decision last logged (mu_)
     bool (*native_mark_)(void*, bool);
     bool (*native_pending_fn_)();
     bool native_pending_sent_, held_sent_; // what the last load note said (mu_)

@@ -475,6 +475,14 @@ func TestServeClientAgainstDaemon(t *testing.T) {
 	if !r.connected || r.served < 2 {
 		t.Fatalf("connected=%v served=%d, want the first launches served:\n%s", r.connected, r.served, r.out)
 	}
+	// SLATE_SERVE_SPIN unset: the client spins while two processes share
+	// the GPU when they leave half of this host's cores free (the log
+	// says so when it turns on; off is where it starts).
+	spins := 4*2 <= runtime.NumCPU()
+	said := strings.Contains(r.out, "spin-wait on (auto: 2 processes, "+strconv.Itoa(runtime.NumCPU())+" cores)")
+	if spins != said || strings.Contains(r.out, "spin-wait") != spins {
+		t.Errorf("with %d cores the client should spin: %v; its log:\n%s", runtime.NumCPU(), spins, r.out)
+	}
 	grown := 0
 	for _, l := range r.launches {
 		if l.served && strings.Join(l.ranges, ",") == "0:49,0:99" {
