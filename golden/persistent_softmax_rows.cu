@@ -2090,18 +2090,24 @@ private:
         // the others after a few missed notes (serve.Config.IdleAfter), so
         // a launching one must not go 20 ms without one.
         //
-        // Spinning (client::spinning), while a served launch runs beside another
-        // process it polls without sleeping: a grant is read within a poll
-        // of its write, not after a wake-up (~25 us on the H100 host, a
-        // virtual machine), and the notes keep their 2 ms pace.
+        // Spinning (client::spinning), while served launches run beside
+        // another process it polls without sleeping: a grant is read within
+        // a poll of its write, not after a wake-up (~25 us on the H100 host,
+        // a virtual machine), and the notes keep their 2 ms pace. It goes
+        // on for spin_linger after the last served launch it saw: a poll
+        // begun between two launches slept through most of the next (a
+        // 2 ms timeout), and most moves then found it asleep (12 of 19).
+        const std::chrono::milliseconds spin_linger(5); // (a program's next launch follows within it)
         clock_type::time_point last_busy = clock_type::now();
-        clock_type::time_point next_note = last_busy;
+        clock_type::time_point next_note = last_busy, last_serving;
         while (welcomed) {
             pollfd pf = {fd_, POLLIN, 0};
-            const bool busy = dirty_.load(std::memory_order_relaxed) ||
-                              clock_type::now() - last_busy < std::chrono::milliseconds(100);
+            const clock_type::time_point t = clock_type::now();
+            const bool busy = dirty_.load(std::memory_order_relaxed) || t - last_busy < std::chrono::milliseconds(100);
+            if (serving_.load(std::memory_order_relaxed) > 0)
+                last_serving = t;
             int r;
-            if (serving_.load(std::memory_order_relaxed) > 0 && sharing_.load(std::memory_order_relaxed) && spinning()) {
+            if (t - last_serving < spin_linger && sharing_.load(std::memory_order_relaxed) && spinning()) {
                 r = poll(&pf, 1, 0);
                 if (r == 0 && clock_type::now() < next_note) {
                     std::this_thread::yield();
