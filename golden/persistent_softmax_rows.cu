@@ -1219,9 +1219,10 @@ public:
     // listener polls the socket the same way while a served launch runs
     // beside another process: a grant change is then seen within a poll,
     // not after two wake-ups (each tens of us on the H100 host, a virtual
-    // machine: the drained range came 89-147 us past a task without, 52-98
-    // with, bench/RESULTS.md). It costs up to two cores while a launch
-    // runs: $SLATE_SERVE_SPIN=1 always, 0 never, else spin_pays.
+    // machine: a move's drained range came a median of ~112 us past its
+    // task without, ~83 with, bench/RESULTS.md). It costs a core per
+    // thread with a served launch running and one for the listener:
+    // $SLATE_SERVE_SPIN=1 always, 0 never, else spin_pays.
     bool spinning() const
     {
         const int s = spin_setting();
