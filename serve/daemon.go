@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,7 +159,7 @@ type conn struct {
 	ackEpoch  uint64    // the grant awaiting its ack, 0: none
 	ackAt     time.Time // when that grant was pushed
 	ackMono   int64     // the same in CLOCK_MONOTONIC ns (monoNanos; 0 unknown)
-	ackWrote  int64     // when its frame was written to the socket (0: queued, or not yet)
+	ackWrote  int64     // when its frame's write on the socket began (0: queued, or not yet)
 	ackFrom   Range     // the range before it
 	late      uint64    // a grant whose ack timed out (a late ack clears stuck)
 	lateAt    time.Time
@@ -945,24 +946,21 @@ type grantsLog struct {
 	active          int
 	kernels         []string
 	native, planned bool
+	at              time.Time
 }
 
 type grantsLogClient struct {
-	id           uint64
-	kernel       string
-	rng          Range
-	idle, busyOK bool
-	busy         float64
+	id         uint64
+	kernel     string
+	rng        Range
+	idle, hold bool
+	meter      busyMeter // read after the pushes (busyLocked's reading)
 }
 
 func (d *Daemon) grantsLogLocked(cs []*conn, active int, kernels []string, native, planned bool) *grantsLog {
-	l := &grantsLog{clients: make([]grantsLogClient, len(cs)), active: active, kernels: kernels, native: native, planned: planned}
+	l := &grantsLog{clients: make([]grantsLogClient, len(cs)), active: active, kernels: kernels, native: native, planned: planned, at: d.cfg.Clock()}
 	for i, c := range cs {
-		lc := grantsLogClient{id: c.id, kernel: c.planKernel, rng: c.grant.Range, idle: c.idle}
-		if !c.idle {
-			lc.busy, lc.busyOK = d.busyLocked(c)
-		}
-		l.clients[i] = lc
+		l.clients[i] = grantsLogClient{id: c.id, kernel: c.planKernel, rng: c.grant.Range, idle: c.idle, hold: c.inflight > 0 || c.held, meter: c.meter}
 	}
 	return l
 }
@@ -997,8 +995,14 @@ func (l *grantsLog) write(d *Daemon) {
 		note := ""
 		if c.idle {
 			note = " (idle)"
-		} else if c.busyOK {
-			note = fmt.Sprintf(" (busy %.2f)", c.busy)
+		} else if _, ok := d.pol.LaunchMs(c.kernel, d.sms); ok {
+			m := c.meter // as busyLocked reads it
+			if c.hold {
+				m.hold(l.at)
+			}
+			if busy, ok := m.value(l.at); ok {
+				note = fmt.Sprintf(" (busy %.2f)", busy)
+			}
 		}
 		fmt.Fprintf(&b, "; client %d %s %s%s", c.id, k, c.rng, note)
 	}
@@ -1086,15 +1090,21 @@ func (d *Daemon) splitLocked(active []*conn) bool {
 }
 
 // splitSetKey names a set of active clients with their plan kernels
-// (in any order).
+// (in any order). (Without fmt: it is on the way of every grant.)
 func splitSetKey(active []*conn) string {
-	cs := slices.Clone(active)
-	slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
-	var b strings.Builder
-	for _, c := range cs {
-		fmt.Fprintf(&b, "%d:%s;", c.id, c.planKernel)
+	cs := active
+	if !slices.IsSortedFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) }) {
+		cs = slices.Clone(active)
+		slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 	}
-	return b.String()
+	b := make([]byte, 0, 64)
+	for _, c := range cs {
+		b = strconv.AppendUint(b, c.id, 10)
+		b = append(b, ':')
+		b = append(b, c.planKernel...)
+		b = append(b, ';')
+	}
+	return string(b)
 }
 
 // goneIdleLocked reports whether client c, not idle yet, has gone
