@@ -1881,9 +1881,20 @@ private:
     }
 
     // read_full reads n bytes; with a deadline (the handshake) it polls.
+    // The socket is read in chunks into rbuf_: a grant's header and body
+    // come in one recv, not two (each a system call on the way of a move),
+    // and frames read ahead wait there (buffered() says so to the poll).
     bool read_full(char* p, size_t n, const clock_type::time_point* deadline)
     {
         while (n > 0) {
+            if (rpos_ < rlen_) {
+                const size_t k = std::min(n, rlen_ - rpos_);
+                std::memcpy(p, rbuf_ + rpos_, k);
+                rpos_ += k;
+                p += k;
+                n -= k;
+                continue;
+            }
             if (deadline) {
                 const long long ms =
                     std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock_type::now()).count();
@@ -1894,16 +1905,19 @@ private:
                 if (r <= 0)
                     return false;
             }
-            const ssize_t k = ::recv(fd_, p, n, 0);
+            const ssize_t k = ::recv(fd_, rbuf_, sizeof(rbuf_), 0);
             if (k < 0 && (errno == EINTR || (deadline && (errno == EAGAIN || errno == EWOULDBLOCK))))
                 continue;
             if (k <= 0)
                 return false;
-            p += k;
-            n -= (size_t)k;
+            rpos_ = 0;
+            rlen_ = (size_t)k;
         }
         return true;
     }
+
+    // buffered says whether bytes read ahead wait in rbuf_ (listener only).
+    bool buffered() const { return rpos_ < rlen_; }
 
     // read_msg reads and decodes one frame (1..65536 bytes).
     bool read_msg(std::string* buf, msg* m, const clock_type::time_point* deadline)
@@ -2108,7 +2122,9 @@ private:
             if (serving_.load(std::memory_order_relaxed) > 0)
                 last_serving = t;
             int r;
-            if (t - last_serving < spin_linger && sharing_.load(std::memory_order_relaxed) && spinning()) {
+            if (buffered()) {
+                r = 1; // a frame read ahead
+            } else if (t - last_serving < spin_linger && sharing_.load(std::memory_order_relaxed) && spinning()) {
                 r = poll(&pf, 1, 0);
                 if (r == 0 && clock_type::now() < next_note) {
                     std::this_thread::yield();
@@ -2240,6 +2256,8 @@ private:
     }
 
     int fd_;
+    char rbuf_[4096];              // read ahead from fd_ (the listener's, and the handshake's before it)
+    size_t rpos_ = 0, rlen_ = 0;   // rbuf_[rpos_, rlen_) not yet taken
     std::mutex wmu_; // one frame at a time; guards closed_
     bool closed_;
     std::mutex mu_;

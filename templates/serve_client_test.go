@@ -1692,6 +1692,38 @@ func TestServeClientHostileDaemon(t *testing.T) {
 				}
 				wait(c)
 			}},
+		{name: "welcome and a grant in one write", connected: true, served: -1,
+			script: func(t *testing.T, c net.Conn, read func() *serve.Msg) {
+				// The client reads ahead: the grant behind the welcome in
+				// its buffer is taken without another poll of the socket.
+				m := read()
+				if m == nil || m.Type != serve.THello {
+					return
+				}
+				var b []byte
+				for _, body := range []string{
+					fmt.Sprintf(`{"v":2,"type":"welcome","re":%d,"client":1,"sms":%d,"policy":"fake","name":"fake","device":0,"id":1,"range":{"lo":0,"hi":49},"clients":2}`, m.ID, driverSMs),
+					`{"v":2,"type":"grant","id":2,"range":{"lo":50,"hi":99},"clients":2}`,
+				} {
+					b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
+					b = append(b, body...)
+				}
+				c.Write(b)
+				for {
+					a := read()
+					if a == nil {
+						t.Errorf("no ack of grant 2")
+						return
+					}
+					if a.Type == serve.TAck {
+						if a.Epoch != 2 || a.Range == nil || *a.Range != (serve.Range{Lo: 50, Hi: 99}) {
+							t.Errorf("want the ack of grant 2 on 50:99, got %+v", a)
+						}
+						break
+					}
+				}
+				wait(c)
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sock := fakeDaemon(t, tc.script)
