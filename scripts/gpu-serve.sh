@@ -7,6 +7,9 @@
 #             kernel as scripts/serve-profiles.tsv describes it, into
 #             $OUT/serve/profiles.json; the daemons of the later phases get
 #             `--profiles` with it (unless SERVE_ARGS has a --profiles)
+#   host      (only when named in PHASES) bench/host/host_wake.cc: what a
+#             wake-up, a clock read and a system call cost on this host
+#             (no GPU), into $OUT/host_wake.txt
 #   nodaemon  SLATEC_SOCKET names nothing: the programs run natively; the
 #             output matches, and the log says "no daemon"
 #   served    the daemon (.gpu/slatec serve) runs; harnesses run two processes
@@ -91,6 +94,9 @@ say() { echo "$*" | tee -a "$S"; }
 has() { grep -qw "$1" <<<"$PHASES"; }
 sock="$W/serve.sock"
 say "gpu-serve: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); names: $NAMES"
+# The host's clock source and cores: a move's host-side parts are wake-ups
+# and clock reads (a clock without a vDSO makes every read a system call).
+say "gpu-serve: host $(nproc) cores, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
 
 if [ "${MPS:-}" = 1 ]; then
     nvidia-cuda-mps-control -d && say "gpu-serve: MPS started" || say "gpu-serve: MPS did not start"
@@ -110,6 +116,14 @@ start_daemon() {
     say "gpu-serve: daemon did not start"; return 1
 }
 stop_daemon() { [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
+
+if has host; then
+    if g++ -std=c++17 -O2 -pthread -o "$W/host_wake" bench/host/host_wake.cc; then
+        "$W/host_wake" 2000 | tee "$OUT/host_wake.txt" | tee -a "$S"
+    else
+        say "FAIL host_wake does not build"
+    fi
+fi
 
 if has profiles; then
     pf="$L/profiles.json"
