@@ -907,6 +907,11 @@ func TestServeClientRecoversFromALongLaunch(t *testing.T) {
 	quick := median(nil)
 	// The first two: 20000 us a task, ~40 ms a launch.
 	after := median([]string{"SERVE_DRIVER_SLOW=2:20000"})
+	// The run without them again, after: the slower of the two is the
+	// yardstick (on a machine whose load rose between the runs, CI's
+	// other packages, the quick launches of the second run took 3.7 ms
+	// against 1.4 in the first).
+	quick = max(quick, median(nil))
 	t.Logf("launches 10-20: median %d us after two 40 ms launches, %d us without them", after, quick)
 	if after > 2*quick+500 {
 		t.Errorf("launches after two long ones take %d us (median), want about their own %d us", after, quick)
