@@ -150,30 +150,22 @@ type conn struct {
 	queued atomic.Int32
 
 	// guarded by d.mu
-	id        uint64
-	pid       int
-	name      string
-	device    int
-	stuck     bool
-	grant     Grant     // the current grant (zero before welcome)
-	ackEpoch  uint64    // the grant awaiting its ack, 0: none
-	ackAt     time.Time // when that grant was pushed
-	ackMono   int64     // the same in CLOCK_MONOTONIC ns (monoNanos; 0 unknown)
-	ackWrote  int64     // when its frame's write on the socket began (0: queued, or not yet)
-	ackFrom   Range     // the range before it
-	late      uint64    // a grant whose ack timed out (a late ack clears stuck)
-	lateAt    time.Time
-	lateMono  int64
-	lateWrote int64
-	lateFrom  Range
-	launches  uint64 // from load notes
-	inflight  int
-	pending   bool // its native launches have not all ended (load notes)
-	held      bool // its native launches keep their budget queued ahead (load notes)
-	kernel    string
-	class     string
-	active    time.Time // hello, or the last load note with new launches or one running
-	idle      bool      // its share went to the others (regrantLocked)
+	id       uint64
+	pid      int
+	name     string
+	device   int
+	stuck    bool
+	grant    Grant  // the current grant (zero before welcome)
+	owes     owed   // the grant awaiting its ack (epoch 0: none)
+	late     owed   // a grant whose ack timed out (a late ack clears stuck)
+	launches uint64 // from load notes
+	inflight int
+	pending  bool // its native launches have not all ended (load notes)
+	held     bool // its native launches keep their budget queued ahead (load notes)
+	kernel   string
+	class    string
+	active   time.Time // hello, or the last load note with new launches or one running
+	idle     bool      // its share went to the others (regrantLocked)
 	// planKernel is the kernel the process is planned with (load);
 	// kernelSince when its latest kernel became the latest.
 	planKernel  string
@@ -385,7 +377,7 @@ func (d *Daemon) Status() *Status {
 		}
 		g := c.grant
 		s.Clients = append(s.Clients, ClientStatus{Client: c.id, PID: c.pid, Name: c.name, Device: c.device, Stuck: c.stuck,
-			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.ackEpoch == 0 && c.late == 0,
+			SMs: g.Range.Count(), Range: g.Range, Epoch: g.Epoch, Alone: g.Alone, Acked: c.owes.epoch == 0 && c.late.epoch == 0,
 			Launches: c.launches, InFlight: c.inflight, NativePending: c.pending, Held: c.held, Kernel: c.kernel, Class: c.class, Idle: c.idle})
 		if b, ok := d.busyLocked(c); ok {
 			s.Clients[len(s.Clients)-1].Busy = &b
@@ -712,15 +704,28 @@ func deliverUs(pushed int64, recv uint64) float64 {
 	return float64(recv-uint64(pushed)) / 1e3
 }
 
-// writtenUs is a grant's way from its push to its frame's write on the
-// socket (the daemon's own part of the delivery); 0 when it went through
-// the writer's queue (not stamped).
-func writtenUs(pushed, wrote int64) float64 {
-	if pushed <= 0 || wrote < pushed {
-		return 0
-	}
-	return float64(wrote-pushed) / 1e3
+// owed is a pushed grant a client owes an ack for: its epoch (0: none),
+// when it was pushed (the daemon's clock, and CLOCK_MONOTONIC ns: monoNanos,
+// 0 unknown), when its frame's write on the socket began (0: queued, or not
+// yet), and the range before it.
+type owed struct {
+	epoch       uint64
+	at          time.Time
+	mono, wrote int64
+	from        Range
 }
+
+// times fills the record of the ack m of o, taken at now: the range
+// before, the push to the ack, and the delivery's parts.
+func (o owed) times(rec *ResizeRecord, now time.Time, m *Msg) {
+	rec.From, rec.LatencyUs = o.from, float64(now.Sub(o.at))/1e3
+	rec.DeliverUs, rec.WokeUs = deliverUs(o.mono, m.RecvNs), deliverUs(o.mono, m.WokeNs)
+	rec.WrittenUs = o.writtenUs()
+}
+
+// writtenUs is the daemon's own part of o's delivery: the push to its
+// frame's write (0 when it went through the writer's queue: not stamped).
+func (o owed) writtenUs() float64 { return deliverUs(o.mono, uint64(max(o.wrote, 0))) }
 
 func aloneText(native bool) string {
 	if native {
@@ -793,19 +798,15 @@ func (c *conn) ack(m *Msg) {
 	kind := ""
 	rec := ResizeRecord{At: now, Client: c.id, Name: c.name, Epoch: m.Epoch, To: *m.Range, DrainUs: m.DrainUs, NativeUs: m.NativeUs, Moved: m.Moved, TaskUs: m.TaskUs, Kernel: c.kernel}
 	switch m.Epoch {
-	case c.ackEpoch:
-		c.ackEpoch, c.late, c.stuck = 0, 0, false // caught up with the newest grant
-		c.active = now                            // its launches (native ones included) drained just now
-		rec.From, rec.LatencyUs, rec.Outcome = c.ackFrom, float64(now.Sub(c.ackAt))/1e3, "ok"
-		rec.DeliverUs = deliverUs(c.ackMono, m.RecvNs)
-		rec.WrittenUs, rec.WokeUs = writtenUs(c.ackMono, c.ackWrote), deliverUs(c.ackMono, m.WokeNs)
-		kind = "ack"
-	case c.late:
-		c.late, c.stuck = 0, false
-		rec.From, rec.LatencyUs, rec.Outcome = c.lateFrom, float64(now.Sub(c.lateAt))/1e3, "late"
-		rec.DeliverUs = deliverUs(c.lateMono, m.RecvNs)
-		rec.WrittenUs, rec.WokeUs = writtenUs(c.lateMono, c.lateWrote), deliverUs(c.lateMono, m.WokeNs)
-		kind = "late"
+	case c.owes.epoch:
+		c.owes.times(&rec, now, m)
+		c.owes, c.late, c.stuck = owed{}, owed{}, false // caught up with the newest grant
+		c.active = now                                  // its launches (native ones included) drained just now
+		rec.Outcome, kind = "ok", "ack"
+	case c.late.epoch:
+		c.late.times(&rec, now, m)
+		c.late, c.stuck = owed{}, false
+		rec.Outcome, kind = "late", "late"
 	}
 	if kind != "" {
 		d.record(rec)
@@ -919,7 +920,7 @@ func (d *Daemon) regrantLocked(fresh *conn) (out grants) {
 		if c == fresh {
 			continue
 		}
-		c.ackEpoch, c.ackAt, c.ackMono, c.ackWrote, c.ackFrom = g.Epoch, now, mono, 0, from
+		c.owes = owed{epoch: g.Epoch, at: now, mono: mono, from: from}
 		out.ps = append(out.ps, push{c, g})
 	}
 	return out
@@ -996,11 +997,7 @@ func (l *grantsLog) write(d *Daemon) {
 		if c.idle {
 			note = " (idle)"
 		} else if _, ok := d.pol.LaunchMs(c.kernel, d.sms); ok {
-			m := c.meter // as busyLocked reads it
-			if c.hold {
-				m.hold(l.at)
-			}
-			if busy, ok := m.value(l.at); ok {
+			if busy, ok := busyReading(c.meter, c.hold, l.at); ok {
 				note = fmt.Sprintf(" (busy %.2f)", busy)
 			}
 		}
@@ -1031,8 +1028,13 @@ func (d *Daemon) busyLocked(c *conn) (float64, bool) {
 	if _, ok := d.pol.LaunchMs(c.planKernel, d.sms); !ok {
 		return 0, false
 	}
-	now, m := d.cfg.Clock(), c.meter
-	if c.inflight > 0 || c.held {
+	return busyReading(c.meter, c.inflight > 0 || c.held, d.cfg.Clock())
+}
+
+// busyReading is meter m's reading at now, held (a served launch of it was
+// running, or it was held) up to now when hold.
+func busyReading(m busyMeter, hold bool, now time.Time) (float64, bool) {
+	if hold {
 		m.hold(now)
 	}
 	return m.value(now)
@@ -1116,7 +1118,7 @@ func splitSetKey(active []*conn) string {
 // process owing an ack is draining (its native launches, after an alone
 // grant ended), and the ack itself counts as activity.
 func (d *Daemon) goneIdleLocked(c *conn, now time.Time) bool {
-	return d.cfg.IdleAfter > 0 && !c.idle && !c.grant.Alone && c.ackEpoch == 0 && c.late == 0 &&
+	return d.cfg.IdleAfter > 0 && !c.idle && !c.grant.Alone && c.owes.epoch == 0 && c.late.epoch == 0 &&
 		!c.waitingGPU() && now.Sub(c.active) > d.cfg.IdleAfter
 }
 
@@ -1170,13 +1172,13 @@ const splitCheck = 5 * time.Millisecond
 func (d *Daemon) sendGrants(gs grants) {
 	wrote := make([]int64, len(gs.ps))
 	for i, p := range gs.ps {
-		wrote[i] = p.c.sendFrame(appendGrant(nil, p.g.Epoch, p.g))
+		wrote[i] = p.c.sendFrame(appendGrant(nil, p.g))
 	}
 	if len(gs.ps) > 0 {
 		d.mu.Lock()
 		for i, p := range gs.ps {
-			if wrote[i] != 0 && p.c.ackEpoch == p.g.Epoch {
-				p.c.ackWrote = wrote[i]
+			if wrote[i] != 0 && p.c.owes.epoch == p.g.Epoch {
+				p.c.owes.wrote = wrote[i]
 			}
 		}
 		d.mu.Unlock()
@@ -1197,7 +1199,7 @@ func (d *Daemon) sendGrants(gs grants) {
 // stopping daemon marks nobody.
 func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	d.mu.Lock()
-	if d.closing || c.ackEpoch != epoch {
+	if d.closing || c.owes.epoch != epoch {
 		d.mu.Unlock()
 		return
 	}
@@ -1205,10 +1207,9 @@ func (d *Daemon) ackTimeout(c *conn, epoch uint64) {
 	// d.mu, then waits for this callback's log and event.
 	d.timers.Add(1)
 	defer d.timers.Done()
-	c.ackEpoch, c.stuck = 0, true
-	c.late, c.lateAt, c.lateMono, c.lateWrote, c.lateFrom = epoch, c.ackAt, c.ackMono, c.ackWrote, c.ackFrom
-	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.ackFrom, To: c.grant.Range,
-		LatencyUs: float64(d.cfg.Clock().Sub(c.ackAt)) / 1e3, Outcome: "timeout", Kernel: c.kernel})
+	c.owes, c.late, c.stuck = owed{}, c.owes, true
+	d.record(ResizeRecord{At: d.cfg.Clock(), Client: c.id, Name: c.name, Epoch: epoch, From: c.late.from, To: c.grant.Range,
+		LatencyUs: float64(d.cfg.Clock().Sub(c.late.at)) / 1e3, Outcome: "timeout", Kernel: c.kernel})
 	id, name, to := c.id, c.name, c.grant.Range
 	d.mu.Unlock()
 	d.cfg.Logf("client %d (%s) did not acknowledge grant %d (%s) in %v: marked stuck", id, name, epoch, to, d.cfg.ResizeTimeout)

@@ -35,7 +35,7 @@ func TestDeliverUs(t *testing.T) {
 		{0, 1_040_000, 0},
 		{1_000_000, 999_000, 0},
 	} {
-		assert.Equal(t, tc.want, writtenUs(tc.pushed, tc.wrote), "pushed %d, written %d", tc.pushed, tc.wrote)
+		assert.Equal(t, tc.want, owed{mono: tc.pushed, wrote: tc.wrote}.writtenUs(), "pushed %d, written %d", tc.pushed, tc.wrote)
 	}
 	if runtime.GOOS == "linux" {
 		a := monoNanos()

@@ -319,19 +319,19 @@ func AsProtoError(err error) (*ProtoError, bool) {
 }
 
 // appendGrant appends the frame of a grant push, the bytes Encode makes of
-// &Msg{Type: TGrant, ID: epoch, Range, Alone, Clients}, without reflection:
+// &Msg{Type: TGrant, ID: g.Epoch, Range, Alone, Clients}, without reflection:
 // a grant is on its way to a client that is waiting for it, and
 // encoding/json took 10-47 us there on the H100 host (TestAppendGrant
 // holds the two equal).
-func appendGrant(b []byte, epoch uint64, g Grant) []byte {
+func appendGrant(b []byte, g Grant) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, ProtocolVersion, 10)
 	b = append(b, `,"type":"`+TGrant+`"`...)
-	if epoch != 0 {
+	if g.Epoch != 0 {
 		b = append(b, `,"id":`...)
-		b = strconv.AppendUint(b, epoch, 10)
+		b = strconv.AppendUint(b, g.Epoch, 10)
 	}
 	b = append(b, `,"device":0,"range":{"lo":`...)
 	b = strconv.AppendInt(b, int64(g.Range.Lo), 10)

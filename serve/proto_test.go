@@ -210,9 +210,10 @@ func TestAppendGrant(t *testing.T) {
 		{^uint64(0), Grant{Range: Range{-1, 1 << 20}, Alone: true, Clients: 1 << 30}},
 	} {
 		g := tc.g
+		g.Epoch = tc.epoch
 		want, err := Encode(&Msg{Type: TGrant, ID: tc.epoch, Range: &g.Range, Alone: g.Alone, Clients: g.Clients})
 		require.NoError(t, err)
-		got := appendGrant([]byte("x"), tc.epoch, g)
+		got := appendGrant([]byte("x"), g)
 		assert.Equal(t, "x", string(got[:1]), "appends")
 		assert.Equal(t, string(want), string(got[1:]), "epoch %d grant %+v", tc.epoch, g)
 		m, err := Decode(got[5:])
