@@ -284,6 +284,9 @@ if mv:
         len(mv), " ".join("%.0f" % float(r[4]) for r in mv), " ".join("%.0f" % float(r[3]) for r in mv),
         " ".join("%.0f" % float(r[7]) if len(r) > 7 and float(r[7]) > 0 else "?" for r in mv),
         " ".join("%.0f" % float(r[8]) if len(r) > 8 and float(r[8]) > 0 else "?" for r in mv)))
+    # The figure: the push to the drained range, less one task.
+    print("served: moves, push->drained minus one task: %s us" % " ".join(
+        "%.0f" % (float(r[8]) + float(r[4]) - float(r[7])) if len(r) > 8 and float(r[8]) > 0 and float(r[7]) > 0 else "?" for r in mv))
 # The delivery's parts over every grant: the daemon's push to its write on
 # the socket, to the client's listener waking, to the grant taken (its lock).
 parts = [(float(r[9]), float(r[10]), float(r[8])) for r in rows if r[2] == "ok" and len(r) > 10 and float(r[10]) > 0]
