@@ -424,12 +424,14 @@ template <class T> struct slate_plain<const volatile T> { typedef typename slate
 #include <thread>
 #include <vector>
 #include <atomic>
+#if defined(__linux__)
+#include <sched.h> // sched_getaffinity (usable_cores)
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -899,15 +901,17 @@ inline int spin_setting()
     return v;
 }
 
-// usable_cores is how many CPUs this process may run on (its affinity
-// mask: a container's or taskset's limit), else the machine's.
+// usable_cores is how many CPUs this process may run on (on Linux its
+// affinity mask: a container's or taskset's limit), else the machine's.
 inline unsigned int usable_cores()
 {
     static const unsigned int n = [] {
+#if defined(__linux__)
         cpu_set_t set;
         CPU_ZERO(&set);
         if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
             return (unsigned int)CPU_COUNT(&set);
+#endif
         return std::thread::hardware_concurrency();
     }();
     return n;
@@ -1001,10 +1005,14 @@ inline int range_mode()
 // programs of its user then run as MPS clients.
 inline bool mps_present()
 {
+#ifdef SLATE_SERVE_POSIX
     const char* d = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
     const std::string path = std::string(d && *d ? d : "/tmp/nvidia-mps") + "/control";
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
+#else
+    return false; // (MPS runs on Linux only)
+#endif
 }
 
 // static_ranges_count says whether a range this process gives itself
