@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,4 +51,67 @@ func BenchmarkRegrant(b *testing.B) {
 	}
 	b.StopTimer()
 	d.mu.Unlock()
+}
+
+// TestRunningFirst: pushes to clients with a served launch running go
+// first, in registration order, then the others in theirs.
+func TestRunningFirst(t *testing.T) {
+	for _, tc := range []struct {
+		inflight []int
+		want     []uint64
+	}{
+		{[]int{0, 0, 1}, []uint64{3, 1, 2}},
+		{[]int{1, 0, 1}, []uint64{1, 3, 2}},
+		{[]int{0, 2, 0, 1}, []uint64{2, 4, 1, 3}},
+		{[]int{1, 1}, []uint64{1, 2}},
+		{[]int{0, 0}, []uint64{1, 2}},
+		{nil, nil},
+	} {
+		var ps []push
+		for i, n := range tc.inflight {
+			ps = append(ps, push{c: &conn{id: uint64(i + 1), inflight: n}})
+		}
+		runningFirst(ps)
+		var got []uint64
+		for _, p := range ps {
+			got = append(got, p.c.id)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("inflight %v: order %v, want %v", tc.inflight, got, tc.want)
+		}
+	}
+}
+
+// TestRegrantPushesRunningLaunchFirst: a split that changes every
+// client's grant pushes first to the one whose served launch runs.
+func TestRegrantPushesRunningLaunchFirst(t *testing.T) {
+	d, err := New(Config{Socket: filepath.Join(t.TempDir(), "s.sock"), SMs: 132, IdleAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		d.mu.Lock()
+		clear(d.conns) // (fake connections: nothing to tell)
+		d.mu.Unlock()
+		d.Close()
+	}()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, k := range []string{"a", "b", "c"} {
+		c := &conn{d: d, id: uint64(i + 1), planKernel: k, kernel: k}
+		if i == 2 {
+			c.inflight = 1
+		}
+		d.conns[c] = struct{}{}
+	}
+	gs := d.regrantLocked(nil)
+	if len(gs.ps) != 3 {
+		t.Fatalf("%d pushes, want 3", len(gs.ps))
+	}
+	if gs.ps[0].c.id != 3 || gs.ps[1].c.id != 1 || gs.ps[2].c.id != 2 {
+		t.Errorf("push order %d %d %d, want 3 1 2", gs.ps[0].c.id, gs.ps[1].c.id, gs.ps[2].c.id)
+	}
+	if gs.ps[0].g.Epoch <= gs.ps[1].g.Epoch {
+		t.Errorf("epochs follow registration, not the push order: %d, %d", gs.ps[0].g.Epoch, gs.ps[1].g.Epoch)
+	}
 }
