@@ -520,45 +520,9 @@ EOF
 fi
 
 # serve.json (issue 13; bench/results/serve.schema.json)
-python3 - "$ROWS" "$OUT/serve/acks.tsv" "$OUT/serve/solo.txt" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    "${COMMIT:-$(built_commit)}" >"$OUT/serve.json" <<'EOF'
-import json, sys
-rows_f, acks_f, solo_f, device, commit = sys.argv[1:6]
-rows = []
-for l in open(rows_f):
-    w, comp, mode, ms = l.rstrip("\n").split("\t")
-    rows.append({"workload": w, "complementary": comp == "true", "mode": mode, "makespan_ms": float(ms)})
-acks = [l.rstrip("\n").split("\t") for l in open(acks_f) if l.strip()]
-acks = list({(a[0], a[1]): a for a in acks}.values())
-lat = sorted(float(a[3]) for a in acks if a[2] == "ok")
-p = lambda v, q: v[min(len(v) - 1, int(q * len(v)))] if v else None
-p99 = p(lat, 0.99)
-# Moves of running served launches, apart from acks that waited for native
-# launches (as the summary's "moves of running launches").
-mv = [a for a in acks if a[2] == "ok" and len(a) > 6 and int(a[6]) > 0 and float(a[5]) == 0]
-# drain - one task, where the client said its task time (the issue's
-# target: a drain within one task + 100 us).
-over = sorted(float(a[4]) - float(a[7]) for a in mv if len(a) > 7 and float(a[7]) > 0)
-# The daemon's push to the drained range: the grant's delivery to the
-# client (its ack says when it arrived, CLOCK_MONOTONIC on this host) and
-# the client's drain, less one task.
-cmd = sorted(float(a[8]) + float(a[4]) - float(a[7]) for a in mv if len(a) > 8 and float(a[8]) > 0 and float(a[7]) > 0)
-moved = {"count": len(mv), "push_to_ack_p99_us": p(sorted(float(a[3]) for a in mv), 0.99),
-         "drain_p99_us": p(sorted(float(a[4]) for a in mv), 0.99), "drain_minus_task_p99_us": p(over, 0.99),
-         "deliver_p99_us": p(sorted(float(a[8]) for a in mv if len(a) > 8 and float(a[8]) > 0), 0.99),
-         "push_to_drained_minus_task_p99_us": p(cmd, 0.99)}
-solo = None
-try:
-    for l in open(solo_f):
-        if l.startswith("solo_overhead"):
-            solo = float(l.split()[1])
-except OSError:
-    pass
-json.dump({"device": device or "unknown", "commit": commit, "makespan": "span", "rows": rows, "resize_p99_us": p99,
-           "resize_moved": moved, "solo_overhead": solo},
-          sys.stdout, indent=2)
-print()
-EOF
+python3 scripts/serve-json.py --rows "$ROWS" --solo "$OUT/serve/solo.txt" \
+    --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
+    --commit "${COMMIT:-$(built_commit)}" "$OUT/serve/acks.tsv" >"$OUT/serve.json"
 say "gpu-serve: wrote $OUT/serve.json ($(wc -l <"$ROWS") makespan rows)"
 
 [ "${MPS:-}" = 1 ] && echo quit | nvidia-cuda-mps-control
