@@ -17,16 +17,7 @@ func BenchmarkRegrant(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	d, err := New(Config{Socket: filepath.Join(b.TempDir(), "s.sock"), Profiles: ps, MPS: &MPSState{Active: true}, IdleAfter: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		d.mu.Lock()
-		clear(d.conns) // (fake connections: nothing to tell)
-		d.mu.Unlock()
-		d.Close()
-	}()
+	d := newFakeConnDaemon(b, Config{Profiles: ps, MPS: &MPSState{Active: true}, IdleAfter: -1})
 	kernels := []string{"stream_triad", "fma_chains", "dep_chains"}
 	now := time.Now()
 	for i, k := range kernels {
@@ -85,16 +76,7 @@ func TestRunningFirst(t *testing.T) {
 // TestRegrantPushesRunningLaunchFirst: a split that changes every
 // client's grant pushes first to the one whose served launch runs.
 func TestRegrantPushesRunningLaunchFirst(t *testing.T) {
-	d, err := New(Config{Socket: filepath.Join(t.TempDir(), "s.sock"), SMs: 132, IdleAfter: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		d.mu.Lock()
-		clear(d.conns) // (fake connections: nothing to tell)
-		d.mu.Unlock()
-		d.Close()
-	}()
+	d := newFakeConnDaemon(t, Config{SMs: 132, IdleAfter: -1})
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i, k := range []string{"a", "b", "c"} {
@@ -114,4 +96,23 @@ func TestRegrantPushesRunningLaunchFirst(t *testing.T) {
 	if gs.ps[0].g.Epoch <= gs.ps[1].g.Epoch {
 		t.Errorf("epochs follow registration, not the push order: %d, %d", gs.ps[0].g.Epoch, gs.ps[1].g.Epoch)
 	}
+}
+
+// newFakeConnDaemon is a daemon (on a socket in a temporary directory)
+// whose tests add conns without connections: they are forgotten before
+// it closes, with nothing to tell them.
+func newFakeConnDaemon(tb testing.TB, cfg Config) *Daemon {
+	tb.Helper()
+	cfg.Socket = filepath.Join(tb.TempDir(), "s.sock")
+	d, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		d.mu.Lock()
+		clear(d.conns)
+		d.mu.Unlock()
+		d.Close()
+	})
+	return d
 }
