@@ -36,7 +36,6 @@ type serveFlags struct {
 	status        bool
 	asJSON        bool
 	unplanned     string
-	spin          string
 	traceNotes    bool
 }
 
@@ -96,7 +95,6 @@ daemon (as slatec top) instead.`,
 	fl.BoolVar(&f.asJSON, "json", false, "with --status: print JSON")
 	fl.BoolVar(&f.traceNotes, "trace-notes", false, "log every load note (launches, running, native_pending, busy): why a set is or is not split")
 	fl.StringVar(&f.objective, "objective", "balanced", "what a planned split maximises: balanced (the slowest kernel's predicted speed) or stp (the sum of their speeds)")
-	fl.StringVar(&f.spin, "spin", "auto", "keep the daemon's watch on a running thread while processes share the GPU with served launches running, rehearsing its decision each millisecond: auto (while the sharing processes' spinning threads and the watch's leave half of the cores free), on or off")
 	fl.StringVar(&f.unplanned, "unplanned", string(serve.AutoUnplanned), "what processes that no plan co-runs get: auto (equal shares under MPS, unless the profiles know their kernels and predict no split pays; else overlap), overlap (the whole GPU each, native launches) or equal (equal shares)")
 	return cmd
 }
@@ -134,10 +132,6 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	if f.objective != "stp" && f.objective != "balanced" {
 		return usagef("--objective must be stp or balanced, got %q", f.objective)
 	}
-	spin, ok := map[string]serve.Spin{"": serve.SpinAuto, "auto": serve.SpinAuto, "on": serve.SpinOn, "off": serve.SpinOff}[f.spin]
-	if !ok {
-		return usagef("--spin must be auto, on or off, got %q", f.spin)
-	}
 	if u := serve.Unplanned(f.unplanned); u != serve.AutoUnplanned && u != serve.Overlap && u != serve.EqualShares {
 		return usagef("--unplanned must be %s, %s or %s, got %q", serve.AutoUnplanned, serve.Overlap, serve.EqualShares, f.unplanned)
 	}
@@ -153,7 +147,7 @@ func runServe(ctx context.Context, stderr io.Writer, f serveFlags) error {
 	lg := log.New(w, "slatec serve: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := serve.Config{
 		Socket: f.socket, SMs: f.sms, ResizeTimeout: f.resizeTimeout, IdleAfter: idleAfter, SplitHold: splitHold, MinShare: f.minShare, Balanced: f.objective == "balanced", Version: Version, Logf: lg.Printf,
-		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes, Spin: spin,
+		Unplanned: serve.Unplanned(f.unplanned), TraceNotes: f.traceNotes,
 	}
 	if f.profiles != "" {
 		ps, err := plan.ReadProfileFile(f.profiles)

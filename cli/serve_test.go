@@ -138,9 +138,6 @@ func TestServeFlagsAndMPSWarning(t *testing.T) {
 	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--unplanned", "split")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--unplanned must be auto, overlap or equal")
-	code, _, errs = slatec(t, "", "serve", "--socket", sock, "--spin", "always")
-	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "--spin must be auto, on or off")
 	// A planned split gives each process at least a tenth by default.
 	code, out, _ := slatec(t, "", "serve", "--help")
 	assert.Equal(t, 0, code)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -61,40 +60,7 @@ type Config struct {
 	// three-program set 13% slower than at 13 (bench/RESULTS.md, nineteenth
 	// session).
 	MinShare float64
-	// Spin keeps the watch (which finds idle processes and regrows the
-	// others' launches) on a running thread while processes share the GPU
-	// with served launches running, rehearsing the split's decision every
-	// millisecond: on a virtual machine's core the decision took 36-40 us
-	// 5 ms after its last run (its code out of the core's caches and TLB),
-	// 8 us with a rehearsal every 1-2 ms, 3 us back to back (this 2-core
-	// host; bench/RESULTS.md, twenty-third session). SpinAuto (the
-	// default) spins while the sharing processes' two spinning threads
-	// each and the watch's own leave half of the usable cores free (the
-	// clients' rule, docs/SERVE.md); SpinOn always, SpinOff never.
-	Spin Spin
 }
-
-// Spin is Config.Spin.
-type Spin int
-
-func (s Spin) String() string {
-	switch s {
-	case SpinOn:
-		return "on"
-	case SpinOff:
-		return "off"
-	}
-	return "auto"
-}
-
-const (
-	SpinAuto Spin = iota
-	SpinOn
-	SpinOff
-)
-
-// hotRehearse is how often a spinning watch rehearses the decision.
-const hotRehearse = time.Millisecond
 
 // DefaultSplitHold is Config.SplitHold's default. Processes split after
 // running natively together have launches queued ahead from before the
@@ -165,9 +131,6 @@ type Daemon struct {
 	split      bool          // the active clients are split (regrantLocked's last decision)
 	splitAt    time.Time     // when the split was made (SplitHold)
 	splitSet   string        // the active clients and kernels it was made for
-	rehearsal  []byte        // a spinning watch's scratch frame (warm)
-	ranAt      time.Time     // a load note last said a served launch runs (hotLocked)
-	spinLogged bool          // the log said once that the watch spins
 	wg         sync.WaitGroup
 	// timers counts ack timers running their callback: stop waits for
 	// them, so that nothing is logged or emitted after Close returns.
@@ -796,9 +759,6 @@ func (c *conn) load(m *Msg) {
 	if c.inflight > 0 || m.Held {
 		c.meter.hold(now) // since its last note, a served launch of it was running, or it was held
 	}
-	if c.inflight > 0 || m.InFlight > 0 {
-		d.ranAt = now
-	}
 	launchMs, _ := d.pol.LaunchMs(c.kernel, d.grantSMsLocked(c))
 	c.meter.add(now, launched, launchMs)
 	c.launches, c.inflight, c.pending, c.held = m.Launches, m.InFlight, m.NativePending, m.Held
@@ -876,16 +836,7 @@ type grants struct {
 // and returns the grants that changed, each with a new epoch; a client
 // other than fresh (the one registering, whose grant rides on welcome)
 // owes an ack for it within the resize timeout.
-func (d *Daemon) regrantLocked(fresh *conn) grants { return d.regrant(fresh, false) }
-
-// rehearseLocked runs the decision of regrantLocked and encodes every
-// client's grant, changing nothing (d.mu held): a spinning watch keeps the
-// decision's code warm so that the regrant that moves a launch runs at
-// its hot speed.
-func (d *Daemon) rehearseLocked() { d.regrant(nil, true) }
-
-// regrant is regrantLocked; dry rehearses it (rehearseLocked).
-func (d *Daemon) regrant(fresh *conn, dry bool) (out grants) {
+func (d *Daemon) regrantLocked(fresh *conn) (out grants) {
 	cs := make([]*conn, 0, len(d.conns))
 	for c := range d.conns {
 		if c.id != 0 {
@@ -911,12 +862,10 @@ func (d *Daemon) regrant(fresh *conn, dry bool) (out grants) {
 		kernels[i] = c.planKernel
 	}
 	planned := d.splitLocked(active)
-	if key := splitSetKey(active); !dry && planned && (!d.split || key != d.splitSet) {
+	if key := splitSetKey(active); planned && (!d.split || key != d.splitSet) {
 		d.splitAt, d.splitSet = now, key
 	}
-	if !dry {
-		d.split = planned
-	}
+	d.split = planned
 	// Contiguous ranges, the smallest share first (lowest %smid; ties in
 	// registration order): low ids spread a small range over all the big
 	// GPCs two SMs at a time, the top ids hold the H100's 2-SM GPCs. A
@@ -960,11 +909,6 @@ func (d *Daemon) regrant(fresh *conn, dry bool) (out grants) {
 				g.Range, g.Alone = ranges[next], false
 			}
 			next++
-		}
-		if dry {
-			g.Epoch = c.grant.Epoch
-			d.rehearsal = appendGrant(d.rehearsal[:0], g)
-			continue
 		}
 		if c.grant.Epoch != 0 && g.Range == c.grant.Range && g.Alone == c.grant.Alone && g.Clients == c.grant.Clients {
 			continue
@@ -1211,19 +1155,11 @@ func (d *Daemon) watch(stop <-chan struct{}) {
 	}
 	t := time.NewTicker(period)
 	defer t.Stop()
-	hot, locked := false, false
-	defer func() {
-		if locked {
-			runtime.UnlockOSThread()
-		}
-	}()
 	for {
-		if hot && !locked {
-			runtime.LockOSThread() // (a core kept warm must be the one that decides)
-			locked = true
-		}
-		if !d.waitTick(stop, t.C, hot) {
+		select {
+		case <-stop:
 			return
+		case <-t.C:
 		}
 		now := d.cfg.Clock()
 		d.mu.Lock()
@@ -1237,77 +1173,10 @@ func (d *Daemon) watch(stop <-chan struct{}) {
 		if regrant || d.splitLocked(d.activeLocked()) != d.split {
 			gs = d.regrantLocked(nil)
 		}
-		hot = d.hotLocked()
 		d.mu.Unlock()
 		d.sendGrants(gs)
 	}
 }
-
-// waitTick waits for the watch's next tick (false: stop closed). Hot, it
-// waits on a running thread and rehearses the decision every hotRehearse
-// while hotLocked holds; else it sleeps.
-func (d *Daemon) waitTick(stop <-chan struct{}, tick <-chan time.Time, hot bool) bool {
-	last := time.Now()
-	for hot {
-		select {
-		case <-stop:
-			return false
-		case <-tick:
-			return true
-		default:
-		}
-		if now := time.Now(); now.Sub(last) >= hotRehearse {
-			last = now
-			d.mu.Lock()
-			if hot = d.hotLocked(); hot {
-				d.rehearseLocked()
-			}
-			d.mu.Unlock()
-		}
-		runtime.Gosched()
-	}
-	select {
-	case <-stop:
-		return false
-	case <-tick:
-		return true
-	}
-}
-
-// hotLocked says whether the watch spins (Config.Spin): two or more
-// processes registered, one of them with a served launch running or seen
-// running within hotLinger (only those move; a program's launches come
-// one after another, and a watch that slept between two went cold), and,
-// for SpinAuto, half of the usable cores left free by their spinning
-// threads (two each) and the watch's.
-func (d *Daemon) hotLocked() bool {
-	if d.cfg.Spin == SpinOff || d.closing {
-		return false
-	}
-	clients, running := 0, false
-	for c := range d.conns {
-		if c.id != 0 {
-			clients++
-			running = running || c.inflight > 0
-		}
-	}
-	running = running || !d.ranAt.IsZero() && d.cfg.Clock().Sub(d.ranAt) < hotLinger
-	cores := runtime.NumCPU()
-	hot := clients >= 2 && running && (d.cfg.Spin == SpinOn || spinPays(clients, cores))
-	if hot && !d.spinLogged {
-		d.spinLogged = true
-		d.cfg.Logf("watch spinning while processes share the GPU (--spin %s: %d processes, %d cores)", d.cfg.Spin, clients, cores)
-	}
-	return hot
-}
-
-// hotLinger: a watch stays hot this long after a served launch was last
-// seen running.
-const hotLinger = 20 * time.Millisecond
-
-// spinPays is SpinAuto's rule: 2 x (2 x clients + 1) spinning threads at
-// most the usable cores (runtime.NumCPU: the process's affinity on Linux).
-func spinPays(clients, cores int) bool { return 2*(2*clients+1) <= cores }
 
 // splitCheck is how often watch re-reads the busy meters when IdleAfter
 // does not set its pace.

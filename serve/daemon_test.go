@@ -683,18 +683,7 @@ func TestUnplannedOverlap(t *testing.T) {
 // new launches splits the GPU again. A process with a launch running on
 // its range is never idle, notes or not.
 func TestIdleClientShareGoesToTheOthers(t *testing.T) {
-	for _, spin := range []serve.Spin{serve.SpinOff, serve.SpinOn} {
-		t.Run(map[serve.Spin]string{serve.SpinOff: "watch sleeps", serve.SpinOn: "watch spins"}[spin], func(t *testing.T) {
-			testIdleClientShareGoesToTheOthers(t, spin)
-		})
-	}
-}
-
-// testIdleClientShareGoesToTheOthers: with spin on, a's notes say a
-// served launch runs, so that the watch spins (hotLocked) while it looks
-// for b going idle.
-func testIdleClientShareGoesToTheOthers(t *testing.T, spin serve.Spin) {
-	h := newHarness(t, serve.Config{SMs: testSMs, IdleAfter: 20 * time.Millisecond, Spin: spin})
+	h := newHarness(t, serve.Config{SMs: testSMs, IdleAfter: 20 * time.Millisecond})
 	a := h.connect("a")
 	b := h.connect("b")
 	half := func(c *client.Client) {
@@ -723,10 +712,6 @@ func testIdleClientShareGoesToTheOthers(t *testing.T, spin serve.Spin) {
 		}
 	}
 	// a launches all along (a note every 2 ms, as the C++ client does).
-	inflight := 0
-	if spin == serve.SpinOn {
-		inflight = 1
-	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -735,7 +720,7 @@ func testIdleClientShareGoesToTheOthers(t *testing.T, spin serve.Spin) {
 			case <-stop:
 				return
 			case <-time.After(2 * time.Millisecond):
-				a.Load(n, inflight, "ka", "")
+				a.Load(n, 0, "ka", "")
 			}
 		}
 	}()

@@ -3,7 +3,6 @@ package serve
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -137,142 +136,14 @@ func threeBusy(tb testing.TB, d *Daemon) []*conn {
 	return cs
 }
 
-// TestRehearsalChangesNothing: a rehearsal decides and encodes, and leaves
-// the epochs, grants, owed acks and the split as they were; the regrant
-// it rehearses then changes them.
-func TestRehearsalChangesNothing(t *testing.T) {
-	ps, err := plan.ReadProfileFile(filepath.Join("..", "bench", "results", "raw", "serve-profiles-5f1612a-h100.json"))
-	if err != nil {
-		t.Skip(err)
-	}
-	d := newFakeConnDaemon(t, Config{Profiles: ps, MPS: &MPSState{Active: true}, IdleAfter: -1})
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	cs := threeBusy(t, d)
-	if gs := d.regrantLocked(nil); len(gs.ps) != 3 || !d.split {
-		t.Fatalf("first regrant: %d pushes, split %v; want 3, split", len(gs.ps), d.split)
-	}
-	cs[0].idle = true // a regrant now would re-split the other two
-	type state struct {
-		epoch    uint64
-		grants   []Grant
-		owes     []owed
-		split    bool
-		splitAt  time.Time
-		splitSet string
-	}
-	snap := func() state {
-		s := state{epoch: d.epochs.Load(), split: d.split, splitAt: d.splitAt, splitSet: d.splitSet}
-		for _, c := range cs {
-			s.grants = append(s.grants, c.grant)
-			s.owes = append(s.owes, c.owes)
-		}
-		return s
-	}
-	before := snap()
-	d.rehearseLocked()
-	if after := snap(); fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Fatalf("the rehearsal changed the daemon:\n before %+v\n after  %+v", before, after)
-	}
-	if len(d.rehearsal) == 0 {
-		t.Error("the rehearsal encoded no frame")
-	}
-	if gs := d.regrantLocked(nil); len(gs.ps) == 0 || fmt.Sprint(snap()) == fmt.Sprint(before) {
-		t.Errorf("the regrant after the rehearsal changed nothing (%d pushes)", len(gs.ps))
-	}
-}
-
-// TestHotLocked: the watch spins with two processes or more, one of them
-// with a served launch running, as Config.Spin says.
-func TestHotLocked(t *testing.T) {
-	for _, tc := range []struct {
-		spin    Spin
-		clients int
-		running bool
-		ranAgo  time.Duration // a note said a launch ran (0: never)
-		want    bool
-	}{
-		{SpinOn, 2, true, 0, true},
-		{SpinOn, 2, false, 0, false},
-		{SpinOn, 2, false, hotLinger / 4, true},
-		{SpinOn, 2, false, 2 * hotLinger, false},
-		{SpinOn, 1, true, 0, false},
-		{SpinOff, 3, true, 0, false},
-		{SpinAuto, 2, true, 0, spinPays(2, runtime.NumCPU())},
-	} {
-		d := newFakeConnDaemon(t, Config{SMs: 132, IdleAfter: -1, Spin: tc.spin})
-		d.mu.Lock()
-		for i := range tc.clients {
-			c := &conn{d: d, id: uint64(i + 1)}
-			if i == tc.clients-1 && tc.running {
-				c.inflight = 1
-			}
-			d.conns[c] = struct{}{}
-		}
-		d.conns[&conn{d: d}] = struct{}{} // connected, not registered: not counted
-		if tc.ranAgo > 0 {
-			d.ranAt = time.Now().Add(-tc.ranAgo)
-		}
-		if got := d.hotLocked(); got != tc.want {
-			t.Errorf("spin %v, %d clients, running %v, ran %v ago: hot %v, want %v", tc.spin, tc.clients, tc.running, tc.ranAgo, got, tc.want)
-		}
-		d.mu.Unlock()
-	}
-}
-
-func TestSpinPays(t *testing.T) {
-	for _, tc := range []struct {
-		clients, cores int
-		want           bool
-	}{{2, 2, false}, {2, 8, false}, {2, 10, true}, {3, 14, true}, {3, 13, false}, {4, 16, false}, {4, 18, true}} {
-		if got := spinPays(tc.clients, tc.cores); got != tc.want {
-			t.Errorf("spinPays(%d clients, %d cores) = %v, want %v", tc.clients, tc.cores, got, tc.want)
-		}
-	}
-}
-
-// TestWaitTickRehearsesWhileHot: a hot wait rehearses the decision until
-// the tick, returns false once stop is closed, and a wait that is not
-// hot only waits.
-func TestWaitTickRehearsesWhileHot(t *testing.T) {
-	d := newFakeConnDaemon(t, Config{SMs: 132, IdleAfter: -1, Spin: SpinOn})
-	d.mu.Lock()
-	for i := range 2 {
-		d.conns[&conn{d: d, id: uint64(i + 1), inflight: 1, kernel: "k", planKernel: "k"}] = struct{}{}
-	}
-	d.mu.Unlock()
-	tick := make(chan time.Time, 1)
-	go func() { time.Sleep(5 * hotRehearse); tick <- time.Now() }()
-	stop := make(chan struct{})
-	if !d.waitTick(stop, tick, true) {
-		t.Fatal("waitTick returned false before stop closed")
-	}
-	d.mu.Lock()
-	n := len(d.rehearsal)
-	d.rehearsal = d.rehearsal[:0]
-	d.mu.Unlock()
-	if n == 0 {
-		t.Error("a hot wait of 5 rehearsal periods rehearsed nothing")
-	}
-	close(stop)
-	if d.waitTick(stop, tick, true) {
-		t.Error("waitTick returned true after stop closed")
-	}
-	go func() { tick <- time.Now() }()
-	if !d.waitTick(make(chan struct{}), tick, false) {
-		t.Error("a cold wait returned false")
-	}
-	if len(d.rehearsal) != 0 {
-		t.Error("a cold wait rehearsed")
-	}
-}
-
 // BenchmarkRegrantAfterGap times the decision (regrant and the first
 // frame) after a gap, spent asleep or spinning, and reports its median
-// (p50-us): what a spinning watch's rehearsals buy. Hot, back to back,
-// it is BenchmarkRegrant's figure; after 5 ms the decision's code is out
-// of the core's caches (36-40 us on this 2-core virtual machine, 8 us
-// with a rehearsal every 1-2 ms; bench/RESULTS.md, twenty-third session).
+// (p50-us). Back to back it is BenchmarkRegrant's figure; after 5 ms the
+// decision's code is out of the core's caches (26-40 us on this 2-core
+// virtual machine, 4-8 us when the decision ran 1 ms before). A watch that
+// spun and rehearsed the decision every millisecond to keep it warm made
+// the GPU host's grants slower, not faster (bench/RESULTS.md,
+// twenty-third session): this is the cost it was after.
 func BenchmarkRegrantAfterGap(b *testing.B) {
 	ps, err := plan.ReadProfileFile(filepath.Join("..", "bench", "results", "raw", "serve-profiles-5f1612a-h100.json"))
 	if err != nil {
