@@ -155,6 +155,19 @@ PY
     fi
 fi
 
+# The phases that run the programs need their builds: on a fresh machine
+# (the device tool's machines go back when idle) they are made first, as if
+# PHASES had named build.
+programs_built() {
+    for n in $NAMES; do
+        [ -x "$W/$n.plain" ] && [ -x "$W/$n.hooks" ] && [ -f "$W/$n.orig.bin" ] || return 1
+    done
+}
+if ! has build && { has nodaemon || has served || has makespan || has killed || has cost; } && ! programs_built; then
+    say "gpu-serve: no build of the programs in $W (a fresh machine?): building them first"
+    PHASES="build $PHASES"
+fi
+
 if has build; then
     # The builds run in parallel (nvcc is single-threaded).
     builds=()
