@@ -19,24 +19,11 @@ func BenchmarkRegrant(b *testing.B) {
 		b.Skip(err)
 	}
 	d := newFakeConnDaemon(b, Config{Profiles: ps, MPS: &MPSState{Active: true}, IdleAfter: -1})
-	kernels := []string{"stream_triad", "fma_chains", "dep_chains"}
-	now := time.Now()
-	for i, k := range kernels {
-		c := &conn{d: d, id: uint64(i + 1), planKernel: k, kernel: k}
-		c.meter.advance(now.Add(-time.Second))
-		c.meter.add(now, 1000, 2)
-		d.conns[c] = struct{}{}
-	}
-	d.pol.planOf(kernels) // planned ahead, as Prepare does
 	d.mu.Lock()
+	cs := threeBusy(b, d) // (planned ahead, as Prepare does)
 	b.ResetTimer()
 	for i := range b.N {
-		// Alternate a process's idleness so that every regrant changes the split.
-		for c := range d.conns {
-			if c.id == 1 {
-				c.idle = i%2 == 0
-			}
-		}
+		cs[0].idle = i%2 == 0 // every regrant changes the split
 		if gs := d.regrantLocked(nil); len(gs.ps) == 0 {
 			b.Fatal("no grant changed")
 		}
@@ -118,8 +105,9 @@ func newFakeConnDaemon(tb testing.TB, cfg Config) *Daemon {
 	return d
 }
 
-// threeBusy registers three busy profiled processes on d (d.mu held), as
-// BenchmarkRegrant does, and returns them in registration order.
+// threeBusy registers three busy processes of profiled kernels on d (d.mu
+// held), their set planned ahead as Prepare does, and returns them in
+// registration order.
 func threeBusy(tb testing.TB, d *Daemon) []*conn {
 	tb.Helper()
 	kernels := []string{"stream_triad", "fma_chains", "dep_chains"}
