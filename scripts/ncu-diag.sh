@@ -13,6 +13,9 @@
 # NAME:VAR=VALUE[,VAR=VALUE] (e.g. "q1:SLATE_ITERS=1" times the queue worker
 # with one logical block per task). Step 1 also records how evenly the SMs
 # were busy (sm__cycles_active max/avg): a static worker's tail shows there.
+# SKIP=N profiles step 2's launch after N others (with HARNESS_REPS=4 the
+# program's warm launches, not its cold first one); a FILES entry NAME@RE
+# counts and profiles only kernels whose names match RE (ncu's regex:).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SLATE_MODE=${SLATE_MODE:-persistent}
@@ -22,7 +25,9 @@ D=$OUT/ncu-diag
 mkdir -p "$D"
 METRICS=gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_active.avg,sm__cycles_active.min
 VARIANTS=${VARIANTS:-}
-for n in ${FILES:-wmma_gemm_f64 sgemm_tiled black_scholes}; do
+for entry in ${FILES:-wmma_gemm_f64 sgemm_tiled black_scholes}; do
+    n=${entry%%@*} filter=()
+    [ "$n" != "$entry" ] && filter=(--kernel-name "regex:${entry#*@}")
     for v in orig env $VARIANTS; do
         name=${v%%:*} bin=$v extra=()
         if [ "$name" != "$v" ]; then
@@ -32,7 +37,7 @@ for n in ${FILES:-wmma_gemm_f64 sgemm_tiled black_scholes}; do
         (cd /tmp && env "${extra[@]}" HARNESS_REPS=4 timeout 300 ncu --metrics $METRICS --csv --print-units base \
             "$W/$n.$bin" >"$D/$n.$name.launches.csv" 2>/dev/null)
         [ "${SECTIONS:-1}" = 0 ] && continue
-        (cd /tmp && env "${extra[@]}" timeout 300 ncu --launch-count 1 --section LaunchStats --section Occupancy --section WarpStateStats \
+        (cd /tmp && env "${extra[@]}" HARNESS_REPS=4 timeout 300 ncu "${filter[@]}" --launch-skip "${SKIP:-0}" --launch-count 1 --section LaunchStats --section Occupancy --section WarpStateStats \
             --section InstructionStats --section SpeedOfLight --section SchedulerStats --csv --print-units base \
             "$W/$n.$bin" >"$D/$n.$name.sections.csv" 2>/dev/null)
     done
