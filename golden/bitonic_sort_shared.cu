@@ -2961,17 +2961,10 @@ struct env_config {
     bool gpc_order; // $SLATE_SM_ORDER=gpc: ranges are of places GPC by GPC (gpc_places)
     slate_priority_v1::level priority; // $SLATE_PRIORITY=high|low: every launch at that stream priority
     unsigned int range_grid; // $SLATE_RANGE_GRID=N: a partial-range launch has at most N workers (0: the wave)
-    bool static_wave; // $SLATE_STATIC_WORKERS=wave: a static launch of several waves has the whole wave (static_workers)
     env_config()
         : mode(kModeAuto), has_range(false), lo(0), hi(0), iters(0), gpc_order(false),
-          priority(slate_priority_v1::kDefault), range_grid(0), static_wave(false)
+          priority(slate_priority_v1::kDefault), range_grid(0)
     {
-        if (const char* v = std::getenv("SLATE_STATIC_WORKERS")) {
-            if (std::strcmp(v, "wave") == 0)
-                static_wave = true;
-            else if (*v && std::strcmp(v, "even") != 0)
-                std::fprintf(stderr, "slatec: ignoring SLATE_STATIC_WORKERS=%s (want even or wave)\n", v);
-        }
         if (const char* v = std::getenv("SLATE_RANGE_GRID"))
             range_grid = (unsigned int)std::strtoul(v, 0, 10);
         if (const char* v = std::getenv("SLATE_PRIORITY")) {
@@ -3597,27 +3590,6 @@ struct plan {
     double block_ns; // queue launches: the kernel's measured time a logical block (0: not known yet)
 };
 
-// static_workers is how many workers a static launch of total logical
-// blocks has, of all that fit the GPU at once: as few as run the same
-// number of logical blocks each. Worker w runs w, w + workers, ..., so with
-// the whole wave (wave) and a grid of 1.7 waves the workers below 0.7 of it
-// run two blocks and the rest one; the hardware fills its SMs unevenly
-// (on the H100 the SMs of the small GPCs took all their blocks among the
-// grid's first half, bench/topology/block_place.cu), so those SMs got all
-// two-block workers: 16 blocks against 13.6 a SM on average, and a kernel
-// whose SMs are its bottleneck ran 1.2x its native grid, which the hardware
-// balances block by block. Equal shares spread the same work over fewer
-// workers, which the hardware spreads evenly over the SMs.
-static unsigned long long static_workers(unsigned long long total, unsigned long long all, bool wave)
-{
-    if (total <= all)
-        return total;
-    if (wave)
-        return all;
-    const unsigned long long waves = (total + all - 1) / all;
-    return (total + waves - 1) / waves;
-}
-
 #ifndef SLATE_TEST_HOOKS
 // static_cfg fills a static launch on all SMs (fast path of make_plan).
 static void static_cfg(plan* p, dim3 grid, unsigned long long total, unsigned long long workers)
@@ -3679,7 +3651,7 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
     static thread_local last_static last = {0, 0, 0, 0, 0, 0};
     if (!queue && !served && !e.has_range && last.k == &k && last.device == device && last.threads == threads &&
         last.shmem == shmem && last.generation == k.generation.load(std::memory_order_relaxed)) {
-        static_cfg(p, grid, total, static_workers(total, last.all, e.static_wave));
+        static_cfg(p, grid, total, last.all < total ? last.all : total);
         p->ctl = 0;
         p->device = device;
         p->slot = 0;
@@ -3731,7 +3703,8 @@ static bool make_plan(plan* p, kernel_state& k, dim3 grid, dim3 block, size_t sh
         // On all SMs, never resized: the workers stride over the logical
         // blocks and never touch the control block.
         iters = 1u;
-        workers = static_workers(total, all, e.static_wave);
+        if (workers > total)
+            workers = total;
         p->cfg.flags = SLATE_FLAG_STATIC | SLATE_FLAG_ALL_SMS;
     } else {
         if (e.iters)
