@@ -15,7 +15,8 @@
 # were busy (sm__cycles_active max/avg): a static worker's tail shows there.
 # SKIP=N profiles step 2's launch after N others (with HARNESS_REPS=4 the
 # program's warm launches, not its cold first one); a FILES entry NAME@RE
-# counts and profiles only kernels whose names match RE (ncu's regex:).
+# lists, counts and profiles only kernels whose names match RE (ncu's
+# regex:), in both steps.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SLATE_MODE=${SLATE_MODE:-persistent}
@@ -34,7 +35,7 @@ for entry in ${FILES:-wmma_gemm_f64 sgemm_tiled black_scholes}; do
             bin=env
             IFS=, read -ra extra <<<"${v#*:}"
         fi
-        (cd /tmp && env "${extra[@]}" HARNESS_REPS=4 timeout 300 ncu --metrics $METRICS --csv --print-units base \
+        (cd /tmp && env "${extra[@]}" HARNESS_REPS=4 timeout 300 ncu "${filter[@]}" --metrics $METRICS --csv --print-units base \
             "$W/$n.$bin" >"$D/$n.$name.launches.csv" 2>/dev/null)
         [ "${SECTIONS:-1}" = 0 ] && continue
         (cd /tmp && env "${extra[@]}" HARNESS_REPS=4 timeout 300 ncu "${filter[@]}" --launch-skip "${SKIP:-0}" --launch-count 1 --section LaunchStats --section Occupancy --section WarpStateStats \

@@ -122,7 +122,7 @@ int main(int argc, char** argv)
                 "outputs");
     for (double wv : waves) {
         const unsigned int total = (unsigned int)(wv * W);
-        const unsigned int tail = total / W * W == total ? total : total / W * W; // first id of a partial last pass
+        const unsigned int tail = total / W * W; // the last pass's first id (total when every pass is full)
         double ms[5];
         bool same = true;
         cudaMemset(d_fresh, 0, reps * sizeof(counters));
