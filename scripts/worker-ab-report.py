@@ -7,9 +7,16 @@ times, and the same for the two builds of the workers ("old" against
 built twice: the measurement's own noise).
 
     scripts/worker-ab-report.py [--variant static] ab.txt
+    scripts/worker-ab-report.py --json bench/results/solo-timeline-paired.json --device NAME --commit REV ab.txt
+
+--json writes the table as data, in the solo-*.json form ({"device",
+"commit", "metric", "rows": [{"case", "native", "slatec"}]}): native is
+the original's median over the rounds, slatec that times the median
+per-round ratio.
 """
 import argparse
 import collections
+import json
 import math
 import statistics
 
@@ -18,6 +25,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--variant", default="static")
+    ap.add_argument("--json", help="write the rows here (solo-*.json form)")
+    ap.add_argument("--device", default="unknown")
+    ap.add_argument("--commit", default="unknown")
     a = ap.parse_args()
     t = collections.defaultdict(lambda: collections.defaultdict(dict))
     with open(a.file) as f:
@@ -36,10 +46,20 @@ def main():
         paired = statistics.median(b["env"][r] / b["orig"][r] for r in rounds)
         least = min(b["env"].values()) / min(b["orig"].values())
         twice = statistics.median(b["old"][r] / b["env"][r] for r in rounds)
-        rows.append((f"{prog}/{label}", min(b["orig"].values()), paired, least, twice, len(rounds)))
+        rows.append((f"{prog}/{label}", min(b["orig"].values()), paired, least, twice, len(rounds),
+                     statistics.median(b["orig"][r] for r in rounds)))
     if not rows:
         print("no timer with orig, old and env runs")
         return
+    if a.json:
+        doc = {"device": a.device, "commit": a.commit,
+               "metric": "GPU time per run in us (harness_timed, scripts/worker-ab.sh rounds): native = the original's median over "
+                         "the rounds; slatec = native x the median of per-round worker/original ratios (SLATE_MODE=persistent, "
+                         f"the '{a.variant}' variant of the current goldens' build)",
+               "rows": [{"case": r[0], "native": round(r[6], 3), "slatec": round(r[6] * r[2], 3)} for r in rows]}
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
 
     def geo(xs):
         return math.exp(sum(math.log(x) for x in xs) / len(xs))
