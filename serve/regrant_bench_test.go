@@ -1,11 +1,13 @@
 package serve
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/slatec/slatec/plan"
 )
@@ -55,9 +57,7 @@ func TestRunningFirst(t *testing.T) {
 		for _, p := range ps {
 			got = append(got, p.c.id)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("inflight %v: order %v, want %v", tc.inflight, got, tc.want)
-		}
+		assert.Equal(t, tc.want, got, "inflight %v", tc.inflight)
 	}
 }
 
@@ -75,15 +75,9 @@ func TestRegrantPushesRunningLaunchFirst(t *testing.T) {
 		d.conns[c] = struct{}{}
 	}
 	gs := d.regrantLocked(nil)
-	if len(gs.ps) != 3 {
-		t.Fatalf("%d pushes, want 3", len(gs.ps))
-	}
-	if gs.ps[0].c.id != 3 || gs.ps[1].c.id != 1 || gs.ps[2].c.id != 2 {
-		t.Errorf("push order %d %d %d, want 3 1 2", gs.ps[0].c.id, gs.ps[1].c.id, gs.ps[2].c.id)
-	}
-	if gs.ps[0].g.Epoch <= gs.ps[1].g.Epoch {
-		t.Errorf("epochs follow registration, not the push order: %d, %d", gs.ps[0].g.Epoch, gs.ps[1].g.Epoch)
-	}
+	require.Len(t, gs.ps, 3)
+	assert.Equal(t, []uint64{3, 1, 2}, []uint64{gs.ps[0].c.id, gs.ps[1].c.id, gs.ps[2].c.id}, "push order")
+	assert.Greater(t, gs.ps[0].g.Epoch, gs.ps[1].g.Epoch, "epochs follow registration, not the push order")
 }
 
 // newFakeConnDaemon is a daemon (on a socket in a temporary directory)
