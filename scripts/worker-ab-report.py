@@ -30,12 +30,18 @@ def main():
     ap.add_argument("--commit", default="unknown")
     a = ap.parse_args()
     t = collections.defaultdict(lambda: collections.defaultdict(dict))
+    late = set()  # (program, label): a round under HARNESS_HOLD was not held
     with open(a.file) as f:
         for line in f:
             p = line.split()
+            if len(p) >= 6 and p[4] == "HARNESS_HOLD_LATE" and p[2] == a.variant:
+                late.add((p[1], p[5]))
             if len(p) < 8 or p[4] != "HARNESS_TIME" or p[2] != a.variant:
                 continue
             t[(p[1], p[5])][p[3]][int(p[0])] = float(p[6])
+    for k in sorted(late):
+        print(f"left out: {k[0]}/{k[1]} (a round under HARNESS_HOLD was not held)")
+        t.pop(k, None)
     rows = []
     for (prog, label), b in sorted(t.items()):
         if not all(k in b for k in ("orig", "old", "env")):

@@ -6,7 +6,11 @@
 # gpu-diff build in $W (PHASES=build ./scripts/gpu-diff.sh first), each
 # timed by its own harness (HARNESS_REPS=$REPS, GPU time per run) under the
 # variants below, with the original program once per round.
-# Prints lines "round program variant build HARNESS_TIME label median min".
+# The original runs under the variants named in $ORIG_VARIANTS (default:
+# static), e.g. VARIANTS='static| held|HARNESS_HOLD=1' ORIG_VARIANTS='static
+# held' times everything also with the host's launch rate out of the way.
+# Prints lines "round program variant build HARNESS_TIME label median min"
+# (and "... HARNESS_HOLD_LATE label" where a held round was not held).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 W=${W:-/tmp/slatec-gpu}
@@ -15,6 +19,7 @@ REPS=${REPS:-20}
 ROUNDS=${ROUNDS:-2}
 NVCC=${NVCC:-nvcc}
 VARIANTS=${VARIANTS:-"static| q1|SLATE_ITERS=1 q4|SLATE_ITERS=4 part|SLATE_SM_RANGE=0:130 half|SLATE_SM_RANGE=0:65"}
+ORIG_VARIANTS=" ${ORIG_VARIANTS:-static} "
 flags="-std=c++17 -O2 -arch=sm_90 -Itestdata/include -Itestdata/kernels -lineinfo -DSLATE_ENV -Igolden"
 for f in "$OLD"/*.cu; do
     n=$(basename "$f" .cu)
@@ -27,9 +32,9 @@ for r in $(seq 1 "$ROUNDS"); do
         for v in $VARIANTS; do
             vn=${v%%|*} ve=${v#*|}
             for b in orig old env; do
-                [ $b = orig ] && [ "$vn" != static ] && continue
+                [ $b = orig ] && [[ "$ORIG_VARIANTS" != *" $vn "* ]] && continue
                 (cd /tmp && env $ve SLATE_MODE=persistent HARNESS_REPS=$REPS timeout 60 "$W/$n.$b" 2>/dev/null |
-                    grep HARNESS_TIME | sed "s/^/$r $n $vn $b /")
+                    grep -E 'HARNESS_(TIME|HOLD_LATE)' | sed "s/^/$r $n $vn $b /")
             done
         done
     done

@@ -14,9 +14,14 @@
 //   fresh   claim with a counter zeroed ahead for each launch (no exit
 //           count: the claims' own cost);
 //   mirror  static, but the last pass on the workers launched last (worker
-//           w runs tail + W - 1 - w): no atomics.
+//           w runs tail + W - 1 - w): no atomics;
+//   spread  static, but the last pass's r blocks on r workers evenly spaced
+//           in launch order (worker w runs tail + w * r / W when that
+//           quotient steps at w): no atomics, and each SM gets its share of
+//           the last pass however the hardware placed the workers.
 // Prints the median of 30 launches each, for grids of 1.0x-3.7 waves, with
-// ROUNDS rounds of the body (argv[1], default 14).
+// ROUNDS rounds of a long block (argv[1], default 14) and every SHORT-th
+// block one round (argv[2], default 7; 0: every block long).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +70,18 @@ __global__ void mirror_worker(const int* rounds_of, int* out, unsigned int total
     }
 }
 
+__global__ void spread_worker(const int* rounds_of, int* out, unsigned int total, unsigned int tail)
+{
+    unsigned int id = blockIdx.x;
+    for (; id < tail; id += gridDim.x) {
+        body(id, rounds_of, out);
+        __syncthreads();
+    }
+    const unsigned int r = total - tail, lo = blockIdx.x * r / gridDim.x, hi = (blockIdx.x + 1u) * r / gridDim.x;
+    if (hi > lo)
+        body(tail + lo, rounds_of, out);
+}
+
 __global__ void claim_worker(const int* rounds_of, int* out, unsigned int total, unsigned int tail, counters* c, bool count_exit)
 {
     __shared__ unsigned int next;
@@ -96,6 +113,7 @@ __global__ void claim_worker(const int* rounds_of, int* out, unsigned int total,
 int main(int argc, char** argv)
 {
     const int long_rounds = argc > 1 ? std::atoi(argv[1]) : 14;
+    const int short_every = argc > 2 ? std::atoi(argv[2]) : 7;
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
     const unsigned int sms = p.multiProcessorCount, W = sms * 8u;
@@ -103,7 +121,7 @@ int main(int argc, char** argv)
     const unsigned int max_total = W * 4u;
     std::vector<int> rounds(max_total);
     for (unsigned int b = 0; b < max_total; ++b)
-        rounds[b] = b % 7 == 0 ? 1 : long_rounds;
+        rounds[b] = short_every > 0 && b % short_every == 0 ? 1 : long_rounds;
     int *d_rounds, *d_out;
     counters *d_c, *d_fresh;
     const int reps = 31;
@@ -118,15 +136,15 @@ int main(int argc, char** argv)
     cudaEventCreate(&b);
     std::vector<int> want(max_total), got(max_total);
     const double waves[] = {1.0, 1.25, 1.5, 1.7, 1.9, 2.05, 2.23, 2.5, 3.7};
-    std::printf("%d rounds a long block\n%-6s %-7s %10s %8s %8s %8s %8s  %s\n", long_rounds, "waves", "blocks", "native us", "static", "claim", "fresh", "mirror",
-                "outputs");
+    std::printf("%d rounds a long block, every %d-th block short (0: none)\n%-6s %-7s %10s %8s %8s %8s %8s %8s  %s\n", long_rounds, short_every, "waves",
+                "blocks", "native us", "static", "claim", "fresh", "mirror", "spread", "outputs");
     for (double wv : waves) {
         const unsigned int total = (unsigned int)(wv * W);
         const unsigned int tail = total / W * W; // the last pass's first id (total when every pass is full)
-        double ms[5];
+        double ms[6];
         bool same = true;
         cudaMemset(d_fresh, 0, reps * sizeof(counters));
-        for (int m = 0; m < 5; ++m) {
+        for (int m = 0; m < 6; ++m) {
             std::vector<float> ts;
             for (int rep = 0; rep < reps; ++rep) {
                 cudaEventRecord(a);
@@ -138,8 +156,10 @@ int main(int argc, char** argv)
                     claim_worker<<<std::min(W, total), T>>>(d_rounds, d_out, total, tail, d_c, true);
                 else if (m == 3)
                     claim_worker<<<std::min(W, total), T>>>(d_rounds, d_out, total, tail, d_fresh + rep, false);
-                else
+                else if (m == 4)
                     mirror_worker<<<std::min(W, total), T>>>(d_rounds, d_out, total, tail);
+                else
+                    spread_worker<<<std::min(W, total), T>>>(d_rounds, d_out, total, tail);
                 cudaEventRecord(b);
                 cudaEventSynchronize(b);
                 float t = 0;
@@ -157,8 +177,8 @@ int main(int argc, char** argv)
             std::printf("error: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 1;
         }
-        std::printf("%-6.2f %-7u %10.2f %8.3f %8.3f %8.3f %8.3f  %s\n", wv, total, ms[0] * 1e3, ms[1] / ms[0], ms[2] / ms[0], ms[3] / ms[0],
-                    ms[4] / ms[0], same ? "equal" : "DIFFER");
+        std::printf("%-6.2f %-7u %10.2f %8.3f %8.3f %8.3f %8.3f %8.3f  %s\n", wv, total, ms[0] * 1e3, ms[1] / ms[0], ms[2] / ms[0], ms[3] / ms[0],
+                    ms[4] / ms[0], ms[5] / ms[0], same ? "equal" : "DIFFER");
     }
     return 0;
 }

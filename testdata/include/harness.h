@@ -8,7 +8,8 @@
 // harness_timed(label,fn) run fn() once, or time it when $HARNESS_REPS is set (GPU time per run)
 // harness_timed_reset     the same for a phase that is not idempotent
 //                         ($HARNESS_SPAN: harness_pass prints the timed phases' wall-clock span;
-//                         $HARNESS_GATE=DIR:N: the first timed phase waits until N programs are ready)
+//                         $HARNESS_GATE=DIR:N: the first timed phase waits until N programs are ready;
+//                         $HARNESS_HOLD=1: each round's runs held back until all are enqueued)
 // harness_scale()         problem-size divisor from $HARNESS_SCALE
 //
 // Dump record (little endian, appended; remove the file before a run):
@@ -23,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -200,13 +202,60 @@ static inline double harness_min_us() {
     return s && *s ? std::strtod(s, nullptr) : 0.0;
 }
 
+// $HARNESS_HOLD=1 (a diagnostic, issue 10): each round's runs are enqueued
+// behind a kernel that holds the GPU until the host has enqueued them all,
+// so the time per run is the GPU's alone (kernels and the gaps between
+// them), not bounded by the host's launch rate: a launch takes ~4.4 us to
+// enqueue on the H100 machine, so 4-5 us kernels are timed by their host
+// otherwise. A watchdog thread opens the gate after 200 ms whatever the
+// host is doing (a run that synchronises, a full launch queue), and the
+// timer then prints HARNESS_HOLD_LATE <label>: its time includes the host's.
+static inline bool harness_hold() {
+    static const bool on = [] {
+        const char* s = std::getenv("HARNESS_HOLD");
+        return s && *s && std::strcmp(s, "0") != 0;
+    }();
+    return on;
+}
+
+static inline bool& harness_hold_late() {
+    static bool late = false;
+    return late;
+}
+
+static __global__ void harness_hold_kernel(const volatile int* open) {
+    while (*open == 0) __nanosleep(1000);
+}
+
 // harness_round_us times `reps` back-to-back runs of fn() between one pair
 // of events and returns the GPU time per run in microseconds.
 template <class F>
 static inline float harness_round_us(cudaEvent_t start, cudaEvent_t stop, int reps, F& fn) {
+    static volatile int* open = nullptr;
+    const bool held = harness_hold();
+    std::atomic<bool> enqueued{false}, late{false};
+    std::thread watchdog;
+    if (held) {
+        if (open == nullptr) CUDA_CHECK(cudaHostAlloc((void**)&open, sizeof(int), cudaHostAllocMapped));
+        *open = 0;
+        harness_hold_kernel<<<1, 1>>>(open);
+        CUDA_CHECK(cudaGetLastError());
+        watchdog = std::thread([&] {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+            while (!enqueued.load() && std::chrono::steady_clock::now() < until)
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            late = !enqueued.load();
+            *open = 1;
+        });
+    }
     CUDA_CHECK(cudaEventRecord(start, 0));
     for (int r = 0; r < reps; ++r) fn();
     CUDA_CHECK(cudaEventRecord(stop, 0));
+    if (held) {
+        enqueued = true;
+        watchdog.join();
+        if (late) harness_hold_late() = true;
+    }
     CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -308,6 +357,8 @@ static inline void harness_timed(const char* label, F fn) {
     harness_span_end() = harness_now_us();
     std::sort(us.begin(), us.end());
     std::printf("HARNESS_TIME %s %.2f %.2f\n", label, (double)us[1], (double)us[0]);
+    if (harness_hold_late()) std::printf("HARNESS_HOLD_LATE %s\n", label);
+    harness_hold_late() = false;
     if (wall) {
         std::printf("HARNESS_WALL %s", label);
         for (long long w : walls) std::printf(" %lld", w);
