@@ -157,6 +157,15 @@ func runPtxas(nvcc, arch, src, objDir string, includes, macroArgs []string) (str
 // ran 15-20% slower than the same worker unrolled (bench/RESULTS.md, eleventh
 // session). A file whose transform or compile fails keeps its caps. Template
 // kernels keep theirs (instances are capped one by one).
+// Then it compiles the output with the caps that are left and drops a
+// kernel's cap on an architecture where its capped static worker (the one
+// every launch on the whole GPU runs) spills and the uncapped one did not:
+// held to its kernel's registers by spilling, it ran slower than uncapped
+// with fewer blocks an SM (a 64x64 wmma tile kernel: 80 registers and 24
+// bytes of spills, 1.15x its kernel against 1.05x uncapped), where
+// black_scholes' static worker, capped without spills, went from 1.17x to
+// 1.03x (bench/RESULTS.md, twenty-fifth session). The queue worker's spills
+// do not count: black_scholes' spills 4 bytes capped.
 func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform.LoadOptions,
 	caps map[string]map[string]int, instances map[string]map[string]map[string]int, warn func(string)) {
 	nvcc, _ := findNVCC()
@@ -189,6 +198,7 @@ func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform
 			continue
 		}
 		inc := append([]string{filepath.Dir(p)}, includes...)
+		spilled := map[string]bool{} // "arch name": an uncapped worker spills
 		for _, arch := range archs {
 			text, err := runPtxas(nvcc, arch, out, tmp, inc, macroArgs)
 			if err != nil {
@@ -198,6 +208,9 @@ func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform
 			worker := map[string]int{}
 			for _, u := range occupancy.ParsePtxas(text) {
 				worker[u.Name] = max(worker[u.Name], u.Registers)
+				if u.SpillStores > 0 {
+					spilled[arch+" "+u.Name] = true
+				}
 			}
 			for _, k := range a.Kernels {
 				q := k.Func.QualifiedName()
@@ -210,6 +223,61 @@ func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform
 					delete(caps[arch], q)
 					delete(instances[arch], q)
 				}
+			}
+		}
+		dropSpillingCaps(p, src, loadOpts, archs, tmp, out, nvcc, inc, macroArgs, caps, instances, spilled, warn)
+	}
+}
+
+// dropSpillingCaps compiles the workers of the input p (source src) with the
+// caps left in caps and instances, and drops, per architecture, the cap of
+// every kernel whose capped static worker spills where the uncapped one
+// (spilled, from the uncapped compile) did not.
+func dropSpillingCaps(p string, src []byte, loadOpts transform.LoadOptions, archs []string, tmp, out, nvcc string, inc, macroArgs []string,
+	caps map[string]map[string]int, instances map[string]map[string]map[string]int, spilled map[string]bool, warn func(string)) {
+	a, err := transform.LoadWith(p, src, loadOpts) // loaded again: a transform may annotate what it was given
+	if err != nil {
+		return
+	}
+	capped := false
+	for _, k := range a.Kernels {
+		for _, arch := range archs {
+			if _, ok := caps[arch][k.Func.QualifiedName()]; ok {
+				capped = true
+			}
+		}
+	}
+	if !capped {
+		return
+	}
+	// With its launches rewritten, so that template workers are instantiated.
+	res, err := transform.Persistent(a, transform.Options{RegCaps: caps, RegCapInstances: instances})
+	if err != nil || res.Diags.HasErrors() || !res.Changed {
+		return
+	}
+	if err := os.WriteFile(out, res.Output, 0o644); err != nil {
+		return
+	}
+	for _, arch := range archs {
+		if len(caps[arch]) == 0 {
+			continue
+		}
+		text, err := runPtxas(nvcc, arch, out, tmp, inc, macroArgs)
+		if err != nil {
+			warn(fmt.Sprintf("--match-regs: the capped workers of %s do not compile for %s; keeping every cap", p, arch))
+			continue
+		}
+		spills := map[string]bool{}
+		for _, u := range occupancy.ParsePtxas(text) {
+			if u.SpillStores > 0 && !spilled[arch+" "+u.Name] {
+				spills[u.Name] = true
+			}
+		}
+		for _, k := range a.Kernels {
+			q := k.Func.QualifiedName()
+			if _, ok := caps[arch][q]; ok && spills[q+"__slate_static"] {
+				delete(caps[arch], q)
+				delete(instances[arch], q)
 			}
 		}
 	}
