@@ -233,9 +233,9 @@ func TestBenchKernelsGenerated(t *testing.T) {
 
 // transform --match-regs caps a worker only where it needs more registers
 // than its kernel: black_scholes' worker does (32 for the kernel, more for
-// the worker uncapped), saxpy's does not; and not where the capped static
-// worker would spill (the 64x64 instance of the wmma tile kernel, capped at
-// its kernel's 80 registers).
+// the worker uncapped), saxpy's does not; and not where both capped workers
+// would spill (the 64x64 instance of the wmma tile kernel, capped at its
+// kernel's 80 registers).
 func TestTransformMatchRegsCapsOnlyWhereNeeded(t *testing.T) {
 	if nvcc, why := findNVCC(); nvcc == "" {
 		t.Skipf("--match-regs needs nvcc: %s", why)
