@@ -4780,15 +4780,21 @@ static __device__ __forceinline__ void gemm_tc__slate_body(const uint3 blockIdx,
     }
     wmma::store_matrix_sync(C + (size_t)row * n + col, acc, n, wmma::mem_row_major);
 }
+#undef SLATE_REGCAP_gemm_tc
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 // sm_90: 32 registers (ptxas)
+#define SLATE_REGCAP_gemm_tc __launch_bounds__(128, SLATE_MIN_BLOCKS(128, 32))
+#else
+#define SLATE_REGCAP_gemm_tc __launch_bounds__(128)
+#endif
 #line 59 "corun.cu"
-__global__ void __launch_bounds__(128) gemm_tc__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
+__global__ void SLATE_REGCAP_gemm_tc gemm_tc__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
     slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tc__slate_body(slate_b, slate_g, A, B, C, n, kdim);
     });
 }
 #ifndef __CUDACC_RTC__
-__global__ void __launch_bounds__(128) gemm_tc__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
+__global__ void SLATE_REGCAP_gemm_tc gemm_tc__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
     slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
         gemm_tc__slate_body(slate_b, slate_g, A, B, C, n, kdim);
