@@ -1,12 +1,15 @@
-// The drop-in launcher's host cost against a native launch of the same
-// kernel in the same process (issue 10). After `slatec transform`, the
-// `<<<>>>` below is the drop-in launch; cudaLaunchKernel on the kernel's
-// address is not rewritten and stays native. Rounds of N launches of a
-// one-block kernel that does nothing (the GPU keeps up, so a round's time
-// is the host's), the two kinds alternating round by round; prints the
-// median time per launch of each and their difference, and the median of
-// per-round differences (adjacent rounds share the host's state: its
-// frequency, the core it runs on).
+// The drop-in launcher's cost against a native launch of the same kernel
+// in the same process (issue 10). After `slatec transform`, the `<<<>>>`
+// below is the drop-in launch; cudaLaunchKernel on the kernel's address is
+// not rewritten and stays native. Rounds of N launches, the two kinds
+// alternating round by round; prints, per kind, the median host time per
+// launch (the enqueue loop's) and GPU time per launch (events around the
+// round), and the medians of per-round differences (adjacent rounds share
+// the host's state: its frequency, the core it runs on).
+//   dropin_cost [N [ROUNDS [ELEMENTS]]]
+// ELEMENTS 0 (default): one block that does nothing, so the GPU keeps up
+// and the times are the host's; 1048576: a ~4 us triad of 4096 blocks, as
+// fast as the host enqueues, where a GPU gap between launches would show.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,7 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
-__global__ void tiny(float* a, const float* b, const float* c, float s, int n)
+__global__ void triad(float* a, const float* b, const float* c, float s, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
@@ -37,40 +40,56 @@ int main(int argc, char** argv)
 {
     const int n = argc > 1 ? std::atoi(argv[1]) : 20000;
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 15;
-    float* a;
-    if (cudaMalloc(&a, 4096) != cudaSuccess)
+    int elems = argc > 3 ? std::atoi(argv[3]) : 0;
+    const unsigned int grid = elems > 0 ? (unsigned int)((elems + 255) / 256) : 1u;
+    const unsigned int block = elems > 0 ? 256u : 32u;
+    float *a, *b, *c;
+    const size_t bytes = (size_t)(elems > 0 ? elems : 1024) * sizeof(float);
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess || cudaMalloc(&c, bytes) != cudaSuccess)
         return 2;
+    cudaMemset(b, 0, bytes);
+    cudaMemset(c, 0, bytes);
     float s = 1.0f;
-    int zero = 0;
-    void* args[] = {&a, &a, &a, &s, &zero};
-    std::vector<double> native, dropin, diff;
+    void* args[] = {&a, &b, &c, &s, &elems};
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> host[2], gpu[2], dhost, dgpu;
     for (int r = 0; r <= rounds; ++r) {
-        double t[2];
+        double th[2], tg[2];
         for (int k = 0; k < 2; ++k) {
             const int which = (r + k) % 2; // alternate which goes first
             cudaDeviceSynchronize();
+            cudaEventRecord(e0, 0);
             const double t0 = now_us();
             if (which == 0) {
                 for (int i = 0; i < n; ++i)
-                    cudaLaunchKernel((const void*)tiny, dim3(1), dim3(32), args, 0, 0);
+                    cudaLaunchKernel((const void*)triad, dim3(grid), dim3(block), args, 0, 0);
             } else {
                 for (int i = 0; i < n; ++i)
-                    tiny<<<1, 32>>>(a, a, a, s, zero);
+                    triad<<<grid, block>>>(a, b, c, s, elems);
             }
-            t[which] = (now_us() - t0) / n;
+            th[which] = (now_us() - t0) / n;
+            cudaEventRecord(e1, 0);
+            cudaEventSynchronize(e1);
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, e0, e1);
+            tg[which] = 1000.0 * ms / n;
         }
-        cudaDeviceSynchronize();
         if (r == 0)
             continue; // warm-up
-        native.push_back(t[0]);
-        dropin.push_back(t[1]);
-        diff.push_back(t[1] - t[0]);
+        for (int k = 0; k < 2; ++k) {
+            host[k].push_back(th[k]);
+            gpu[k].push_back(tg[k]);
+        }
+        dhost.push_back(th[1] - th[0]);
+        dgpu.push_back(tg[1] - tg[0]);
     }
     if (cudaGetLastError() != cudaSuccess) {
         std::printf("error\n");
         return 1;
     }
-    std::printf("DROPIN native %.3f us  dropin %.3f us  per launch (medians of %d rounds of %d); median per-round difference %+.3f us\n", median(native),
-                median(dropin), rounds, n, median(diff));
+    std::printf("DROPIN elements=%d grid=%u: host native %.3f dropin %.3f (per-round diff %+.3f) us; gpu native %.3f dropin %.3f (per-round diff %+.3f) us per launch, medians of %d rounds of %d\n",
+                elems, grid, median(host[0]), median(host[1]), median(dhost), median(gpu[0]), median(gpu[1]), median(dgpu), rounds, n);
     return 0;
 }
