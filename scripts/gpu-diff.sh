@@ -168,7 +168,10 @@ fi
 # ($HARNESS_REPS repetitions after a warm-up, median), original and
 # transformed (auto iters, all SMs) alternating, three rounds. MIN_US
 # (HARNESS_MIN_US) raises the repetitions of short timers so that each timed
-# round lasts at least that long.
+# round lasts at least that long. HOLD=1 (HARNESS_HOLD) holds each round's
+# runs behind a gate kernel until all are enqueued: the GPU's time alone,
+# not the host's launch rate (4-5 us kernels); timers whose rounds were not
+# held are left out by the report.
 if has solo; then
     raw=$OUT/solo-raw.txt
     : >"$raw"
@@ -179,9 +182,9 @@ if has solo; then
             [ -x "$W/$n.env" ] || continue
             for v in $variants; do
                 [ -x "$W/$n.$v" ] || continue
-                HARNESS_REPS=${REPS:-20} HARNESS_MIN_US=${MIN_US:-} timeout 120 "$W/$n.$v" >"$W/solo.out" 2>/dev/null
+                HARNESS_HOLD=${HOLD:-} HARNESS_REPS=${REPS:-20} HARNESS_MIN_US=${MIN_US:-} timeout 120 "$W/$n.$v" >"$W/solo.out" 2>/dev/null
                 grep -q '^PASS' "$W/solo.out" || echo "$n $v $round SELFCHECK-FAIL" >>"$raw"
-                grep '^HARNESS_TIME' "$W/solo.out" | sed "s/^/$n $v $round /" >>"$raw"
+                grep -E '^HARNESS_(TIME|HOLD_LATE)' "$W/solo.out" | sed "s/^/$n $v $round /" >>"$raw"
             done
         done
     done
@@ -219,7 +222,7 @@ if has solo; then
         done
     done
     dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" "$raw" >"$OUT/solo.txt"
+    python3 scripts/solo-report.py --json "$OUT" --device "$dev" --commit "${COMMIT:-}" ${HOLD:+--held} "$raw" >"$OUT/solo.txt"
     grep -E 'geometric|^##' "$OUT/solo.txt"
     echo "gpu-diff: $(grep -c SELFCHECK-FAIL "$raw") timed runs failed their self-check"
     grep SELFCHECK-FAIL "$raw" | head

@@ -5,6 +5,7 @@ Input lines (from scripts/gpu-diff.sh):
   NAME VARIANT ROUND HARNESS_TIME LABEL MEDIAN_US [MIN_US]   (GPU timeline per run, $HARNESS_REPS)
   NAME VARIANT ROUND PROGRAM_TIME LABEL MS                   (the program's own timing, no warm-up)
   NAME VARIANT ROUND PROCESS_TIME process MS                 (that run's whole-process wall time)
+  NAME VARIANT ROUND HARNESS_HOLD_LATE LABEL                  (with HOLD=1: a round of LABEL was not held)
 VARIANT is "orig" (the original), "env" (the transformed build, the golden,
 SLATE_MODE=persistent) or "cap" (transformed with --match-regs); "origE" and
 "envE" are runs under CUDA_MODULE_LOADING=EAGER; "envL" the transformed build
@@ -12,6 +13,9 @@ with SLATE_PRELOAD=0 (workers loaded lazily at their first launch). Each is
 compared with its base: env, cap and envL with orig, envE with origE.
 For each (NAME, LABEL) the ratio is median(transformed) / median(original)
 over the rounds, which alternate original and transformed runs.
+With --held (runs under HARNESS_HOLD=1: the GPU's time alone), timers with
+a HARNESS_HOLD_LATE line are left out, and the timeline's JSON is
+solo-timeline-held.json.
 With --json DIR, writes DIR/solo-timeline.json and DIR/solo-programs.json
 (env vs orig; -capped and -eager variants beside them) as
 {"device", "commit", "metric", "rows": [{"case", "native", "slatec"}]}.
@@ -63,16 +67,26 @@ def main():
     ap.add_argument("--json", help="directory for the JSON results")
     ap.add_argument("--device", default="")
     ap.add_argument("--commit", default="")
+    ap.add_argument("--held", action="store_true", help="the timers ran under HARNESS_HOLD=1")
     a = ap.parse_args()
     times = {k: defaultdict(lambda: defaultdict(list)) for k in KINDS}
+    late = set()
     with open(a.raw) as f:
         for line in f:
             parts = line.split()
+            if len(parts) >= 5 and parts[3] == "HARNESS_HOLD_LATE":
+                late.add((parts[0], parts[4]))
             if len(parts) < 6 or parts[3] not in KINDS:
                 continue
             name, variant, _round, kind, label, value = parts[:6]
             times[kind][(name, label)][variant].append(float(value))
+    for key in sorted(late):
+        print(f"left out: {key[0]}/{key[1]} (a round under HARNESS_HOLD was not held)")
+        times["HARNESS_TIME"].pop(key, None)
     for kind, (fname, metric) in KINDS.items():
+        if a.held and kind == "HARNESS_TIME":
+            fname = "solo-timeline-held.json"
+            metric = metric.replace("back-to-back runs)", "back-to-back runs, each round held behind a gate kernel until all were enqueued: HARNESS_HOLD=1)")
         for variant, base, suffix in PAIRS:
             rows = table(kind, times[kind], variant, base)
             if a.json and rows:
