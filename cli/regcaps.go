@@ -41,7 +41,7 @@ func registerCaps(paths []string, archs, includes, macroArgs []string) (map[stri
 			if p == "-" || !strings.HasSuffix(p, ".cu") {
 				continue
 			}
-			out, err := runPtxas(nvcc, arch, p, tmp, includes, macroArgs)
+			out, err := runPtxas(nvcc, arch, p, "", tmp, includes, macroArgs)
 			if err != nil {
 				return nil, nil, fmt.Errorf("--match-regs: %s does not compile for %s (%s):\n%s", p, arch, filepath.Base(nvcc), err)
 			}
@@ -126,22 +126,48 @@ func instanceArgs(demangled, name string) string {
 
 // runPtxas compiles src with nvcc -Xptxas -v for arch (the object goes to
 // objDir) and returns the output with ptxas's report; on failure the error
-// holds nvcc's first lines.
-func runPtxas(nvcc, arch, src, objDir string, includes, macroArgs []string) (string, error) {
-	args := []string{"-std=c++17", "-arch=" + arch, "-Xptxas", "-v", "-c", "-o", filepath.Join(objDir, "out.o")}
+// holds nvcc's first lines. An unchanged compile's report comes from the
+// ptxas cache (ptxas_cache.go), where keyPath stands for src: "" for src
+// itself, or the input a temporary file was transformed from (alone in its
+// directory, it finds its headers through includes only).
+func runPtxas(nvcc, arch, src, keyPath, objDir string, includes, macroArgs []string) (string, error) {
+	args := []string{"-std=c++17", "-arch=" + arch, "-Xptxas", "-v"}
 	for _, d := range includes {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
 		args = append(args, "-I", d)
 	}
-	args = append(append(args, macroArgs...), src)
+	args = append(args, macroArgs...)
+	cache, key := ptxasCacheDir(), ""
+	if cache != "" {
+		if keyPath == "" {
+			keyPath = src
+		}
+		if key = ptxasKey(nvcc, args, src, keyPath); key != "" {
+			if out, ok := ptxasLookup(cache, key); ok {
+				return out, nil
+			}
+		}
+	}
+	depFile := filepath.Join(objDir, "out.d")
+	run := append(args, "-c", "-o", filepath.Join(objDir, "out.o"))
+	if key != "" {
+		run = append(run, "-MD", "-MF", depFile)
+	}
+	run = append(run, src)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, nvcc, args...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, nvcc, run...).CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if lines := strings.Split(msg, "\n"); len(lines) > 12 {
 			msg = strings.Join(lines[:12], "\n") + "\n..."
 		}
 		return "", errors.New(msg)
+	}
+	if key != "" {
+		ptxasStore(cache, key, src, depFile, string(out))
 	}
 	return string(out), nil
 }
@@ -202,7 +228,7 @@ func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform
 		inc := append([]string{filepath.Dir(p)}, includes...)
 		spilled := map[string]bool{} // "arch name": an uncapped worker spills
 		for _, arch := range archs {
-			text, err := runPtxas(nvcc, arch, out, tmp, inc, macroArgs)
+			text, err := runPtxas(nvcc, arch, out, p, tmp, inc, macroArgs)
 			if err != nil {
 				warn(fmt.Sprintf("--match-regs: the uncapped workers of %s do not compile for %s; keeping every cap", p, arch))
 				continue
@@ -264,7 +290,7 @@ func dropSpillingCaps(p string, src []byte, loadOpts transform.LoadOptions, arch
 		if len(caps[arch]) == 0 {
 			continue
 		}
-		text, err := runPtxas(nvcc, arch, out, tmp, inc, macroArgs)
+		text, err := runPtxas(nvcc, arch, out, p, tmp, inc, macroArgs)
 		if err != nil {
 			warn(fmt.Sprintf("--match-regs: the capped workers of %s do not compile for %s; keeping every cap", p, arch))
 			continue

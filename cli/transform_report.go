@@ -35,7 +35,11 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 	if name != "-" && name != "<stdin>" {
 		dirs = append([]string{filepath.Dir(name)}, includes...) // the input's own includes
 	}
-	out, err := runPtxas(nvcc, reportArch, src, tmp, dirs, macroArgs)
+	keyPath := "" // stdin: not cached (its temporary path never repeats)
+	if name != "-" && name != "<stdin>" {
+		keyPath = name
+	}
+	out, err := runPtxas(nvcc, reportArch, src, keyPath, tmp, dirs, macroArgs)
 	if err != nil {
 		return fmt.Errorf("--report: nvcc failed on the output of %s:\n%s", name, strings.ReplaceAll(err.Error(), src, name))
 	}
