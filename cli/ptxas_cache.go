@@ -2,7 +2,6 @@ package cli
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/slatec/slatec/internal/cachekey"
 )
 
 // The ptxas cache keeps what `nvcc -Xptxas -v` printed for a compile, so
@@ -70,23 +71,16 @@ func ptxasKey(nvcc string, args []string, src, keyPath string) string {
 	if err != nil {
 		return ""
 	}
-	h := sha256.New()
-	put := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	put("slatec-ptxas-v1")
-	put(nvcc)
-	put(fmt.Sprint(st.Size(), st.ModTime().UnixNano()))
-	put(fmt.Sprint(len(args)))
+	k := cachekey.New("slatec-ptxas-v1")
+	k.Put(nvcc)
+	k.Put(fmt.Sprint(st.Size(), st.ModTime().UnixNano()))
+	k.Put(fmt.Sprint(len(args)))
 	for _, a := range args {
-		put(a)
+		k.Put(a)
 	}
-	put(abs)
-	put(sum)
-	return hex.EncodeToString(h.Sum(nil))
+	k.Put(abs)
+	k.Put(sum)
+	return k.Hex()
 }
 
 // ptxasLookup returns the cached output for key while every file its compile

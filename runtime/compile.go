@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/slatec/slatec/internal/cachekey"
 )
 
 // EnvCacheDir overrides the CUBIN cache directory.
@@ -106,26 +107,19 @@ func (c *Compiler) options(req *CompileRequest) []string {
 // cacheKey hashes everything that determines the CUBIN. Each field is
 // length-prefixed so that no two different inputs hash the same bytes.
 func cacheKey(nvrtcMajor, nvrtcMinor int, arch string, opts, exprs []string, src string) string {
-	h := sha256.New()
-	put := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	put("slatec-cubin-v1")
-	put(fmt.Sprintf("nvrtc %d.%d", nvrtcMajor, nvrtcMinor))
-	put(arch)
-	put(fmt.Sprint(len(opts)))
+	k := cachekey.New("slatec-cubin-v1")
+	k.Put(fmt.Sprintf("nvrtc %d.%d", nvrtcMajor, nvrtcMinor))
+	k.Put(arch)
+	k.Put(fmt.Sprint(len(opts)))
 	for _, o := range opts {
-		put(o)
+		k.Put(o)
 	}
-	put(fmt.Sprint(len(exprs)))
+	k.Put(fmt.Sprint(len(exprs)))
 	for _, e := range exprs {
-		put(e)
+		k.Put(e)
 	}
-	put(src)
-	return hex.EncodeToString(h.Sum(nil))
+	k.Put(src)
+	return k.Hex()
 }
 
 // Compile returns the CUBIN for req, from the cache when possible.
