@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -253,29 +254,25 @@ func pruneRegCaps(paths, archs, includes, macroArgs []string, loadOpts transform
 				}
 			}
 		}
-		dropSpillingCaps(p, src, loadOpts, archs, tmp, out, nvcc, inc, macroArgs, caps, instances, spilled, warn)
+		dropSpillingCaps(a, p, archs, tmp, out, nvcc, inc, macroArgs, caps, instances, spilled, warn)
 	}
 }
 
-// dropSpillingCaps compiles the workers of the input p (source src) with the
-// caps left in caps and instances, and drops, per architecture, the cap of
-// every kernel whose capped queue and static workers both spill where the
-// uncapped ones (spilled, from the uncapped compile) did not.
-func dropSpillingCaps(p string, src []byte, loadOpts transform.LoadOptions, archs []string, tmp, out, nvcc string, inc, macroArgs []string,
+// dropSpillingCaps compiles the workers of the input p (loaded as a) with
+// the caps left in caps and instances, and drops, per architecture, the cap
+// of every kernel whose capped queue and static workers both spill where
+// the uncapped ones (spilled, from the uncapped compile) did not.
+func dropSpillingCaps(a *transform.Analysis, p string, archs []string, tmp, out, nvcc string, inc, macroArgs []string,
 	caps map[string]map[string]int, instances map[string]map[string]map[string]int, spilled map[string]bool, warn func(string)) {
-	a, err := transform.LoadWith(p, src, loadOpts) // loaded again: a transform may annotate what it was given
-	if err != nil {
-		return
-	}
-	capped := false
-	for _, k := range a.Kernels {
-		for _, arch := range archs {
+	capped := func(arch string) bool {
+		for _, k := range a.Kernels {
 			if _, ok := caps[arch][k.Func.QualifiedName()]; ok {
-				capped = true
+				return true
 			}
 		}
+		return false
 	}
-	if !capped {
+	if !slices.ContainsFunc(archs, capped) {
 		return
 	}
 	// With its launches rewritten, so that template workers are instantiated.
@@ -287,7 +284,7 @@ func dropSpillingCaps(p string, src []byte, loadOpts transform.LoadOptions, arch
 		return
 	}
 	for _, arch := range archs {
-		if len(caps[arch]) == 0 {
+		if !capped(arch) {
 			continue
 		}
 		text, err := runPtxas(nvcc, arch, out, p, tmp, inc, macroArgs)
