@@ -9,6 +9,8 @@
 # The original runs under the variants named in $ORIG_VARIANTS (default:
 # static), e.g. VARIANTS='static| held|HARNESS_HOLD=1' ORIG_VARIANTS='static
 # held' times everything also with the host's launch rate out of the way.
+# A variant is NAME|SETTINGS, settings separated by commas
+# (q4|SLATE_ITERS=4,HARNESS_HOLD=1).
 # Prints lines "round program variant build HARNESS_TIME label median min"
 # (and "... HARNESS_HOLD_LATE label" where a held round was not held).
 set -uo pipefail
@@ -30,7 +32,7 @@ for r in $(seq 1 "$ROUNDS"); do
     for f in "$OLD"/*.cu; do
         n=$(basename "$f" .cu)
         for v in $VARIANTS; do
-            vn=${v%%|*} ve=${v#*|}
+            vn=${v%%|*} ve=${v#*|} ve=${ve//,/ } # commas separate a variant's settings
             for b in orig old env; do
                 [ $b = orig ] && [[ "$ORIG_VARIANTS" != *" $vn "* ]] && continue
                 (cd /tmp && env $ve SLATE_MODE=persistent HARNESS_REPS=$REPS timeout 60 "$W/$n.$b" 2>/dev/null |
