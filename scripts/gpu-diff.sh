@@ -10,7 +10,10 @@
 # Runs on the GPU machine (nvcc, python3, compute-sanitizer). Phases are
 # chosen with PHASES (default: "build diff sanitize solo"). Results go to
 # $OUT (the device tool brings them back): gpu-diff.txt, sanitize.txt,
-# solo.txt and a summary printed last.
+# solo.txt and a summary printed last. The diff phase writes each run's
+# line to gpu-diff.partial as it ends, so a run cut short by a time limit
+# still brings back what it checked; SHARD=K/N runs every Nth of its runs
+# from the Kth (1-based), so that the differential splits across calls.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/.work/gpu-out}
@@ -19,6 +22,7 @@ NVCC=${NVCC:-nvcc}
 ARCH=${ARCH:-sm_90}
 PHASES=${PHASES:-build diff sanitize solo}
 ONLY=${ONLY:-}                       # restrict to these kernel files (basenames, space-separated)
+SHARD=${SHARD:-1/1}                  # diff phase: the Kth of N shares of the runs
 JOBS=${JOBS:-$(nproc)}
 # Transformed programs launch their workers (the default policy, auto,
 # would launch the native kernels when nothing asks to share).
@@ -112,10 +116,20 @@ if has diff; then
         [ -x "$W/$n.hooks" ] || continue
         for c in "${configs[@]}"; do printf '%s\t%s\t%s\n' "$n" "${c%%|*}" "${c#*|}" >>"$W/jobs"; done
     done
-    # One job per line: name, config name, environment.
-    while IFS=$'\t' read -r n cname cenv; do printf '%s\0%s\0%s\0' "$n" "$cname" "$cenv"; done <"$W/jobs" |
-        xargs -0 -n3 -P "$((JOBS / 2 > 1 ? JOBS / 2 : 1))" bash -c 'diff_one "$0" "$1" "$2"' | sort >"$OUT/gpu-diff.txt"
-    echo "gpu-diff: $(grep -c '^PASS' "$OUT/gpu-diff.txt") passed, $(grep -c '^FAIL' "$OUT/gpu-diff.txt") failed of $(wc -l <"$W/jobs") runs"
+    shard_k=${SHARD%/*} shard_n=${SHARD#*/}
+    if ! [[ "$shard_k" =~ ^[0-9]+$ && "$shard_n" =~ ^[0-9]+$ ]] || [ "$shard_n" -lt 1 ] || [ "$shard_k" -lt 1 ] ||
+        [ "$shard_k" -gt "$shard_n" ]; then
+        echo "gpu-diff: SHARD=$SHARD: want K/N with 1 <= K <= N" >&2
+        exit 2
+    fi
+    awk -v k="$shard_k" -v n="$shard_n" '(NR - k) % n == 0' "$W/jobs" >"$W/jobs.shard"
+    # One job per line: name, config name, environment. Each result line
+    # goes to gpu-diff.partial at once (a run cut short keeps them), and
+    # sorted to gpu-diff.txt at the end.
+    while IFS=$'\t' read -r n cname cenv; do printf '%s\0%s\0%s\0' "$n" "$cname" "$cenv"; done <"$W/jobs.shard" |
+        xargs -0 -n3 -P "$((JOBS / 2 > 1 ? JOBS / 2 : 1))" bash -c 'diff_one "$0" "$1" "$2"' >"$OUT/gpu-diff.partial"
+    sort "$OUT/gpu-diff.partial" >"$OUT/gpu-diff.txt" && rm -f "$OUT/gpu-diff.partial"
+    echo "gpu-diff: $(grep -c '^PASS' "$OUT/gpu-diff.txt") passed, $(grep -c '^FAIL' "$OUT/gpu-diff.txt") failed of $(wc -l <"$W/jobs.shard") runs$([ "$shard_n" -gt 1 ] && echo " (share $SHARD of $(wc -l <"$W/jobs"))")"
     # Keep the logs of failing runs (at most 20) for diagnosis.
     grep '^FAIL' "$OUT/gpu-diff.txt" | head -20 | while read -r _ n c _; do
         mkdir -p "$OUT/fail/$n.$c" && cp "$W/run/$n.$c"/*.out "$W/run/$n.$c"/*.err "$OUT/fail/$n.$c/" 2>/dev/null
