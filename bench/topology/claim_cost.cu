@@ -5,8 +5,8 @@
 // returning atomics on two addresses. This times a copy kernel of the same
 // shape whose block leaders do K atomics on one address before (claims) or
 // after (exit counts) their work, on a fresh counter per launch, held behind
-// a gate kernel (as HARNESS_HOLD=1 does), median of ROUNDS rounds of REPS
-// launches, variants in a new order each round:
+// a gate kernel (as HARNESS_HOLD=1 does; bench/topology/held_rounds.h),
+// median of ROUNDS rounds of REPS launches, variants in a new order each round:
 //
 //   native        4096 blocks, no atomics
 //   stride        1024 workers striding over the 4096 blocks (the static worker)
@@ -20,22 +20,7 @@
 //   redK          K non-returning atomics (RED) at the end of each worker
 //
 //   nvcc -std=c++17 -O2 -arch=native -o /tmp/claim_cost bench/topology/claim_cost.cu && /tmp/claim_cost 200 15
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
-
-#define CHECK(x)                                                                             \
-    do {                                                                                     \
-        cudaError_t e_ = (x);                                                                \
-        if (e_ != cudaSuccess) {                                                             \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
+#include "held_rounds.h"
 
 constexpr int kThreads = 256, kBlocks = 4096, kWorkers = 1024, kPer = kBlocks / kWorkers;
 
@@ -106,17 +91,9 @@ __global__ void red_add(const float* a, const float* b, float* c, unsigned long 
         for (int k = 0; k < K; ++k) atomicAdd(&ctr[0], 1ull);
 }
 
-__global__ void gate(const volatile int* open) {
-    while (*open == 0) {
-    }
-}
-
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 15;
-    int *open = nullptr, *d_open = nullptr;
-    CHECK(cudaHostAlloc(&open, sizeof(int), cudaHostAllocMapped));
-    CHECK(cudaHostGetDevicePointer(&d_open, open, 0));
     float *a, *b, *c;
     const size_t n = (size_t)kBlocks * kThreads;
     CHECK(cudaMalloc(&a, n * sizeof(float)));
@@ -130,9 +107,6 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ctrs, (size_t)reps * stride * sizeof(unsigned long long)));
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
     using L = void (*)(cudaStream_t, const float*, const float*, float*, unsigned long long*);
     struct variant {
         const char* name;
@@ -177,37 +151,12 @@ int main(int argc, char** argv) {
          }},
     };
     const int nv = sizeof(vs) / sizeof(vs[0]);
-    std::vector<std::vector<float>> us(nv);
-    std::vector<int> order(nv);
-    for (int v = 0; v < nv; ++v) order[v] = v;
-    unsigned int seed = 12345u;
-    for (int r = -1; r < rounds; ++r) {
-        for (int v = nv - 1; v > 0; --v) {
-            seed = seed * 1103515245u + 12345u;
-            std::swap(order[v], order[(seed >> 8) % (unsigned int)(v + 1)]);
-        }
-        for (int v : order) {
-            CHECK(cudaMemsetAsync(ctrs, 0, (size_t)reps * stride * sizeof(unsigned long long), s));
-            *(volatile int*)open = 0;
-            gate<<<1, 1, 0, s>>>(d_open);
-            CHECK(cudaEventRecord(e0, s));
-            for (int i = 0; i < reps; ++i) vs[v].launch(s, a, b, c, ctrs + (size_t)i * stride);
-            CHECK(cudaEventRecord(e1, s));
-            *(volatile int*)open = 1;
-            CHECK(cudaStreamSynchronize(s));
-            CHECK(cudaGetLastError());
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r >= 0) us[v].push_back(ms * 1000.0f / reps);
-        }
-    }
-    std::printf("variant        us/launch (median of %d rounds, %d launches each)   min    max   - native\n", rounds, reps);
-    for (int v = 0; v < nv; ++v) {
-        std::vector<float> x = us[v], d;
-        std::sort(x.begin(), x.end());
-        for (int r = 0; r < rounds; ++r) d.push_back(us[v][r] - us[0][r]);
-        std::sort(d.begin(), d.end());
-        std::printf("%-14s %8.3f %8.3f %8.3f %+8.3f\n", vs[v].name, x[x.size() / 2], x.front(), x.back(), d[d.size() / 2]);
-    }
+    const auto us = held_rounds(
+        nv, reps, rounds, s,
+        [&](int) { CHECK(cudaMemsetAsync(ctrs, 0, (size_t)reps * stride * sizeof(unsigned long long), s)); },
+        [&](int v, int i) { vs[v].launch(s, a, b, c, ctrs + (size_t)i * stride); });
+    std::vector<std::string> names;
+    for (const variant& v : vs) names.push_back(v.name);
+    held_print(names, us, std::vector<int>(nv, 0), reps); // each against the native grid
     return 0;
 }

@@ -20,25 +20,10 @@
 // for the host (as HARNESS_HOLD=1 does), between two events; ROUNDS rounds,
 // the variants in a new order each round; per launch, the median and the
 // extremes, and the median of the per-round differences to the kernel's
-// native variant (cube or poly).
+// native variant (cube or poly). bench/topology/held_rounds.h times them.
 //
 //   nvcc -std=c++17 -O2 -arch=native -o /tmp/tiny_cost bench/topology/tiny_cost.cu && /tmp/tiny_cost 200 15
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
-
-#define CHECK(x)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (x);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
+#include "held_rounds.h"
 
 struct ctl_t {
     unsigned long long next;
@@ -161,11 +146,6 @@ __global__ void poly_dowhile_1d(ctl_t* ctl, cfg_t cfg, const float* c, int degre
     } while (id < (unsigned int)cfg.total);
 }
 
-__global__ void gate(const volatile int* open) {
-    while (*open == 0) {
-    }
-}
-
 __global__ void empty_kernel() {}
 
 static cfg_t make_cfg(dim3 g, unsigned int workers) {
@@ -190,10 +170,8 @@ static cfg_t make_cfg(dim3 g, unsigned int workers) {
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 15;
-    int *open = nullptr, *d_open = nullptr, *cube = nullptr;
+    int* cube = nullptr;
     float *coef = nullptr, *poly = nullptr;
-    CHECK(cudaHostAlloc(&open, sizeof(int), cudaHostAllocMapped));
-    CHECK(cudaHostGetDevicePointer(&d_open, open, 0));
     CHECK(cudaMalloc(&cube, 8 * 64 * sizeof(int)));
     CHECK(cudaMalloc(&coef, 8 * sizeof(float)));
     CHECK(cudaMalloc(&poly, 2 * sizeof(float)));
@@ -202,9 +180,6 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ctl, sizeof(ctl_t)));
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
     const dim3 cg(2, 2, 2);
     const cfg_t ccfg = make_cfg(cg, 8), pcfg = make_cfg(dim3(1), 1);
     struct variant {
@@ -251,43 +226,19 @@ int main(int argc, char** argv) {
          }},
     };
     const int nv = sizeof(vs) / sizeof(vs[0]);
-    std::vector<std::vector<float>> us(nv);
-    std::vector<int> order(nv);
-    for (int v = 0; v < nv; ++v) order[v] = v;
-    unsigned int seed = 12345u;
-    for (int r = -1; r < rounds; ++r) {
-        // A new order each round, so that no variant always follows another.
-        for (int v = nv - 1; v > 0; --v) {
-            seed = seed * 1103515245u + 12345u;
-            std::swap(order[v], order[(seed >> 8) % (unsigned int)(v + 1)]);
-        }
-        for (int v : order) {
-            *(volatile int*)open = 0;
-            gate<<<1, 1, 0, s>>>(d_open);
-            CHECK(cudaEventRecord(e0, s));
-            for (int i = 0; i < reps; ++i) vs[v].launch(s, cube, coef, poly, ctl, ccfg, pcfg);
-            CHECK(cudaEventRecord(e1, s));
-            *(volatile int*)open = 1;
-            CHECK(cudaStreamSynchronize(s));
-            CHECK(cudaGetLastError());
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r >= 0) us[v].push_back(ms * 1000.0f / reps);
-        }
-    }
-    std::printf("variant            us/launch (median of %d rounds, %d launches each)   min    max   - native\n", rounds,
-                reps);
+    const auto us = held_rounds(
+        nv, reps, rounds, s, [](int) {},
+        [&](int v, int) { vs[v].launch(s, cube, coef, poly, ctl, ccfg, pcfg); });
+    // Each variant against its kernel's native one: the first whose name
+    // starts with the same word (the empty kernel against itself).
+    std::vector<std::string> names;
+    std::vector<int> base;
     for (int v = 0; v < nv; ++v) {
-        std::vector<float> x = us[v];
-        std::sort(x.begin(), x.end());
-        // The native variant of the same kernel: the first whose name shares the word before the space.
-        int base = -1;
-        for (int b = 0; b < nv && base < 0; ++b)
-            if (std::string(vs[b].name).substr(0, 4) == std::string(vs[v].name).substr(0, 4)) base = b;
-        std::vector<float> d;
-        for (int r = 0; r < rounds; ++r) d.push_back(us[v][r] - us[base][r]);
-        std::sort(d.begin(), d.end());
-        std::printf("%-18s %8.3f %8.3f %8.3f %+8.3f\n", vs[v].name, x[x.size() / 2], x.front(), x.back(), d[d.size() / 2]);
+        names.push_back(vs[v].name);
+        int b = 0;
+        while (std::string(vs[b].name).substr(0, 4) != names.back().substr(0, 4)) ++b;
+        base.push_back(b);
     }
+    held_print(names, us, base, reps);
     return 0;
 }
