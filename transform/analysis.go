@@ -114,6 +114,9 @@ type FuncInfo struct {
 	// kept: LoadOptions.DropBodies); rets are a kernel's return statements.
 	hasBody bool
 	rets    []retSite
+	// collective: whether threads that returned may run this device
+	// function with the others (inactive.go).
+	collective helperFacts
 }
 
 // Call is a call from a function body to a named function.
@@ -516,6 +519,9 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	fi.hasBody = body != nil
 	if body != nil && fn.Global {
 		fi.rets = returnSites(body)
+	}
+	if body != nil && !fn.Global && fn.Device {
+		fi.collective = inactiveFacts(fn, body, file)
 	}
 	toks := a.bodyTokens(file, fn.BodySpan)
 	// Uses and calls are collected in reused buffers and kept in slices of

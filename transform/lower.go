@@ -49,7 +49,8 @@ type lowerer struct {
 	shared map[string]bool // __shared__ variables: not tainted by guarded writes
 	// Facts computed once per body (each walk of the tree is costly).
 	locals    map[string]bool // names declared in the body, and parameters
-	arrays    map[string]bool // local arrays declared in the body
+	arrays    map[string]int  // local arrays declared in the body: their dimensions
+	refs      map[string]bool // references declared in the body
 	retsCache map[parser.Node][]*parser.ReturnStmt
 	// Taint: a variable whose value may differ for inactive threads.
 	assigned map[string]bool  // assigned by guarded code
@@ -158,7 +159,7 @@ func (l *lowerer) hasSync(n parser.Node) bool {
 // indexBody records, in one walk, the body's local names and arrays and
 // which statements contain lowered returns.
 func (l *lowerer) indexBody(body *parser.Block) {
-	l.locals, l.arrays = map[string]bool{}, map[string]bool{}
+	l.locals, l.arrays, l.refs = map[string]bool{}, map[string]int{}, map[string]bool{}
 	l.retsCache = map[parser.Node][]*parser.ReturnStmt{}
 	for _, p := range l.k.Func.Params {
 		if p.Name != "" {
@@ -175,7 +176,10 @@ func (l *lowerer) indexBody(body *parser.Block) {
 			if name := declName(c); name != "" {
 				l.locals[name] = true
 				if c.Name == name && len(c.Arrays) > 0 {
-					l.arrays[name] = true
+					l.arrays[name] = len(c.Arrays)
+				}
+				if hasRef(c) {
+					l.refs[name] = true
 				}
 			}
 		case *parser.ReturnStmt:
@@ -844,7 +848,13 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 		case *parser.Lambda:
 			ok = false
 			return false
+		case *parser.SizeofExpr:
+			return false // reads nothing
 		case *parser.PostfixExpr:
+			if l.readsMemory(n) {
+				l.guardRead(n)
+				return false
+			}
 			name := calleeName(n)
 			if name == "" {
 				return true
@@ -864,7 +874,12 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 				name == "sync" || cgCollectives[name] || cgFunctors[name]:
 			default:
 				if l.isSyncHelperCall(n) {
-					l.errorf(n, "cannot lower an early return: %s synchronises, and slatec cannot run it for threads that returned", name)
+					// A pure collective (a warp reduction) runs for every
+					// thread, as a shuffle does; its arguments' reads are
+					// guarded below.
+					if !l.a.inactiveSafe(name) {
+						l.errorf(n, "cannot lower an early return: %s synchronises, and slatec cannot run it for threads that returned (it touches memory, writes more than its own variables, or decides its control flow from its arguments)", name)
+					}
 				} else {
 					ok = false
 				}
@@ -874,16 +889,22 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 			}
 		case *parser.AssignExpr:
 			if n.Op != "" {
-				root := lvalueRoot(n.Left)
-				if root == "" || !l.isLocal(root) {
-					ok = false
+				if !l.storesLocally(n.Left) {
+					l.errorf(stmt, "cannot lower an early return: threads that returned must run this statement (it synchronises), but it stores to %s, which they must not; assign the result to a local variable here and store it in a statement of its own", l.text(n.Left))
+					return false
 				} else if !uniform || !isVoteAssign(n) {
-					l.assigned[root] = true
+					l.assigned[lvalueRoot(n.Left)] = true
 				}
 			}
 		case *parser.UnaryExpr:
-			if n.Op == "++" || n.Op == "--" {
+			switch n.Op {
+			case "++", "--":
 				ok = false
+			case "&":
+				return false // taking an address reads nothing
+			case "*":
+				l.guardRead(n)
+				return false
 			}
 		}
 		return true
@@ -891,6 +912,65 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 	if !ok {
 		l.errorf(stmt, "cannot lower an early return: threads that returned must run this statement (it synchronises), but it also does work they must not do")
 	}
+}
+
+// storesLocally reports whether an assignment target is this thread's own:
+// a local variable, an element of a local array (no more indices than the
+// array has dimensions), or a member of either, never memory reached
+// through a pointer or a reference. Threads that returned run a statement
+// that synchronises, and `out[i] = __shfl_sync(...)` would have them store
+// to out[i], which, returned, they never did.
+func (l *lowerer) storesLocally(c *parser.CondExpr) bool {
+	root := lvalueRoot(c)
+	if root == "" || !l.isLocal(root) || l.refs[root] {
+		return false
+	}
+	indices := 0
+	for _, op := range c.Bin.First.Unary.Postfix.Ops {
+		if op.Index != nil {
+			indices++
+		}
+	}
+	return indices <= l.arrays[root]
+}
+
+// readsMemory reports whether a postfix expression reads memory that a
+// thread that returned might not be allowed to read: through a pointer
+// (p[i], p->f), as safeOps judges it; an element of a shared or local
+// array is not such a read.
+func (l *lowerer) readsMemory(n *parser.PostfixExpr) bool {
+	for i, op := range n.Ops {
+		switch {
+		case op.Member != nil && op.Member.Arrow:
+			return true
+		case op.Index != nil:
+			prefix := true
+			for _, p := range n.Ops[:i] {
+				prefix = prefix && p.Index != nil
+			}
+			if !prefix || n.X.Name == nil || !l.isArrayVar(n.X.Name.Segs[len(n.X.Name.Segs)-1].Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// guardRead makes a memory read in a statement that threads that returned
+// run (it synchronises) a read of active threads only: E becomes
+// (slate_active ? (E) : T()) with T the type E reads. Natively a returned
+// thread has exited and reads nothing; in the worker it would read with
+// indices past the rows it returned for (a warp-per-row kernel's
+// `__shfl_sync(m, p[row * 32 + lane], 0)` after `if (row >= n) return;`), and
+// could fault. Its value is never used: what it computes is guarded.
+func (l *lowerer) guardRead(n parser.Node) {
+	if l.hasSync(n) {
+		l.errorf(n, "cannot lower an early return: threads that returned must synchronise here, inside a read of memory they must not make")
+		return
+	}
+	sp := n.Span()
+	l.edits = append(l.edits, emit.Insert(sp.Start, "(slate_active ? (", "read"),
+		emit.Insert(sp.End, ") : typename slate_plain<decltype("+l.text(n)+")>::type())", "read"))
 }
 
 func isVoteAssign(a *parser.AssignExpr) bool {
@@ -1278,7 +1358,7 @@ func (l *lowerer) safeOpsExcept(x parser.Node, header bool, skip map[parser.Node
 
 // isArrayVar reports whether name is a shared or local array (reading it
 // with an index computed from safe values does not fault).
-func (l *lowerer) isArrayVar(name string) bool { return l.shared[name] || l.arrays[name] }
+func (l *lowerer) isArrayVar(name string) bool { return l.shared[name] || l.arrays[name] > 0 }
 
 // pureFuncs may be called by inactive threads: no memory access, no side
 // effects.

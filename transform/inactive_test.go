@@ -1,0 +1,109 @@
+package transform
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/slatec/slatec/diag"
+	"github.com/stretchr/testify/require"
+)
+
+// A warp-per-row kernel returns for the rows past the end, then reduces
+// with its warp: the threads that returned run the shuffles with the others
+// (lowered to inactive), so everything else they would run must be
+// guarded, refused, or be a pure collective.
+func TestLowerSyncStatementsAndCollectives(t *testing.T) {
+	const head = `#define FULL 0xffffffffu
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+__device__ float warp_max(float v) {
+    float m = v;
+    for (int o = warpSize / 2; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL, m, o));
+    return m;
+}
+__device__ float warp_sum_then_max(float v) { return warp_max(warp_sum(v)); }
+__device__ float sum_n(float v, int n) {
+    for (int o = n; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+__device__ float sum_loaded(const float* p) {
+    float v = p[threadIdx.x % 32];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+__device__ float sum_early(float v) {
+    if (v == 0.0f) return 0.0f;
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+__device__ void sum_into(float& v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+}
+__device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v > 0.0f)); }
+`
+	const rows = `    int lane = threadIdx.x % 32;
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= n) return;
+`
+	for _, tt := range []struct {
+		name, pre, body string // pre goes before the return
+		want            string // a diagnostic, or "" to transform
+		out             []string
+	}{
+		{"pure helper", "", `    float s = warp_sum(p[row * 32 + lane]);
+    if (lane == 0) out[row] = s;
+`, "", []string{"float s = warp_sum((slate_active ? (p[row * 32 + lane]) : typename slate_plain<decltype(p[row * 32 + lane])>::type()));",
+			"if (slate_active) { if (lane == 0) out[row] = s; }"}},
+		{"pure helper of pure helpers", "", "    float s = warp_sum_then_max(1.0f);\n    if (lane == 0) out[row] = s;\n", "", nil},
+		{"helper whose loop bound is its argument", "", "    float s = sum_n(1.0f, n);\n    out[row] = s;\n",
+			"sum_n synchronises, and slatec cannot run it for threads that returned", nil},
+		{"helper that loads", "", "    float s = sum_loaded(p);\n    out[row] = s;\n",
+			"sum_loaded synchronises, and slatec cannot run it", nil},
+		{"helper that returns early", "", "    float s = sum_early(p[row]);\n    out[row] = s;\n",
+			"sum_early synchronises, and slatec cannot run it", nil},
+		{"helper that writes its reference argument", "", "    float s = 1.0f;\n    sum_into(s);\n    out[row] = s;\n",
+			"sum_into synchronises, and slatec cannot run it", nil},
+		{"helper that counts lanes", "", "    float s = count_lanes(1.0f);\n    out[row] = s;\n",
+			"count_lanes synchronises, and slatec cannot run it", nil},
+		{"shuffle of a load", "", "    float v = __shfl_sync(FULL, p[row * 32 + lane], 0);\n    out[row * 32 + lane] = v;\n", "",
+			[]string{"float v = __shfl_sync(FULL, (slate_active ? (p[row * 32 + lane]) : typename slate_plain<decltype(p[row * 32 + lane])>::type()), 0);"}},
+		{"shuffle of a dereference and a member", "", "    float v = __shfl_sync(FULL, *p + q->x, 0);\n    out[row] = v;\n", "",
+			[]string{"(slate_active ? (*p) : typename slate_plain<decltype(*p)>::type())",
+				"(slate_active ? (q->x) : typename slate_plain<decltype(q->x)>::type())"}},
+		{"shuffle of an address", "", "    const float* a = (const float*)__shfl_sync(FULL, (unsigned long long)&p[row], 0);\n    out[row] = *a;\n", "",
+			[]string{"(unsigned long long)&p[row], 0)"}},
+		{"shuffle stored through a pointer", "", "    out[row * 32 + lane] = __shfl_sync(FULL, 1.0f, 0);\n",
+			"but it stores to out[row * 32 + lane], which they must not", nil},
+		{"shuffle added to memory", "", "    out[row] += __shfl_down_sync(FULL, 1.0f, 1);\n",
+			"but it stores to out[row], which they must not", nil},
+		{"shuffle into a local array", "", "    float a[2];\n    a[0] = __shfl_sync(FULL, 1.0f, 0);\n    a[1] = a[0];\n    out[row] = a[1];\n", "", nil},
+		{"shuffle through a local array of pointers", "", "    float* ptrs[2] = {out, out};\n    ptrs[0][row] = __shfl_sync(FULL, 1.0f, 0);\n",
+			"but it stores to ptrs[0][row], which they must not", nil},
+		{"shuffle through a reference bound before the return", "    float& r = out[blockIdx.x];\n", "    r = __shfl_sync(FULL, 1.0f, 0);\n",
+			"but it stores to r, which they must not", nil},
+		{"shuffle through a reference", "", "    float& r = out[row];\n    r = __shfl_sync(FULL, 1.0f, 0);\n",
+			"but it stores to r, which they must not", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := head + "struct Q { float x; };\n__global__ void k(const float* p, const Q* q, float* out, int n) {\n" + tt.pre + rows + tt.body + "}\n"
+			a, err := Load("t.cu", []byte(src), nil)
+			require.NoError(t, err)
+			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
+			require.NoError(t, err)
+			var b strings.Builder
+			diag.Write(&b, res.Diags)
+			if tt.want != "" {
+				require.True(t, res.Diags.HasErrors(), "want %q", tt.want)
+				require.Contains(t, b.String(), tt.want)
+				return
+			}
+			require.False(t, res.Diags.HasErrors(), b.String())
+			out := string(res.Output)
+			for _, s := range tt.out {
+				require.Contains(t, out, s)
+			}
+		})
+	}
+}
