@@ -17,6 +17,12 @@ package transform
 //     CUDA already requires to be uniform), run for all threads; block and
 //     warp votes count inactive threads as exited ones would be counted:
 //     __syncthreads_count(p) -> __syncthreads_count(slate_active && (p));
+//     what such a statement reads through a pointer is read by active
+//     threads only: `__shfl_sync(m, p[i], 0)` -> `__shfl_sync(m,
+//     (slate_active ? (p[i]) : T()), 0)`; a store it makes must be to the
+//     thread's own variables (`out[i] = __shfl_sync(...)` is refused); and
+//     a helper it calls that synchronises must be a pure collective, such
+//     as a warp reduction (inactive.go);
 //   - declarations keep their scope: a declaration whose initialiser is safe
 //     for inactive threads stays; any other is split into `T x{};` and a
 //     guarded assignment.
