@@ -74,6 +74,8 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 				"(slate_active ? (q->x) : typename slate_plain<decltype(q->x)>::type())"}},
 		{"shuffle of an address", "", "    const float* a = (const float*)__shfl_sync(FULL, (unsigned long long)&p[row], 0);\n    out[row] = *a;\n", "",
 			[]string{"(unsigned long long)&p[row], 0)"}},
+		{"shuffle with a mask from memory", "", "    float v = __shfl_sync(masks[row], 1.0f, 0);\n    out[row] = v;\n",
+			"but its mask is read from memory", nil},
 		{"shuffle stored through a pointer", "", "    out[row * 32 + lane] = __shfl_sync(FULL, 1.0f, 0);\n",
 			"but it stores to out[row * 32 + lane], which they must not", nil},
 		{"shuffle added to memory", "", "    out[row] += __shfl_down_sync(FULL, 1.0f, 1);\n",
@@ -87,7 +89,7 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 			"but it stores to r, which they must not", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			src := head + "struct Q { float x; };\n__global__ void k(const float* p, const Q* q, float* out, int n) {\n" + tt.pre + rows + tt.body + "}\n"
+			src := head + "struct Q { float x; };\n__global__ void k(const float* p, const Q* q, float* out, int n, const unsigned* masks) {\n" + tt.pre + rows + tt.body + "}\n"
 			a, err := Load("t.cu", []byte(src), nil)
 			require.NoError(t, err)
 			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})

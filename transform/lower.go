@@ -862,6 +862,14 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 				return false
 			}
 			name := calleeName(n)
+			// A warp collective's mask must be the same for the threads
+			// that returned: a mask loaded from memory would be theirs to
+			// load (guarded, it would be 0, and they would not be in it).
+			if args := callArgs(n); strings.HasSuffix(name, "_sync") && warpSyncFuncs[name] && args != nil && len(args.Args) > 0 &&
+				l.readsAnyMemory(args.Args[0]) {
+				l.errorf(args.Args[0], "cannot lower an early return: threads that returned must run this %s with the others, but its mask is read from memory; compute the mask before the return", name)
+				return false
+			}
 			if name == "" {
 				return true
 			}
@@ -960,6 +968,27 @@ func (l *lowerer) readsMemory(n *parser.PostfixExpr) bool {
 		}
 	}
 	return false
+}
+
+// readsAnyMemory reports whether an expression reads memory through a
+// pointer anywhere (readsMemory, or a dereference).
+func (l *lowerer) readsAnyMemory(x parser.Node) bool {
+	found := false
+	parser.Walk(x, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.SizeofExpr:
+			return false
+		case *parser.UnaryExpr:
+			if n.Op == "&" {
+				return false
+			}
+			found = found || n.Op == "*"
+		case *parser.PostfixExpr:
+			found = found || l.readsMemory(n)
+		}
+		return !found
+	})
+	return found
 }
 
 // guardRead makes a memory read in a statement that threads that returned
