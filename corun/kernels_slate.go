@@ -4564,14 +4564,14 @@ static __device__ __forceinline__ void triad_f4__slate_body(const uint3 blockIdx
 #line 15 "corun.cu"
 __global__ void __launch_bounds__(256) triad_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         triad_f4__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) triad_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         triad_f4__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
@@ -4583,7 +4583,7 @@ void triad_f4__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&triad_f4), &triad_f4>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&triad_f4__slate,
         (const void*)&triad_f4__slate_static, (const void*)&triad_f4, "triad_f4");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         triad_f4<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, c, s, n4);
@@ -4624,14 +4624,14 @@ static __device__ __forceinline__ void scale_f4__slate_body(const uint3 blockIdx
 #line 27 "corun.cu"
 __global__ void __launch_bounds__(256) scale_f4__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_f4__slate_body(slate_b, slate_g, a, b, s, n4);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) scale_f4__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, float s, int n4)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_f4__slate_body(slate_b, slate_g, a, b, s, n4);
     });
 }
@@ -4643,7 +4643,7 @@ void scale_f4__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&scale_f4), &scale_f4>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_f4__slate,
         (const void*)&scale_f4__slate_static, (const void*)&scale_f4, "scale_f4");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_f4<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, s, n4);
@@ -4701,14 +4701,14 @@ static __device__ __forceinline__ void fma_chain__slate_body(const uint3 blockId
 #line 38 "corun.cu"
 __global__ void __launch_bounds__(256) fma_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fma_chain__slate_body(slate_b, slate_g, out, iters, a, b);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) fma_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters, float a, float b)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fma_chain__slate_body(slate_b, slate_g, out, iters, a, b);
     });
 }
@@ -4720,7 +4720,7 @@ void fma_chain__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&fma_chain), &fma_chain>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fma_chain__slate,
         (const void*)&fma_chain__slate_static, (const void*)&fma_chain, "fma_chain");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fma_chain<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, iters, a, b);
@@ -4789,14 +4789,14 @@ static __device__ __forceinline__ void gemm_tc__slate_body(const uint3 blockIdx,
 #line 59 "corun.cu"
 __global__ void SLATE_REGCAP_gemm_tc gemm_tc__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gemm_tc__slate_body(slate_b, slate_g, A, B, C, n, kdim);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void SLATE_REGCAP_gemm_tc gemm_tc__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int n, int kdim)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gemm_tc__slate_body(slate_b, slate_g, A, B, C, n, kdim);
     });
 }
@@ -4808,7 +4808,7 @@ void gemm_tc__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&gemm_tc), &gemm_tc>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gemm_tc__slate,
         (const void*)&gemm_tc__slate_static, (const void*)&gemm_tc, "gemm_tc");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gemm_tc<<<slate_grid, slate_block, slate_shmem, slate_s>>>(A, B, C, n, kdim);
@@ -4858,14 +4858,14 @@ static __device__ __forceinline__ void chase__slate_body(const uint3 blockIdx, c
 #line 81 "corun.cu"
 __global__ void __launch_bounds__(128) chase__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         chase__slate_body(slate_b, slate_g, data, out, steps, mask);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(128) chase__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ out, int steps, unsigned int mask)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         chase__slate_body(slate_b, slate_g, data, out, steps, mask);
     });
 }
@@ -4877,7 +4877,7 @@ void chase__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&chase), &chase>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&chase__slate,
         (const void*)&chase__slate_static, (const void*)&chase, "chase");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         chase<<<slate_grid, slate_block, slate_shmem, slate_s>>>(data, out, steps, mask);
@@ -4918,14 +4918,14 @@ static __device__ __forceinline__ void dep_chain__slate_body(const uint3 blockId
 #line 97 "corun.cu"
 __global__ void __launch_bounds__(64) dep_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         dep_chain__slate_body(slate_b, slate_g, out, iters);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(64) dep_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, int iters)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         dep_chain__slate_body(slate_b, slate_g, out, iters);
     });
 }
@@ -4937,7 +4937,7 @@ void dep_chain__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&dep_chain), &dep_chain>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&dep_chain__slate,
         (const void*)&dep_chain__slate_static, (const void*)&dep_chain, "dep_chain");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         dep_chain<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, iters);
@@ -5002,14 +5002,14 @@ static __device__ __forceinline__ void gemm_tiled__slate_body(const uint3 blockI
 #line 107 "corun.cu"
 __global__ void __launch_bounds__(256) gemm_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gemm_tiled__slate_body(slate_b, slate_g, A, B, C, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) gemm_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gemm_tiled__slate_body(slate_b, slate_g, A, B, C, n);
     });
 }
@@ -5021,7 +5021,7 @@ void gemm_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&gemm_tiled), &gemm_tiled>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gemm_tiled__slate,
         (const void*)&gemm_tiled__slate_static, (const void*)&gemm_tiled, "gemm_tiled");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gemm_tiled<<<slate_grid, slate_block, slate_shmem, slate_s>>>(A, B, C, n);
@@ -5081,14 +5081,14 @@ static __device__ __forceinline__ void histogram__slate_body(const uint3 blockId
 #line 131 "corun.cu"
 __global__ void __launch_bounds__(256) histogram__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram__slate_body(slate_b, slate_g, data, hist, per_block);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) histogram__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned int* __restrict__ data, unsigned int* __restrict__ hist, int per_block)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram__slate_body(slate_b, slate_g, data, hist, per_block);
     });
 }
@@ -5100,7 +5100,7 @@ void histogram__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&histogram), &histogram>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&histogram__slate,
         (const void*)&histogram__slate_static, (const void*)&histogram, "histogram");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         histogram<<<slate_grid, slate_block, slate_shmem, slate_s>>>(data, hist, per_block);

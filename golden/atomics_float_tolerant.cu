@@ -4559,14 +4559,14 @@ static __device__ __forceinline__ void binned_block_sums__slate_body(const uint3
 #line 12 "testdata/kernels/atomics_float_tolerant.cu"
 __global__ void binned_block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* bins, float* block_totals)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         binned_block_sums__slate_body(slate_b, slate_g, in, bins, block_totals);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void binned_block_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* bins, float* block_totals)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         binned_block_sums__slate_body(slate_b, slate_g, in, bins, block_totals);
     });
 }
@@ -4578,7 +4578,7 @@ void binned_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&binned_block_sums), &binned_block_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&binned_block_sums__slate,
         (const void*)&binned_block_sums__slate_static, (const void*)&binned_block_sums, "binned_block_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         binned_block_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, bins, block_totals);
@@ -4613,14 +4613,14 @@ static __device__ __forceinline__ void scatter_add_double__slate_body(const uint
 #line 29 "testdata/kernels/atomics_float_tolerant.cu"
 __global__ void scatter_add_double__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const double* in, const int* keys, double* bins, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_add_double__slate_body(slate_b, slate_g, in, keys, bins, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scatter_add_double__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const double* in, const int* keys, double* bins, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_add_double__slate_body(slate_b, slate_g, in, keys, bins, n);
     });
 }
@@ -4632,7 +4632,7 @@ void scatter_add_double__slate_launch(dim3 slate_grid, dim3 slate_block, size_t 
         decltype(&scatter_add_double), &scatter_add_double>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scatter_add_double__slate,
         (const void*)&scatter_add_double__slate_static, (const void*)&scatter_add_double, "scatter_add_double");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scatter_add_double<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, keys, bins, n);

@@ -4614,14 +4614,14 @@ static __device__ __forceinline__ void block_stats__slate_body(const uint3 block
 #line 29 "testdata/kernels/atomics_int.cu"
 __global__ void block_stats__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int n, Stats* g, int* per_block)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_stats__slate_body(slate_b, slate_g, in, n, g, per_block);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void block_stats__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int n, Stats* g, int* per_block)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_stats__slate_body(slate_b, slate_g, in, n, g, per_block);
     });
 }
@@ -4633,7 +4633,7 @@ void block_stats__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&block_stats), &block_stats>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_stats__slate,
         (const void*)&block_stats__slate_static, (const void*)&block_stats, "block_stats");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_stats<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, n, g, per_block);

@@ -4616,14 +4616,14 @@ static __device__ __forceinline__ void rowstream_stencil__slate_body(const uint3
 #line 20 "testdata/kernels/barrier_rowstream_stencil.cu"
 __global__ void __launch_bounds__(THREADS) rowstream_stencil__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ inpad, float* __restrict__ out, int H)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rowstream_stencil__slate_body(slate_b, slate_g, inpad, out, H);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) rowstream_stencil__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ inpad, float* __restrict__ out, int H)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rowstream_stencil__slate_body(slate_b, slate_g, inpad, out, H);
     });
 }
@@ -4635,7 +4635,7 @@ void rowstream_stencil__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&rowstream_stencil), &rowstream_stencil>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rowstream_stencil__slate,
         (const void*)&rowstream_stencil__slate_static, (const void*)&rowstream_stencil, "rowstream_stencil");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         rowstream_stencil<<<slate_grid, slate_block, slate_shmem, slate_s>>>(inpad, out, H);

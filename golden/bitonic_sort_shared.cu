@@ -4580,7 +4580,7 @@ static __device__ __forceinline__ void bitonic_sort_shared__slate_body(const uin
 template<typename K>
 __global__ void bitonic_sort_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, K* keys, int seg)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bitonic_sort_shared__slate_body<K>(slate_b, slate_g, keys, seg);
     });
 }
@@ -4588,7 +4588,7 @@ __global__ void bitonic_sort_shared__slate(slate_ctl* __restrict__ slate_ctl_p, 
 template<typename K>
 __global__ void bitonic_sort_shared__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, K* keys, int seg)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bitonic_sort_shared__slate_body<K>(slate_b, slate_g, keys, seg);
     });
 }
@@ -4601,7 +4601,7 @@ static void bitonic_sort_shared__slate_launch(dim3 slate_grid, dim3 slate_block,
         decltype(&bitonic_sort_shared<K>), &bitonic_sort_shared<K>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&bitonic_sort_shared__slate<K>,
         (const void*)&bitonic_sort_shared__slate_static<K>, (const void*)&bitonic_sort_shared<K>, "bitonic_sort_shared");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         bitonic_sort_shared<K><<<slate_grid, slate_block, slate_shmem, slate_s>>>(keys, seg);
@@ -4664,14 +4664,14 @@ static __device__ __forceinline__ void bitonic_merge_1024__slate_body(const uint
 #line 38 "testdata/kernels/bitonic_sort_shared.cu"
 __global__ void bitonic_merge_1024__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* keys)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bitonic_merge_1024__slate_body(slate_b, slate_g, keys);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void bitonic_merge_1024__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* keys)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bitonic_merge_1024__slate_body(slate_b, slate_g, keys);
     });
 }
@@ -4683,7 +4683,7 @@ void bitonic_merge_1024__slate_launch(dim3 slate_grid, dim3 slate_block, size_t 
         decltype(&bitonic_merge_1024), &bitonic_merge_1024>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&bitonic_merge_1024__slate,
         (const void*)&bitonic_merge_1024__slate_static, (const void*)&bitonic_merge_1024, "bitonic_merge_1024");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         bitonic_merge_1024<<<slate_grid, slate_block, slate_shmem, slate_s>>>(keys);

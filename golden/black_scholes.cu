@@ -4563,14 +4563,14 @@ static __device__ __forceinline__ void black_scholes__slate_body(const uint3 blo
 #line 17 "testdata/kernels/black_scholes.cu"
 __global__ void __launch_bounds__(128, 4) black_scholes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ call, float* __restrict__ put, const float* __restrict__ spot, const float* __restrict__ strike, const float* __restrict__ years, float rate, float vol, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         black_scholes__slate_body(slate_b, slate_g, call, put, spot, strike, years, rate, vol, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(128, 4) black_scholes__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ call, float* __restrict__ put, const float* __restrict__ spot, const float* __restrict__ strike, const float* __restrict__ years, float rate, float vol, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         black_scholes__slate_body(slate_b, slate_g, call, put, spot, strike, years, rate, vol, n);
     });
 }
@@ -4582,7 +4582,7 @@ void black_scholes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&black_scholes), &black_scholes>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&black_scholes__slate,
         (const void*)&black_scholes__slate_static, (const void*)&black_scholes, "black_scholes");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         black_scholes<<<slate_grid, slate_block, slate_shmem, slate_s>>>(call, put, spot, strike, years, rate, vol, n);

@@ -4576,7 +4576,7 @@ static __device__ __forceinline__ void block_sum_kernel__slate_body(const uint3 
 template<int BLOCK>
 __global__ void block_sum_kernel__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* block_sums, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sum_kernel__slate_body<BLOCK>(slate_b, slate_g, in, block_sums, n);
     });
 }
@@ -4584,7 +4584,7 @@ __global__ void block_sum_kernel__slate(slate_ctl* __restrict__ slate_ctl_p, sla
 template<int BLOCK>
 __global__ void block_sum_kernel__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* block_sums, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sum_kernel__slate_body<BLOCK>(slate_b, slate_g, in, block_sums, n);
     });
 }
@@ -4597,7 +4597,7 @@ static void block_sum_kernel__slate_launch(dim3 slate_grid, dim3 slate_block, si
         decltype(&block_sum_kernel<BLOCK>), &block_sum_kernel<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_sum_kernel__slate<BLOCK>,
         (const void*)&block_sum_kernel__slate_static<BLOCK>, (const void*)&block_sum_kernel<BLOCK>, "block_sum_kernel");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_sum_kernel<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, block_sums, n);

@@ -4553,14 +4553,14 @@ static __device__ __forceinline__ void scale_ext__slate_body(const uint3 blockId
 #line 18 "testdata/kernels/branch_includes.cu"
 __global__ void scale_ext__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_ext__slate_body(slate_b, slate_g, x, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scale_ext__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_ext__slate_body(slate_b, slate_g, x, n);
     });
 }
@@ -4572,7 +4572,7 @@ void scale_ext__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&scale_ext), &scale_ext>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_ext__slate,
         (const void*)&scale_ext__slate_static, (const void*)&scale_ext, "scale_ext");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_ext<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);

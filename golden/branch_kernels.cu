@@ -4577,14 +4577,14 @@ static __device__ __forceinline__ void fill__slate_body(const uint3 blockIdx, co
 #line 25 "testdata/kernels/branch_kernels.cu"
 __global__ void fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
@@ -4596,7 +4596,7 @@ void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, c
         decltype(&fill), &fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill__slate,
         (const void*)&fill__slate_static, (const void*)&fill, "fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);
@@ -4629,14 +4629,14 @@ static __device__ __forceinline__ void fill__slate_body(const uint3 blockIdx, co
 #line 30 "testdata/kernels/branch_kernels.cu"
 __global__ void fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
@@ -4648,7 +4648,7 @@ void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, c
         decltype(&fill), &fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill__slate,
         (const void*)&fill__slate_static, (const void*)&fill, "fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);
@@ -4681,14 +4681,14 @@ static __device__ __forceinline__ void fill__slate_body(const uint3 blockIdx, co
 #line 35 "testdata/kernels/branch_kernels.cu"
 __global__ void fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, x, n);
     });
 }
@@ -4700,7 +4700,7 @@ void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, c
         decltype(&fill), &fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill__slate,
         (const void*)&fill__slate_static, (const void*)&fill, "fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);
@@ -4735,14 +4735,14 @@ static __device__ __forceinline__ void combine__slate_body(const uint3 blockIdx,
 #line 42 "testdata/kernels/branch_kernels.cu"
 __global__ void combine__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         combine__slate_body(slate_b, slate_g, x, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void combine__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         combine__slate_body(slate_b, slate_g, x, n);
     });
 }
@@ -4754,7 +4754,7 @@ void combine__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&combine), &combine>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&combine__slate,
         (const void*)&combine__slate_static, (const void*)&combine, "combine");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         combine<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);
@@ -4787,14 +4787,14 @@ static __device__ __forceinline__ void combine__slate_body(const uint3 blockIdx,
 #line 47 "testdata/kernels/branch_kernels.cu"
 __global__ void combine__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n, int m)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         combine__slate_body(slate_b, slate_g, x, n, m);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void combine__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* x, int n, int m)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         combine__slate_body(slate_b, slate_g, x, n, m);
     });
 }
@@ -4806,7 +4806,7 @@ void combine__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&combine), &combine>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&combine__slate,
         (const void*)&combine__slate_static, (const void*)&combine, "combine");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         combine<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n, m);
@@ -4865,7 +4865,7 @@ static __device__ __forceinline__ void bump__slate_body(const uint3 blockIdx, co
 template<typename T>
 __global__ void bump__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* x, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bump__slate_body<T>(slate_b, slate_g, x, n);
     });
 }
@@ -4873,7 +4873,7 @@ __global__ void bump__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate
 template<typename T>
 __global__ void bump__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* x, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bump__slate_body<T>(slate_b, slate_g, x, n);
     });
 }
@@ -4886,7 +4886,7 @@ static void bump__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&bump<T>), &bump<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&bump__slate<T>,
         (const void*)&bump__slate_static<T>, (const void*)&bump<T>, "bump");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         bump<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n);

@@ -4564,14 +4564,14 @@ static __device__ __forceinline__ void scale_by_block_max__slate_body(const uint
 #line 15 "testdata/kernels/cg_block_sync.cu"
 __global__ void scale_by_block_max__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_by_block_max__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scale_by_block_max__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_by_block_max__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4583,7 +4583,7 @@ void scale_by_block_max__slate_launch(dim3 slate_grid, dim3 slate_block, size_t 
         decltype(&scale_by_block_max), &scale_by_block_max>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_by_block_max__slate,
         (const void*)&scale_by_block_max__slate_static, (const void*)&scale_by_block_max, "scale_by_block_max");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_by_block_max<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4639,14 +4639,14 @@ static __device__ __forceinline__ void normalize_tile_rows__slate_body(const uin
 #line 32 "testdata/kernels/cg_block_sync.cu"
 __global__ void normalize_tile_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int w, int h)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         normalize_tile_rows__slate_body(slate_b, slate_g, in, out, w, h);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void normalize_tile_rows__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int w, int h)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         normalize_tile_rows__slate_body(slate_b, slate_g, in, out, w, h);
     });
 }
@@ -4658,7 +4658,7 @@ void normalize_tile_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&normalize_tile_rows), &normalize_tile_rows>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&normalize_tile_rows__slate,
         (const void*)&normalize_tile_rows__slate_static, (const void*)&normalize_tile_rows, "normalize_tile_rows");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         normalize_tile_rows<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, w, h);

@@ -4545,14 +4545,14 @@ static __device__ __forceinline__ void grid_rank_fill__slate_body(const uint3 bl
 #line 9 "testdata/kernels/cg_grid_param.cu"
 __global__ void grid_rank_fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* out, unsigned long long n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_rank_fill__slate_body(slate_b, slate_g, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_rank_fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* out, unsigned long long n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_rank_fill__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4564,7 +4564,7 @@ void grid_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&grid_rank_fill), &grid_rank_fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_rank_fill__slate,
         (const void*)&grid_rank_fill__slate_static, (const void*)&grid_rank_fill, "grid_rank_fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_rank_fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);
@@ -4600,14 +4600,14 @@ static __device__ __forceinline__ void block_rank_fill__slate_body(const uint3 b
 #line 16 "testdata/kernels/cg_grid_param.cu"
 __global__ void block_rank_fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_rank_fill__slate_body(slate_b, slate_g, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void block_rank_fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_rank_fill__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4619,7 +4619,7 @@ void block_rank_fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&block_rank_fill), &block_rank_fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_rank_fill__slate,
         (const void*)&block_rank_fill__slate_static, (const void*)&block_rank_fill, "block_rank_fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_rank_fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);

@@ -4552,14 +4552,14 @@ static __device__ __forceinline__ void grid_ids__slate_body(const uint3 blockIdx
 #line 11 "testdata/kernels/cg_grid_queries.cu"
 __global__ void grid_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* out)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_ids__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_ids__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* out)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_ids__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4571,7 +4571,7 @@ void grid_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&grid_ids), &grid_ids>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_ids__slate,
         (const void*)&grid_ids__slate_static, (const void*)&grid_ids, "grid_ids");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_ids<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);
@@ -4617,14 +4617,14 @@ static __device__ __forceinline__ void grid_stride_scale__slate_body(const uint3
 #line 27 "testdata/kernels/cg_grid_queries.cu"
 __global__ void grid_stride_scale__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, unsigned long long n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_stride_scale__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_stride_scale__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, unsigned long long n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_stride_scale__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4636,7 +4636,7 @@ void grid_stride_scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&grid_stride_scale), &grid_stride_scale>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_stride_scale__slate,
         (const void*)&grid_stride_scale__slate_static, (const void*)&grid_stride_scale, "grid_stride_scale");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_stride_scale<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4672,14 +4672,14 @@ static __device__ __forceinline__ void grid_coords__slate_body(const uint3 block
 #line 34 "testdata/kernels/cg_grid_queries.cu"
 __global__ void grid_coords__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_coords__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_coords__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_coords__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4691,7 +4691,7 @@ void grid_coords__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&grid_coords), &grid_coords>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_coords__slate,
         (const void*)&grid_coords__slate_static, (const void*)&grid_coords, "grid_coords");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_coords<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);

@@ -4626,14 +4626,14 @@ static __device__ __forceinline__ void run_tile__slate_body(const uint3 blockIdx
 #line 40 "testdata/kernels/class_methods.cu"
 __global__ void run_tile__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         run_tile__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void run_tile__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         run_tile__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4645,7 +4645,7 @@ void run_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&run_tile), &run_tile>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&run_tile__slate,
         (const void*)&run_tile__slate_static, (const void*)&run_tile, "run_tile");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         run_tile<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4678,14 +4678,14 @@ static __device__ __forceinline__ void strided_ids__slate_body(const uint3 block
 #line 42 "testdata/kernels/class_methods.cu"
 __global__ void strided_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         strided_ids__slate_body(slate_b, slate_g, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void strided_ids__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         strided_ids__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4697,7 +4697,7 @@ void strided_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&strided_ids), &strided_ids>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&strided_ids__slate,
         (const void*)&strided_ids__slate_static, (const void*)&strided_ids, "strided_ids");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         strided_ids<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);
@@ -4730,14 +4730,14 @@ static __device__ __forceinline__ void fill_grid__slate_body(const uint3 blockId
 #line 47 "testdata/kernels/class_methods.cu"
 __global__ void fill_grid__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill_grid__slate_body(slate_b, slate_g, out, w, h);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill_grid__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill_grid__slate_body(slate_b, slate_g, out, w, h);
     });
 }
@@ -4749,7 +4749,7 @@ void fill_grid__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&fill_grid), &fill_grid>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill_grid__slate,
         (const void*)&fill_grid__slate_static, (const void*)&fill_grid, "fill_grid");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill_grid<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, w, h);

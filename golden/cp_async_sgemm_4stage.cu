@@ -4688,14 +4688,14 @@ static __device__ __forceinline__ void sgemm_cp_async__slate_body(const uint3 bl
 #line 37 "testdata/kernels/cp_async_sgemm_4stage.cu"
 __global__ void __launch_bounds__(THREADS) sgemm_cp_async__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sgemm_cp_async__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C, D);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) sgemm_cp_async__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sgemm_cp_async__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C, D);
     });
 }
@@ -4707,7 +4707,7 @@ void sgemm_cp_async__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&sgemm_cp_async), &sgemm_cp_async>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sgemm_cp_async__slate,
         (const void*)&sgemm_cp_async__slate_static, (const void*)&sgemm_cp_async, "sgemm_cp_async");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sgemm_cp_async<<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, alpha, A, B, beta, C, D);

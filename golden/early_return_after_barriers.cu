@@ -4553,14 +4553,14 @@ static __device__ __forceinline__ void block_sums__slate_body(const uint3 blockI
 #line 10 "testdata/kernels/early_return_after_barriers.cu"
 __global__ void block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sums__slate_body(slate_b, slate_g, in, sums, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void block_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sums__slate_body(slate_b, slate_g, in, sums, n);
     });
 }
@@ -4572,7 +4572,7 @@ void block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&block_sums), &block_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_sums__slate,
         (const void*)&block_sums__slate_static, (const void*)&block_sums, "block_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, sums, n);
@@ -4648,14 +4648,14 @@ static __device__ __forceinline__ void center__slate_body(const uint3 blockIdx, 
 #line 24 "testdata/kernels/early_return_after_barriers.cu"
 __global__ void center__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         center__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void center__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         center__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4667,7 +4667,7 @@ void center__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&center), &center>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&center__slate,
         (const void*)&center__slate_static, (const void*)&center, "center");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         center<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4713,14 +4713,14 @@ static __device__ __forceinline__ void clamp_copy__slate_body(const uint3 blockI
 #line 51 "testdata/kernels/early_return_after_barriers.cu"
 __global__ void clamp_copy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n, int lo, int hi)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp_copy__slate_body(slate_b, slate_g, in, out, n, lo, hi);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void clamp_copy__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n, int lo, int hi)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp_copy__slate_body(slate_b, slate_g, in, out, n, lo, hi);
     });
 }
@@ -4732,7 +4732,7 @@ void clamp_copy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&clamp_copy), &clamp_copy>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&clamp_copy__slate,
         (const void*)&clamp_copy__slate_static, (const void*)&clamp_copy, "clamp_copy");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         clamp_copy<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, lo, hi);

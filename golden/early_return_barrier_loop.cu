@@ -4560,14 +4560,14 @@ static __device__ __forceinline__ void smooth_in_block__slate_body(const uint3 b
 #line 11 "testdata/kernels/early_return_barrier_loop.cu"
 __global__ void smooth_in_block__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, int iters)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth_in_block__slate_body(slate_b, slate_g, in, out, n, iters);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void smooth_in_block__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, int iters)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth_in_block__slate_body(slate_b, slate_g, in, out, n, iters);
     });
 }
@@ -4579,7 +4579,7 @@ void smooth_in_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&smooth_in_block), &smooth_in_block>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&smooth_in_block__slate,
         (const void*)&smooth_in_block__slate_static, (const void*)&smooth_in_block, "smooth_in_block");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         smooth_in_block<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, iters);
@@ -4640,7 +4640,7 @@ static __device__ __forceinline__ void smooth_in_block_t__slate_body(const uint3
 template<int ITERS>
 __global__ void smooth_in_block_t__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth_in_block_t__slate_body<ITERS>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4648,7 +4648,7 @@ __global__ void smooth_in_block_t__slate(slate_ctl* __restrict__ slate_ctl_p, sl
 template<int ITERS>
 __global__ void smooth_in_block_t__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth_in_block_t__slate_body<ITERS>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4661,7 +4661,7 @@ static void smooth_in_block_t__slate_launch(dim3 slate_grid, dim3 slate_block, s
         decltype(&smooth_in_block_t<ITERS>), &smooth_in_block_t<ITERS>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&smooth_in_block_t__slate<ITERS>,
         (const void*)&smooth_in_block_t__slate_static<ITERS>, (const void*)&smooth_in_block_t<ITERS>, "smooth_in_block_t");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         smooth_in_block_t<ITERS><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4718,14 +4718,14 @@ static __device__ __forceinline__ void rotate_steps__slate_body(const uint3 bloc
 #line 48 "testdata/kernels/early_return_barrier_loop.cu"
 __global__ void rotate_steps__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* steps, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_steps__slate_body(slate_b, slate_g, in, out, steps, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void rotate_steps__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* steps, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_steps__slate_body(slate_b, slate_g, in, out, steps, n);
     });
 }
@@ -4737,7 +4737,7 @@ void rotate_steps__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&rotate_steps), &rotate_steps>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rotate_steps__slate,
         (const void*)&rotate_steps__slate_static, (const void*)&rotate_steps, "rotate_steps");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         rotate_steps<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, steps, n);

@@ -4549,14 +4549,14 @@ static __device__ __forceinline__ void load_then_derive__slate_body(const uint3 
 #line 12 "testdata/kernels/early_return_decl_chain.cu"
 __global__ void load_then_derive__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         load_then_derive__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void load_then_derive__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         load_then_derive__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4568,7 +4568,7 @@ void load_then_derive__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&load_then_derive), &load_then_derive>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&load_then_derive__slate,
         (const void*)&load_then_derive__slate_static, (const void*)&load_then_derive, "load_then_derive");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         load_then_derive<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4619,14 +4619,14 @@ static __device__ __forceinline__ void gather_chain__slate_body(const uint3 bloc
 #line 24 "testdata/kernels/early_return_decl_chain.cu"
 __global__ void gather_chain__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* idx, const int* data, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gather_chain__slate_body(slate_b, slate_g, idx, data, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void gather_chain__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* idx, const int* data, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gather_chain__slate_body(slate_b, slate_g, idx, data, out, n);
     });
 }
@@ -4638,7 +4638,7 @@ void gather_chain__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&gather_chain), &gather_chain>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gather_chain__slate,
         (const void*)&gather_chain__slate_static, (const void*)&gather_chain, "gather_chain");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gather_chain<<<slate_grid, slate_block, slate_shmem, slate_s>>>(idx, data, out, n);

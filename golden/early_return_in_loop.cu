@@ -4558,14 +4558,14 @@ static __device__ __forceinline__ void segment_rounds__slate_body(const uint3 bl
 #line 12 "testdata/kernels/early_return_in_loop.cu"
 __global__ void segment_rounds__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* seg_start, const int* seg_len, int rounds)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         segment_rounds__slate_body(slate_b, slate_g, in, out, seg_start, seg_len, rounds);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void segment_rounds__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* seg_start, const int* seg_len, int rounds)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         segment_rounds__slate_body(slate_b, slate_g, in, out, seg_start, seg_len, rounds);
     });
 }
@@ -4577,7 +4577,7 @@ void segment_rounds__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&segment_rounds), &segment_rounds>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&segment_rounds__slate,
         (const void*)&segment_rounds__slate_static, (const void*)&segment_rounds, "segment_rounds");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         segment_rounds<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, seg_start, seg_len, rounds);
@@ -4644,14 +4644,14 @@ static __device__ __forceinline__ void settle__slate_body(const uint3 blockIdx, 
 #line 29 "testdata/kernels/early_return_in_loop.cu"
 __global__ void settle__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* vals, int* iters_used, int max_iters)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         settle__slate_body(slate_b, slate_g, vals, iters_used, max_iters);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void settle__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* vals, int* iters_used, int max_iters)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         settle__slate_body(slate_b, slate_g, vals, iters_used, max_iters);
     });
 }
@@ -4663,7 +4663,7 @@ void settle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&settle), &settle>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&settle__slate,
         (const void*)&settle__slate_static, (const void*)&settle, "settle");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         settle<<<slate_grid, slate_block, slate_shmem, slate_s>>>(vals, iters_used, max_iters);

@@ -4586,14 +4586,14 @@ static __device__ __forceinline__ void classify__slate_body(const uint3 blockIdx
 #line 13 "testdata/kernels/early_return_nested.cu"
 __global__ void classify__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* totals, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         classify__slate_body(slate_b, slate_g, in, out, totals, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void classify__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* totals, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         classify__slate_body(slate_b, slate_g, in, out, totals, n);
     });
 }
@@ -4605,7 +4605,7 @@ void classify__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&classify), &classify>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&classify__slate,
         (const void*)&classify__slate_static, (const void*)&classify, "classify");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         classify<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, totals, n);
@@ -4694,14 +4694,14 @@ static __device__ __forceinline__ void opcode_switch__slate_body(const uint3 blo
 #line 43 "testdata/kernels/early_return_nested.cu"
 __global__ void opcode_switch__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* ops, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         opcode_switch__slate_body(slate_b, slate_g, ops, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void opcode_switch__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* ops, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         opcode_switch__slate_body(slate_b, slate_g, ops, in, out, n);
     });
 }
@@ -4713,7 +4713,7 @@ void opcode_switch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&opcode_switch), &opcode_switch>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&opcode_switch__slate,
         (const void*)&opcode_switch__slate_static, (const void*)&opcode_switch, "opcode_switch");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         opcode_switch<<<slate_grid, slate_block, slate_shmem, slate_s>>>(ops, in, out, n);

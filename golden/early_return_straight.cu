@@ -4547,14 +4547,14 @@ static __device__ __forceinline__ void neighbor_mix__slate_body(const uint3 bloc
 #line 10 "testdata/kernels/early_return_straight.cu"
 __global__ void neighbor_mix__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         neighbor_mix__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void neighbor_mix__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         neighbor_mix__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4566,7 +4566,7 @@ void neighbor_mix__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&neighbor_mix), &neighbor_mix>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&neighbor_mix__slate,
         (const void*)&neighbor_mix__slate_static, (const void*)&neighbor_mix, "neighbor_mix");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         neighbor_mix<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4618,14 +4618,14 @@ static __device__ __forceinline__ void reverse_live__slate_body(const uint3 bloc
 #line 21 "testdata/kernels/early_return_straight.cu"
 __global__ void reverse_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, unsigned* skipped)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_live__slate_body(slate_b, slate_g, in, out, n, skipped);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void reverse_live__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, unsigned* skipped)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_live__slate_body(slate_b, slate_g, in, out, n, skipped);
     });
 }
@@ -4637,7 +4637,7 @@ void reverse_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&reverse_live), &reverse_live>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_live__slate,
         (const void*)&reverse_live__slate_static, (const void*)&reverse_live, "reverse_live");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_live<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, skipped);
@@ -4698,14 +4698,14 @@ static __device__ __forceinline__ void pair_then_quad__slate_body(const uint3 bl
 #line 37 "testdata/kernels/early_return_straight.cu"
 __global__ void pair_then_quad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         pair_then_quad__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void pair_then_quad__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         pair_then_quad__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4717,7 +4717,7 @@ void pair_then_quad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&pair_then_quad), &pair_then_quad>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&pair_then_quad__slate,
         (const void*)&pair_then_quad__slate_static, (const void*)&pair_then_quad, "pair_then_quad");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         pair_then_quad<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

@@ -4576,14 +4576,14 @@ static __device__ __forceinline__ void settle_tail__slate_body(const uint3 block
 #line 13 "testdata/kernels/early_return_uniform.cu"
 __global__ void settle_tail__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* vals, int* iters_used, int n, int max_iters)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         settle_tail__slate_body(slate_b, slate_g, vals, iters_used, n, max_iters);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void settle_tail__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* vals, int* iters_used, int n, int max_iters)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         settle_tail__slate_body(slate_b, slate_g, vals, iters_used, n, max_iters);
     });
 }
@@ -4595,7 +4595,7 @@ void settle_tail__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&settle_tail), &settle_tail>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&settle_tail__slate,
         (const void*)&settle_tail__slate_static, (const void*)&settle_tail, "settle_tail");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         settle_tail<<<slate_grid, slate_block, slate_shmem, slate_s>>>(vals, iters_used, n, max_iters);

@@ -4554,7 +4554,7 @@ static __device__ __forceinline__ void reverse_rows__slate_body(const uint3 bloc
 #line 9 "testdata/kernels/extern_c_shared.cu"
 __global__ void reverse_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* a, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_rows__slate_body(slate_b, slate_g, a, n);
     });
 }
@@ -4562,7 +4562,7 @@ __global__ void reverse_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 #ifndef __CUDACC_RTC__
 __global__ void reverse_rows__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* a, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_rows__slate_body(slate_b, slate_g, a, n);
     });
 }
@@ -4574,7 +4574,7 @@ void reverse_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&reverse_rows), &reverse_rows>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_rows__slate,
         (const void*)&reverse_rows__slate_static, (const void*)&reverse_rows, "reverse_rows");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_rows<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, n);
@@ -4614,14 +4614,14 @@ static __device__ __forceinline__ void copy_tile__slate_body(const uint3 blockId
 #line 18 "testdata/kernels/extern_c_shared.cu"
 __global__ void copy_tile__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         copy_tile__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void copy_tile__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         copy_tile__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4633,7 +4633,7 @@ void copy_tile__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&copy_tile), &copy_tile>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&copy_tile__slate,
         (const void*)&copy_tile__slate_static, (const void*)&copy_tile, "copy_tile");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         copy_tile<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

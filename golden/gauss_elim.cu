@@ -4539,14 +4539,14 @@ static __device__ __forceinline__ void gauss_multipliers__slate_body(const uint3
 #line 10 "testdata/kernels/gauss_elim.cu"
 __global__ void gauss_multipliers__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* a, float* l, int n, int k)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gauss_multipliers__slate_body(slate_b, slate_g, a, l, n, k);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void gauss_multipliers__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* a, float* l, int n, int k)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gauss_multipliers__slate_body(slate_b, slate_g, a, l, n, k);
     });
 }
@@ -4558,7 +4558,7 @@ void gauss_multipliers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&gauss_multipliers), &gauss_multipliers>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gauss_multipliers__slate,
         (const void*)&gauss_multipliers__slate_static, (const void*)&gauss_multipliers, "gauss_multipliers");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gauss_multipliers<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, l, n, k);
@@ -4613,14 +4613,14 @@ static __device__ __forceinline__ void gauss_eliminate__slate_body(const uint3 b
 #line 18 "testdata/kernels/gauss_elim.cu"
 __global__ void gauss_eliminate__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* a, float* b, const float* l, int n, int k)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gauss_eliminate__slate_body(slate_b, slate_g, a, b, l, n, k);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void gauss_eliminate__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* a, float* b, const float* l, int n, int k)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gauss_eliminate__slate_body(slate_b, slate_g, a, b, l, n, k);
     });
 }
@@ -4632,7 +4632,7 @@ void gauss_eliminate__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&gauss_eliminate), &gauss_eliminate>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gauss_eliminate__slate,
         (const void*)&gauss_eliminate__slate_static, (const void*)&gauss_eliminate, "gauss_eliminate");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gauss_eliminate<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, l, n, k);

@@ -4548,14 +4548,14 @@ static __device__ __forceinline__ void record_ids__slate_body(const uint3 blockI
 #line 9 "testdata/kernels/grid_mapping_3d.cu"
 __global__ void record_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* rec, unsigned* hits)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         record_ids__slate_body(slate_b, slate_g, rec, hits);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void record_ids__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* rec, unsigned* hits)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         record_ids__slate_body(slate_b, slate_g, rec, hits);
     });
 }
@@ -4567,7 +4567,7 @@ void record_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&record_ids), &record_ids>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&record_ids__slate,
         (const void*)&record_ids__slate_static, (const void*)&record_ids, "record_ids");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         record_ids<<<slate_grid, slate_block, slate_shmem, slate_s>>>(rec, hits);
@@ -4617,14 +4617,14 @@ static __device__ __forceinline__ void block_thread_sums__slate_body(const uint3
 #line 21 "testdata/kernels/grid_mapping_3d.cu"
 __global__ void block_thread_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_thread_sums__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void block_thread_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_thread_sums__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4636,7 +4636,7 @@ void block_thread_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&block_thread_sums), &block_thread_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_thread_sums__slate,
         (const void*)&block_thread_sums__slate_static, (const void*)&block_thread_sums, "block_thread_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_thread_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);

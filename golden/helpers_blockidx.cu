@@ -4595,14 +4595,14 @@ static __device__ __forceinline__ void label_2d__slate_body(const uint3 blockIdx
 #line 21 "testdata/kernels/helpers_blockidx.cu"
 __global__ void label_2d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         label_2d__slate_body(slate_b, slate_g, out, w, h);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void label_2d__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         label_2d__slate_body(slate_b, slate_g, out, w, h);
     });
 }
@@ -4614,7 +4614,7 @@ void label_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&label_2d), &label_2d>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&label_2d__slate,
         (const void*)&label_2d__slate_static, (const void*)&label_2d, "label_2d");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         label_2d<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, w, h);
@@ -4646,14 +4646,14 @@ static __device__ __forceinline__ void grid_stride_2d__slate_body(const uint3 bl
 #line 28 "testdata/kernels/helpers_blockidx.cu"
 __global__ void grid_stride_2d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_stride_2d__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_stride_2d__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_stride_2d__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4665,7 +4665,7 @@ void grid_stride_2d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&grid_stride_2d), &grid_stride_2d>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_stride_2d__slate,
         (const void*)&grid_stride_2d__slate_static, (const void*)&grid_stride_2d, "grid_stride_2d");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_stride_2d<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

@@ -4548,14 +4548,14 @@ static __device__ __forceinline__ void histogram256__slate_body(const uint3 bloc
 #line 9 "testdata/kernels/histogram256.cu"
 __global__ void histogram256__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* data, int n, unsigned* hist)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram256__slate_body(slate_b, slate_g, data, n, hist);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void histogram256__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* data, int n, unsigned* hist)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram256__slate_body(slate_b, slate_g, data, n, hist);
     });
 }
@@ -4567,7 +4567,7 @@ void histogram256__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&histogram256), &histogram256>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&histogram256__slate,
         (const void*)&histogram256__slate_static, (const void*)&histogram256, "histogram256");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         histogram256<<<slate_grid, slate_block, slate_shmem, slate_s>>>(data, n, hist);
@@ -4641,14 +4641,14 @@ static __device__ __forceinline__ void histogram256_warp__slate_body(const uint3
 #line 22 "testdata/kernels/histogram256.cu"
 __global__ void histogram256_warp__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned* words, const unsigned char* bytes, int n, unsigned* hist)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram256_warp__slate_body(slate_b, slate_g, words, bytes, n, hist);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void histogram256_warp__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned* words, const unsigned char* bytes, int n, unsigned* hist)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         histogram256_warp__slate_body(slate_b, slate_g, words, bytes, n, hist);
     });
 }
@@ -4660,7 +4660,7 @@ void histogram256_warp__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&histogram256_warp), &histogram256_warp>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&histogram256_warp__slate,
         (const void*)&histogram256_warp__slate_static, (const void*)&histogram256_warp, "histogram256_warp");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         histogram256_warp<<<slate_grid, slate_block, slate_shmem, slate_s>>>(words, bytes, n, hist);

@@ -4548,14 +4548,14 @@ static __device__ __forceinline__ void warp_block_sums__slate_body(const uint3 b
 #line 17 "testdata/kernels/huge_grid_1d.cu"
 __global__ void warp_block_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* block_out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_block_sums__slate_body(slate_b, slate_g, block_out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void warp_block_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* block_out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_block_sums__slate_body(slate_b, slate_g, block_out);
     });
 }
@@ -4567,7 +4567,7 @@ void warp_block_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&warp_block_sums), &warp_block_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&warp_block_sums__slate,
         (const void*)&warp_block_sums__slate_static, (const void*)&warp_block_sums, "warp_block_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         warp_block_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(block_out);
@@ -4605,14 +4605,14 @@ static __device__ __forceinline__ void count_blocks__slate_body(const uint3 bloc
 #line 25 "testdata/kernels/huge_grid_1d.cu"
 __global__ void count_blocks__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* count, unsigned* max_block, unsigned* grid_seen)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_blocks__slate_body(slate_b, slate_g, count, max_block, grid_seen);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void count_blocks__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned long long* count, unsigned* max_block, unsigned* grid_seen)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_blocks__slate_body(slate_b, slate_g, count, max_block, grid_seen);
     });
 }
@@ -4624,7 +4624,7 @@ void count_blocks__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&count_blocks), &count_blocks>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&count_blocks__slate,
         (const void*)&count_blocks__slate_static, (const void*)&count_blocks, "count_blocks");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         count_blocks<<<slate_grid, slate_block, slate_shmem, slate_s>>>(count, max_block, grid_seen);

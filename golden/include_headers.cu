@@ -4578,14 +4578,14 @@ static __device__ __forceinline__ void sum_and_sumsq__slate_body(const uint3 blo
 #line 11 "testdata/kernels/include_headers.cu"
 __global__ void sum_and_sumsq__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int* sumsqs, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_and_sumsq__slate_body(slate_b, slate_g, in, sums, sumsqs, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void sum_and_sumsq__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* sums, int* sumsqs, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_and_sumsq__slate_body(slate_b, slate_g, in, sums, sumsqs, n);
     });
 }
@@ -4597,7 +4597,7 @@ void sum_and_sumsq__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&sum_and_sumsq), &sum_and_sumsq>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sum_and_sumsq__slate,
         (const void*)&sum_and_sumsq__slate_static, (const void*)&sum_and_sumsq, "sum_and_sumsq");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sum_and_sumsq<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, sums, sumsqs, n);
@@ -4633,14 +4633,14 @@ static __device__ __forceinline__ void project__slate_body(const uint3 blockIdx,
 #line 23 "testdata/kernels/include_headers.cu"
 __global__ void project__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float2* p, float2 dir, float* out, int n, int* marker)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         project__slate_body(slate_b, slate_g, p, dir, out, n, marker);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void project__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float2* p, float2 dir, float* out, int n, int* marker)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         project__slate_body(slate_b, slate_g, p, dir, out, n, marker);
     });
 }
@@ -4652,7 +4652,7 @@ void project__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&project), &project>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&project__slate,
         (const void*)&project__slate_static, (const void*)&project, "project");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         project<<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, dir, out, n, marker);

@@ -4534,14 +4534,14 @@ static __device__ __forceinline__ void lb_square__slate_body(const uint3 blockId
 #line 7 "testdata/kernels/launch_bounds.cu"
 __global__ void __launch_bounds__(256) lb_square__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_square__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) lb_square__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_square__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4553,7 +4553,7 @@ void lb_square__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&lb_square), &lb_square>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&lb_square__slate,
         (const void*)&lb_square__slate_static, (const void*)&lb_square, "lb_square");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         lb_square<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4592,14 +4592,14 @@ static __device__ __forceinline__ void lb_shared_shift__slate_body(const uint3 b
 #line 12 "testdata/kernels/launch_bounds.cu"
 __global__ void __launch_bounds__(128, 4) lb_shared_shift__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_shared_shift__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(128, 4) lb_shared_shift__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_shared_shift__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4611,7 +4611,7 @@ void lb_shared_shift__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&lb_shared_shift), &lb_shared_shift>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&lb_shared_shift__slate,
         (const void*)&lb_shared_shift__slate_static, (const void*)&lb_shared_shift, "lb_shared_shift");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         lb_shared_shift<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4645,7 +4645,7 @@ static __device__ __forceinline__ void lb_extern_c__slate_body(const uint3 block
 #line 20 "testdata/kernels/launch_bounds.cu"
 __global__ void __launch_bounds__(512, 2) lb_extern_c__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_extern_c__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4653,7 +4653,7 @@ __global__ void __launch_bounds__(512, 2) lb_extern_c__slate(slate_ctl* __restri
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(512, 2) lb_extern_c__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_extern_c__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4665,7 +4665,7 @@ void lb_extern_c__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&lb_extern_c), &lb_extern_c>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&lb_extern_c__slate,
         (const void*)&lb_extern_c__slate_static, (const void*)&lb_extern_c, "lb_extern_c");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         lb_extern_c<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);
@@ -4713,7 +4713,7 @@ static __device__ __forceinline__ void lb_template_sum__slate_body(const uint3 b
 template<int THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) lb_template_sum__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_template_sum__slate_body<THREADS, MIN_BLOCKS>(slate_b, slate_g, in, out);
     });
 }
@@ -4721,7 +4721,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) lb_template_sum__slate(sl
 template<int THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) lb_template_sum__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lb_template_sum__slate_body<THREADS, MIN_BLOCKS>(slate_b, slate_g, in, out);
     });
 }
@@ -4734,7 +4734,7 @@ static void lb_template_sum__slate_launch(dim3 slate_grid, dim3 slate_block, siz
         decltype(&lb_template_sum<THREADS, MIN_BLOCKS>), &lb_template_sum<THREADS, MIN_BLOCKS>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&lb_template_sum__slate<THREADS, MIN_BLOCKS>,
         (const void*)&lb_template_sum__slate_static<THREADS, MIN_BLOCKS>, (const void*)&lb_template_sum<THREADS, MIN_BLOCKS>, "lb_template_sum");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         lb_template_sum<THREADS, MIN_BLOCKS><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);

@@ -4551,14 +4551,14 @@ static __device__ __forceinline__ void macro_stride__slate_body(const uint3 bloc
 #line 19 "testdata/kernels/macro_gtid.cu"
 __global__ void macro_stride__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_stride__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void macro_stride__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_stride__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4570,7 +4570,7 @@ void macro_stride__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&macro_stride), &macro_stride>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&macro_stride__slate,
         (const void*)&macro_stride__slate_static, (const void*)&macro_stride, "macro_stride");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         macro_stride<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4606,14 +4606,14 @@ static __device__ __forceinline__ void macro_last_block__slate_body(const uint3 
 #line 24 "testdata/kernels/macro_gtid.cu"
 __global__ void macro_last_block__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int* grid_seen, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_last_block__slate_body(slate_b, slate_g, out, grid_seen, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void macro_last_block__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int* grid_seen, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_last_block__slate_body(slate_b, slate_g, out, grid_seen, n);
     });
 }
@@ -4625,7 +4625,7 @@ void macro_last_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&macro_last_block), &macro_last_block>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&macro_last_block__slate,
         (const void*)&macro_last_block__slate_static, (const void*)&macro_last_block, "macro_last_block");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         macro_last_block<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, grid_seen, n);
@@ -4661,14 +4661,14 @@ static __device__ __forceinline__ void macro_rows__slate_body(const uint3 blockI
 #line 31 "testdata/kernels/macro_gtid.cu"
 __global__ void macro_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_rows__slate_body(slate_b, slate_g, out, w, h);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void macro_rows__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int w, int h)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         macro_rows__slate_body(slate_b, slate_g, out, w, h);
     });
 }
@@ -4680,7 +4680,7 @@ void macro_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&macro_rows), &macro_rows>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&macro_rows__slate,
         (const void*)&macro_rows__slate_static, (const void*)&macro_rows, "macro_rows");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         macro_rows<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, w, h);

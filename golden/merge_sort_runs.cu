@@ -4553,14 +4553,14 @@ static __device__ __forceinline__ void sort_runs_rank__slate_body(const uint3 bl
 #line 12 "testdata/kernels/merge_sort_runs.cu"
 __global__ void sort_runs_rank__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sort_runs_rank__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void sort_runs_rank__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sort_runs_rank__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4572,7 +4572,7 @@ void sort_runs_rank__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&sort_runs_rank), &sort_runs_rank>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sort_runs_rank__slate,
         (const void*)&sort_runs_rank__slate_static, (const void*)&sort_runs_rank, "sort_runs_rank");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sort_runs_rank<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4672,14 +4672,14 @@ static __device__ __forceinline__ void merge_pass__slate_body(const uint3 blockI
 #line 37 "testdata/kernels/merge_sort_runs.cu"
 __global__ void merge_pass__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n, int width)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         merge_pass__slate_body(slate_b, slate_g, in, out, n, width);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void merge_pass__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n, int width)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         merge_pass__slate_body(slate_b, slate_g, in, out, n, width);
     });
 }
@@ -4691,7 +4691,7 @@ void merge_pass__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&merge_pass), &merge_pass>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&merge_pass__slate,
         (const void*)&merge_pass__slate_static, (const void*)&merge_pass, "merge_pass");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         merge_pass<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, width);

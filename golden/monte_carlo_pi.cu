@@ -4580,14 +4580,14 @@ static __device__ __forceinline__ void mc_pi__slate_body(const uint3 blockIdx, c
 #line 21 "testdata/kernels/monte_carlo_pi.cu"
 __global__ void mc_pi__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* block_hits, unsigned long long* total_hits, int samples, unsigned seed)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         mc_pi__slate_body(slate_b, slate_g, block_hits, total_hits, samples, seed);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void mc_pi__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned* block_hits, unsigned long long* total_hits, int samples, unsigned seed)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         mc_pi__slate_body(slate_b, slate_g, block_hits, total_hits, samples, seed);
     });
 }
@@ -4599,7 +4599,7 @@ void mc_pi__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&mc_pi), &mc_pi>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&mc_pi__slate,
         (const void*)&mc_pi__slate_static, (const void*)&mc_pi, "mc_pi");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         mc_pi<<<slate_grid, slate_block, slate_shmem, slate_s>>>(block_hits, total_hits, samples, seed);

@@ -4544,14 +4544,14 @@ static __device__ __forceinline__ void smooth3__slate_body(const uint3 blockIdx,
 #line 13 "testdata/kernels/multi_kernel_loop.cu"
 __global__ void smooth3__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth3__slate_body(slate_b, slate_g, x, y, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void smooth3__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         smooth3__slate_body(slate_b, slate_g, x, y, n);
     });
 }
@@ -4563,7 +4563,7 @@ void smooth3__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&smooth3), &smooth3>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&smooth3__slate,
         (const void*)&smooth3__slate_static, (const void*)&smooth3, "smooth3");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         smooth3<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, n);
@@ -4597,14 +4597,14 @@ static __device__ __forceinline__ void relax__slate_body(const uint3 blockIdx, c
 #line 21 "testdata/kernels/multi_kernel_loop.cu"
 __global__ void relax__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ f, float dt, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         relax__slate_body(slate_b, slate_g, x, y, f, dt, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void relax__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ f, float dt, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         relax__slate_body(slate_b, slate_g, x, y, f, dt, n);
     });
 }
@@ -4616,7 +4616,7 @@ void relax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&relax), &relax>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&relax__slate,
         (const void*)&relax__slate_static, (const void*)&relax, "relax");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         relax<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, f, dt, n);
@@ -4676,14 +4676,14 @@ static __device__ __forceinline__ void block_norms__slate_body(const uint3 block
 #line 27 "testdata/kernels/multi_kernel_loop.cu"
 __global__ void block_norms__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ norms, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_norms__slate_body(slate_b, slate_g, x, norms, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void block_norms__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ norms, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_norms__slate_body(slate_b, slate_g, x, norms, n);
     });
 }
@@ -4695,7 +4695,7 @@ void block_norms__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&block_norms), &block_norms>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_norms__slate,
         (const void*)&block_norms__slate_static, (const void*)&block_norms, "block_norms");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_norms<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, norms, n);

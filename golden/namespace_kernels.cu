@@ -4538,14 +4538,14 @@ static __device__ __forceinline__ void invert__slate_body(const uint3 blockIdx, 
 #line 11 "testdata/kernels/namespace_kernels.cu"
 __global__ void invert__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned char* p, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         invert__slate_body(slate_b, slate_g, p, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void invert__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned char* p, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         invert__slate_body(slate_b, slate_g, p, n);
     });
 }
@@ -4557,7 +4557,7 @@ void invert__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&invert), &invert>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&invert__slate,
         (const void*)&invert__slate_static, (const void*)&invert, "invert");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         invert<<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, n);
@@ -4593,7 +4593,7 @@ static __device__ __forceinline__ void clamp__slate_body(const uint3 blockIdx, c
 template<typename T>
 __global__ void clamp__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* p, int n, T lo, T hi)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp__slate_body<T>(slate_b, slate_g, p, n, lo, hi);
     });
 }
@@ -4601,7 +4601,7 @@ __global__ void clamp__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 template<typename T>
 __global__ void clamp__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* p, int n, T lo, T hi)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp__slate_body<T>(slate_b, slate_g, p, n, lo, hi);
     });
 }
@@ -4614,7 +4614,7 @@ static void clamp__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&clamp<T>), &clamp<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&clamp__slate<T>,
         (const void*)&clamp__slate_static<T>, (const void*)&clamp<T>, "clamp");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         clamp<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, n, lo, hi);
@@ -4650,14 +4650,14 @@ static __device__ __forceinline__ void brighten__slate_body(const uint3 blockIdx
 #line 25 "testdata/kernels/namespace_kernels.cu"
 __global__ void brighten__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned char* p, int n, int delta)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         brighten__slate_body(slate_b, slate_g, p, n, delta);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void brighten__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, unsigned char* p, int n, int delta)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         brighten__slate_body(slate_b, slate_g, p, n, delta);
     });
 }
@@ -4669,7 +4669,7 @@ void brighten__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&brighten), &brighten>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&brighten__slate,
         (const void*)&brighten__slate_static, (const void*)&brighten, "brighten");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         brighten<<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, n, delta);
@@ -4717,14 +4717,14 @@ static __device__ __forceinline__ void count_bright__slate_body(const uint3 bloc
 #line 35 "testdata/kernels/namespace_kernels.cu"
 __global__ void count_bright__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* p, int n, int threshold, unsigned* count)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_bright__slate_body(slate_b, slate_g, p, n, threshold, count);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void count_bright__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* p, int n, int threshold, unsigned* count)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_bright__slate_body(slate_b, slate_g, p, n, threshold, count);
     });
 }
@@ -4736,7 +4736,7 @@ static void count_bright__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&count_bright), &count_bright>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&count_bright__slate,
         (const void*)&count_bright__slate_static, (const void*)&count_bright, "count_bright");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         count_bright<<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, n, threshold, count);

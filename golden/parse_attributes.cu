@@ -4542,14 +4542,14 @@ static __device__ __forceinline__ void grid_constant_param__slate_body(const uin
 #line 15 "testdata/kernels/parse_attributes.cu"
 __global__ void grid_constant_param__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const __grid_constant__ Params p)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_constant_param__slate_body(slate_b, slate_g, out, p);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void grid_constant_param__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const __grid_constant__ Params p)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         grid_constant_param__slate_body(slate_b, slate_g, out, p);
     });
 }
@@ -4561,7 +4561,7 @@ void grid_constant_param__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&grid_constant_param), &grid_constant_param>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&grid_constant_param__slate,
         (const void*)&grid_constant_param__slate_static, (const void*)&grid_constant_param, "grid_constant_param");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         grid_constant_param<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, p);
@@ -4618,14 +4618,14 @@ static __device__ __forceinline__ void qualifiers__slate_body(const uint3 blockI
 #line 26 "testdata/kernels/parse_attributes.cu"
 __global__ void qualifiers__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const Quad* __restrict__ const in, Quad* __restrict__ out, const int n, volatile int* flag)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         qualifiers__slate_body(slate_b, slate_g, in, out, n, flag);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void qualifiers__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const Quad* __restrict__ const in, Quad* __restrict__ out, const int n, volatile int* flag)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         qualifiers__slate_body(slate_b, slate_g, in, out, n, flag);
     });
 }
@@ -4637,7 +4637,7 @@ void qualifiers__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&qualifiers), &qualifiers>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&qualifiers__slate,
         (const void*)&qualifiers__slate_static, (const void*)&qualifiers, "qualifiers");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         qualifiers<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, flag);
@@ -4670,14 +4670,14 @@ static __device__ __forceinline__ void declared_first__slate_body(const uint3 bl
 #line 37 "testdata/kernels/parse_attributes.cu"
 __global__ void declared_first__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, const Params p)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         declared_first__slate_body(slate_b, slate_g, out, p);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void declared_first__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, const Params p)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         declared_first__slate_body(slate_b, slate_g, out, p);
     });
 }
@@ -4689,7 +4689,7 @@ void declared_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&declared_first), &declared_first>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&declared_first__slate,
         (const void*)&declared_first__slate_static, (const void*)&declared_first, "declared_first");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         declared_first<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, p);
@@ -4726,14 +4726,14 @@ static __device__ __forceinline__ void globals__slate_body(const uint3 blockIdx,
 #line 46 "testdata/kernels/parse_attributes.cu"
 __global__ void globals__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         globals__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void globals__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         globals__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4745,7 +4745,7 @@ void globals__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&globals), &globals>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&globals__slate,
         (const void*)&globals__slate_static, (const void*)&globals, "globals");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         globals<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);

@@ -4540,14 +4540,14 @@ static __device__ __forceinline__ void crlf_kernel__slate_body(const uint3 block
 #line 5 "testdata/kernels/parse_crlf.cu"
 __global__ void crlf_kernel__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         crlf_kernel__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void crlf_kernel__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         crlf_kernel__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4559,7 +4559,7 @@ void crlf_kernel__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&crlf_kernel), &crlf_kernel>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&crlf_kernel__slate,
         (const void*)&crlf_kernel__slate_static, (const void*)&crlf_kernel, "crlf_kernel");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         crlf_kernel<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

@@ -4560,14 +4560,14 @@ static __device__ __forceinline__ void lambdas__slate_body(const uint3 blockIdx,
 #line 15 "testdata/kernels/parse_lambdas.cu"
 __global__ void lambdas__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lambdas__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void lambdas__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         lambdas__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4579,7 +4579,7 @@ void lambdas__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&lambdas), &lambdas>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&lambdas__slate,
         (const void*)&lambdas__slate_static, (const void*)&lambdas, "lambdas");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         lambdas<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4633,14 +4633,14 @@ static __device__ __forceinline__ void modern_syntax__slate_body(const uint3 blo
 #line 30 "testdata/kernels/parse_lambdas.cu"
 __global__ void modern_syntax__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         modern_syntax__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void modern_syntax__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         modern_syntax__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4652,7 +4652,7 @@ void modern_syntax__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&modern_syntax), &modern_syntax>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&modern_syntax__slate,
         (const void*)&modern_syntax__slate_static, (const void*)&modern_syntax, "modern_syntax");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         modern_syntax<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4696,14 +4696,14 @@ static __device__ __forceinline__ void local_types__slate_body(const uint3 block
 #line 46 "testdata/kernels/parse_lambdas.cu"
 __global__ void local_types__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         local_types__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void local_types__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         local_types__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4715,7 +4715,7 @@ void local_types__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&local_types), &local_types>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&local_types__slate,
         (const void*)&local_types__slate_static, (const void*)&local_types, "local_types");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         local_types<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);

@@ -4568,14 +4568,14 @@ static __device__ __forceinline__ void heap_nodes__slate_body(const uint3 blockI
 #line 11 "testdata/kernels/parse_new_delete.cu"
 __global__ void heap_nodes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         heap_nodes__slate_body(slate_b, slate_g, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void heap_nodes__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         heap_nodes__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4587,7 +4587,7 @@ void heap_nodes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&heap_nodes), &heap_nodes>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&heap_nodes__slate,
         (const void*)&heap_nodes__slate_static, (const void*)&heap_nodes, "heap_nodes");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         heap_nodes<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);

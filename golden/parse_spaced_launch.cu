@@ -4535,14 +4535,14 @@ static __device__ __forceinline__ void fill__slate_body(const uint3 blockIdx, co
 #line 8 "testdata/kernels/parse_spaced_launch.cu"
 __global__ void fill__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* a, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, a, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* a, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill__slate_body(slate_b, slate_g, a, n);
     });
 }
@@ -4554,7 +4554,7 @@ void fill__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, c
         decltype(&fill), &fill>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill__slate,
         (const void*)&fill__slate_static, (const void*)&fill, "fill");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, n);
@@ -4590,7 +4590,7 @@ static __device__ __forceinline__ void scale__slate_body(const uint3 blockIdx, c
 template<typename T>
 __global__ void scale__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* a, T s, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale__slate_body<T>(slate_b, slate_g, a, s, n);
     });
 }
@@ -4598,7 +4598,7 @@ __global__ void scale__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 template<typename T>
 __global__ void scale__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* a, T s, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale__slate_body<T>(slate_b, slate_g, a, s, n);
     });
 }
@@ -4611,7 +4611,7 @@ static void scale__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&scale<T>), &scale<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale__slate<T>,
         (const void*)&scale__slate_static<T>, (const void*)&scale<T>, "scale");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, s, n);

@@ -4548,14 +4548,14 @@ static __device__ __forceinline__ void report__slate_body(const uint3 blockIdx, 
 #line 9 "testdata/kernels/parse_string_macros.cu"
 __global__ void report__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* v, int64_t total, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         report__slate_body(slate_b, slate_g, v, total, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void report__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* v, int64_t total, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         report__slate_body(slate_b, slate_g, v, total, n);
     });
 }
@@ -4567,7 +4567,7 @@ void report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&report), &report>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&report__slate,
         (const void*)&report__slate_static, (const void*)&report, "report");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         report<<<slate_grid, slate_block, slate_shmem, slate_s>>>(v, total, n);

@@ -4540,7 +4540,7 @@ static __device__ __forceinline__ void describe__slate_body(const uint3 blockIdx
 template<typename T>
 __global__ void describe__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* out)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         describe__slate_body<T>(slate_b, slate_g, out);
     });
 }
@@ -4548,7 +4548,7 @@ __global__ void describe__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg s
 template<typename T>
 __global__ void describe__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* out)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         describe__slate_body<T>(slate_b, slate_g, out);
     });
 }
@@ -4561,7 +4561,7 @@ static void describe__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&describe<T>), &describe<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&describe__slate<T>,
         (const void*)&describe__slate_static<T>, (const void*)&describe<T>, "describe");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         describe<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);
@@ -4605,7 +4605,7 @@ static __device__ __forceinline__ void unwrap__slate_body(const uint3 blockIdx, 
 template<typename W, int N = sizeof(typename W::value_type)* 8>
 __global__ void unwrap__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const W* in, typename W::value_type* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         unwrap__slate_body<W, N>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4613,7 +4613,7 @@ __global__ void unwrap__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sla
 template<typename W, int N = sizeof(typename W::value_type)* 8>
 __global__ void unwrap__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const W* in, typename W::value_type* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         unwrap__slate_body<W, N>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4626,7 +4626,7 @@ static void unwrap__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&unwrap<W, N>), &unwrap<W, N>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&unwrap__slate<W, N>,
         (const void*)&unwrap__slate_static<W, N>, (const void*)&unwrap<W, N>, "unwrap");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         unwrap<W, N><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4663,7 +4663,7 @@ static __device__ __forceinline__ void add_all__slate_body(const uint3 blockIdx,
 template<typename...Ts>
 __global__ void add_all__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, int n, Ts...xs)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_all__slate_body<Ts...>(slate_b, slate_g, out, n, xs...);
     });
 }
@@ -4671,7 +4671,7 @@ __global__ void add_all__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
 template<typename...Ts>
 __global__ void add_all__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, int n, Ts...xs)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_all__slate_body<Ts...>(slate_b, slate_g, out, n, xs...);
     });
 }
@@ -4684,7 +4684,7 @@ static void add_all__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&add_all<Ts...>), &add_all<Ts...>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&add_all__slate<Ts...>,
         (const void*)&add_all__slate_static<Ts...>, (const void*)&add_all<Ts...>, "add_all");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         add_all<Ts...><<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n, xs...);
@@ -4735,7 +4735,7 @@ static __device__ __forceinline__ void maybe_shared__slate_body(const uint3 bloc
 template<bool USE_SHARED, int BLOCK>
 __global__ void maybe_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         maybe_shared__slate_body<USE_SHARED, BLOCK>(slate_b, slate_g, in, out);
     });
 }
@@ -4743,7 +4743,7 @@ __global__ void maybe_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 template<bool USE_SHARED, int BLOCK>
 __global__ void maybe_shared__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         maybe_shared__slate_body<USE_SHARED, BLOCK>(slate_b, slate_g, in, out);
     });
 }
@@ -4756,7 +4756,7 @@ static void maybe_shared__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&maybe_shared<USE_SHARED, BLOCK>), &maybe_shared<USE_SHARED, BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&maybe_shared__slate<USE_SHARED, BLOCK>,
         (const void*)&maybe_shared__slate_static<USE_SHARED, BLOCK>, (const void*)&maybe_shared<USE_SHARED, BLOCK>, "maybe_shared");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         maybe_shared<USE_SHARED, BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4798,7 +4798,7 @@ static __device__ __forceinline__ void halve__slate_body(const uint3 blockIdx, c
 template<typename T>
 __global__ void halve__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* p, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         halve__slate_body<T>(slate_b, slate_g, p, n);
     });
 }
@@ -4806,7 +4806,7 @@ __global__ void halve__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 template<typename T>
 __global__ void halve__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* p, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         halve__slate_body<T>(slate_b, slate_g, p, n);
     });
 }
@@ -4819,7 +4819,7 @@ static void halve__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&halve<T>), &halve<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&halve__slate<T>,
         (const void*)&halve__slate_static<T>, (const void*)&halve<T>, "halve");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         halve<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(p, n);

@@ -4544,14 +4544,14 @@ static __device__ __forceinline__ void hash_rows__slate_body(const uint3 blockId
 #line 7 "testdata/kernels/parse_unknown_types.cu"
 __global__ void hash_rows__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const uint32_t* keys, uint32_t* out, int64_t n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         hash_rows__slate_body(slate_b, slate_g, keys, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void hash_rows__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const uint32_t* keys, uint32_t* out, int64_t n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         hash_rows__slate_body(slate_b, slate_g, keys, out, n);
     });
 }
@@ -4563,7 +4563,7 @@ void hash_rows__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&hash_rows), &hash_rows>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&hash_rows__slate,
         (const void*)&hash_rows__slate_static, (const void*)&hash_rows, "hash_rows");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         hash_rows<<<slate_grid, slate_block, slate_shmem, slate_s>>>(keys, out, n);
@@ -4600,14 +4600,14 @@ static __device__ __forceinline__ void scale_half__slate_body(const uint3 blockI
 #line 17 "testdata/kernels/parse_unknown_types.cu"
 __global__ void scale_half__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, half* x, float s, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_half__slate_body(slate_b, slate_g, x, s, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scale_half__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, half* x, float s, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_half__slate_body(slate_b, slate_g, x, s, n);
     });
 }
@@ -4619,7 +4619,7 @@ void scale_half__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&scale_half), &scale_half>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_half__slate,
         (const void*)&scale_half__slate_static, (const void*)&scale_half, "scale_half");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_half<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, s, n);

@@ -4587,14 +4587,14 @@ static __device__ __forceinline__ void bias_gelu_persistent__slate_body(const ui
 #line 18 "testdata/kernels/persistent_bias_gelu.cu"
 __global__ void __launch_bounds__(THREADS) bias_gelu_persistent__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float4* __restrict__ x, const float4* __restrict__ bias, float4* __restrict__ y, float scale, long long n4, int cols4, int ntiles)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bias_gelu_persistent__slate_body(slate_b, slate_g, x, bias, y, scale, n4, cols4, ntiles);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) bias_gelu_persistent__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float4* __restrict__ x, const float4* __restrict__ bias, float4* __restrict__ y, float scale, long long n4, int cols4, int ntiles)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         bias_gelu_persistent__slate_body(slate_b, slate_g, x, bias, y, scale, n4, cols4, ntiles);
     });
 }
@@ -4606,7 +4606,7 @@ void bias_gelu_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, size_
         decltype(&bias_gelu_persistent), &bias_gelu_persistent>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&bias_gelu_persistent__slate,
         (const void*)&bias_gelu_persistent__slate_static, (const void*)&bias_gelu_persistent, "bias_gelu_persistent");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         bias_gelu_persistent<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, bias, y, scale, n4, cols4, ntiles);

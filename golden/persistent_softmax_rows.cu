@@ -4613,14 +4613,14 @@ static __device__ __forceinline__ void softmax_rows_persistent__slate_body(const
 #line 36 "testdata/kernels/persistent_softmax_rows.cu"
 __global__ void __launch_bounds__(THREADS) softmax_rows_persistent__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ row_max, float* __restrict__ row_sum, int ntiles)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         softmax_rows_persistent__slate_body(slate_b, slate_g, x, y, row_max, row_sum, ntiles);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) softmax_rows_persistent__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ row_max, float* __restrict__ row_sum, int ntiles)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         softmax_rows_persistent__slate_body(slate_b, slate_g, x, y, row_max, row_sum, ntiles);
     });
 }
@@ -4632,7 +4632,7 @@ void softmax_rows_persistent__slate_launch(dim3 slate_grid, dim3 slate_block, si
         decltype(&softmax_rows_persistent), &softmax_rows_persistent>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&softmax_rows_persistent__slate,
         (const void*)&softmax_rows_persistent__slate_static, (const void*)&softmax_rows_persistent, "softmax_rows_persistent");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         softmax_rows_persistent<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, row_max, row_sum, ntiles);

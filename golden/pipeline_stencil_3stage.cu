@@ -4607,14 +4607,14 @@ static __device__ __forceinline__ void stencil_pipelined__slate_body(const uint3
 #line 23 "testdata/kernels/pipeline_stencil_3stage.cu"
 __global__ void __launch_bounds__(THREADS) stencil_pipelined__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ xpad, float* __restrict__ y, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil_pipelined__slate_body(slate_b, slate_g, xpad, y, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) stencil_pipelined__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ xpad, float* __restrict__ y, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil_pipelined__slate_body(slate_b, slate_g, xpad, y, n);
     });
 }
@@ -4626,7 +4626,7 @@ void stencil_pipelined__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&stencil_pipelined), &stencil_pipelined>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stencil_pipelined__slate,
         (const void*)&stencil_pipelined__slate_static, (const void*)&stencil_pipelined, "stencil_pipelined");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stencil_pipelined<<<slate_grid, slate_block, slate_shmem, slate_s>>>(xpad, y, n);

@@ -4540,14 +4540,14 @@ static __device__ __forceinline__ void scale_and_report__slate_body(const uint3 
 #line 7 "testdata/kernels/printf_kernel.cu"
 __global__ void scale_and_report__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, float factor)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_and_report__slate_body(slate_b, slate_g, in, out, n, factor);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scale_and_report__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n, float factor)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_and_report__slate_body(slate_b, slate_g, in, out, n, factor);
     });
 }
@@ -4559,7 +4559,7 @@ void scale_and_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&scale_and_report), &scale_and_report>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_and_report__slate,
         (const void*)&scale_and_report__slate_static, (const void*)&scale_and_report, "scale_and_report");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_and_report<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, factor);
@@ -4617,14 +4617,14 @@ static __device__ __forceinline__ void tile_report__slate_body(const uint3 block
 #line 16 "testdata/kernels/printf_kernel.cu"
 __global__ void tile_report__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* tile_sums, int* dims_seen, int w, int h)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         tile_report__slate_body(slate_b, slate_g, in, tile_sums, dims_seen, w, h);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void tile_report__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* tile_sums, int* dims_seen, int w, int h)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         tile_report__slate_body(slate_b, slate_g, in, tile_sums, dims_seen, w, h);
     });
 }
@@ -4636,7 +4636,7 @@ void tile_report__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&tile_report), &tile_report>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&tile_report__slate,
         (const void*)&tile_report__slate_static, (const void*)&tile_report, "tile_report");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         tile_report<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, tile_sums, dims_seen, w, h);

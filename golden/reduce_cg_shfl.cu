@@ -4573,7 +4573,7 @@ static __device__ __forceinline__ void reduce_sum__slate_body(const uint3 blockI
 template<int BLOCK>
 __global__ void reduce_sum__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ in, float* __restrict__ partial, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reduce_sum__slate_body<BLOCK>(slate_b, slate_g, in, partial, n);
     });
 }
@@ -4581,7 +4581,7 @@ __global__ void reduce_sum__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg
 template<int BLOCK>
 __global__ void reduce_sum__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ in, float* __restrict__ partial, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reduce_sum__slate_body<BLOCK>(slate_b, slate_g, in, partial, n);
     });
 }
@@ -4594,7 +4594,7 @@ static void reduce_sum__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&reduce_sum<BLOCK>), &reduce_sum<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reduce_sum__slate<BLOCK>,
         (const void*)&reduce_sum__slate_static<BLOCK>, (const void*)&reduce_sum<BLOCK>, "reduce_sum");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reduce_sum<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, partial, n);
@@ -4646,14 +4646,14 @@ static __device__ __forceinline__ void reduce_tree_int__slate_body(const uint3 b
 #line 37 "testdata/kernels/reduce_cg_shfl.cu"
 __global__ void reduce_tree_int__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* partial, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reduce_tree_int__slate_body(slate_b, slate_g, in, partial, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void reduce_tree_int__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* partial, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reduce_tree_int__slate_body(slate_b, slate_g, in, partial, n);
     });
 }
@@ -4665,7 +4665,7 @@ void reduce_tree_int__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&reduce_tree_int), &reduce_tree_int>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reduce_tree_int__slate,
         (const void*)&reduce_tree_int__slate_static, (const void*)&reduce_tree_int, "reduce_tree_int");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reduce_tree_int<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, partial, n);

@@ -4567,7 +4567,7 @@ static __device__ __forceinline__ void sum_pass1__slate_body(const uint3 blockId
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) sum_pass1__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float4* __restrict__ x, long long n4, float* __restrict__ partial)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_pass1__slate_body<BLOCK>(slate_b, slate_g, x, n4, partial);
     });
 }
@@ -4575,7 +4575,7 @@ __global__ void __launch_bounds__(BLOCK) sum_pass1__slate(slate_ctl* __restrict_
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) sum_pass1__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float4* __restrict__ x, long long n4, float* __restrict__ partial)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_pass1__slate_body<BLOCK>(slate_b, slate_g, x, n4, partial);
     });
 }
@@ -4588,7 +4588,7 @@ static void sum_pass1__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&sum_pass1<BLOCK>), &sum_pass1<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sum_pass1__slate<BLOCK>,
         (const void*)&sum_pass1__slate_static<BLOCK>, (const void*)&sum_pass1<BLOCK>, "sum_pass1");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sum_pass1<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, n4, partial);
@@ -4643,7 +4643,7 @@ static __device__ __forceinline__ void sum_pass2__slate_body(const uint3 blockId
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) sum_pass2__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ partial, int n, float* __restrict__ out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_pass2__slate_body<BLOCK>(slate_b, slate_g, partial, n, out);
     });
 }
@@ -4651,7 +4651,7 @@ __global__ void __launch_bounds__(BLOCK) sum_pass2__slate(slate_ctl* __restrict_
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) sum_pass2__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ partial, int n, float* __restrict__ out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sum_pass2__slate_body<BLOCK>(slate_b, slate_g, partial, n, out);
     });
 }
@@ -4664,7 +4664,7 @@ static void sum_pass2__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&sum_pass2<BLOCK>), &sum_pass2<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sum_pass2__slate<BLOCK>,
         (const void*)&sum_pass2__slate_static<BLOCK>, (const void*)&sum_pass2<BLOCK>, "sum_pass2");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sum_pass2<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(partial, n, out);
@@ -4747,14 +4747,14 @@ static __device__ __forceinline__ void stats_pass1__slate_body(const uint3 block
 #line 63 "testdata/kernels/reduce_small_grid.cu"
 __global__ void stats_pass1__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* __restrict__ v, long long n, Stats* __restrict__ partial)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stats_pass1__slate_body(slate_b, slate_g, v, n, partial);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void stats_pass1__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* __restrict__ v, long long n, Stats* __restrict__ partial)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stats_pass1__slate_body(slate_b, slate_g, v, n, partial);
     });
 }
@@ -4766,7 +4766,7 @@ void stats_pass1__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&stats_pass1), &stats_pass1>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stats_pass1__slate,
         (const void*)&stats_pass1__slate_static, (const void*)&stats_pass1, "stats_pass1");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stats_pass1<<<slate_grid, slate_block, slate_shmem, slate_s>>>(v, n, partial);
@@ -4812,14 +4812,14 @@ static __device__ __forceinline__ void stats_pass2__slate_body(const uint3 block
 #line 86 "testdata/kernels/reduce_small_grid.cu"
 __global__ void stats_pass2__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const Stats* __restrict__ partial, int n, Stats* __restrict__ out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stats_pass2__slate_body(slate_b, slate_g, partial, n, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void stats_pass2__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const Stats* __restrict__ partial, int n, Stats* __restrict__ out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stats_pass2__slate_body(slate_b, slate_g, partial, n, out);
     });
 }
@@ -4831,7 +4831,7 @@ void stats_pass2__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&stats_pass2), &stats_pass2>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stats_pass2__slate,
         (const void*)&stats_pass2__slate_static, (const void*)&stats_pass2, "stats_pass2");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stats_pass2<<<slate_grid, slate_block, slate_shmem, slate_s>>>(partial, n, out);

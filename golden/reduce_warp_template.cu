@@ -4573,7 +4573,7 @@ static __device__ __forceinline__ void block_reduce__slate_body(const uint3 bloc
 template<typename T>
 __global__ void block_reduce__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_reduce__slate_body<T>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4581,7 +4581,7 @@ __global__ void block_reduce__slate(slate_ctl* __restrict__ slate_ctl_p, slate_c
 template<typename T>
 __global__ void block_reduce__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_reduce__slate_body<T>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4594,7 +4594,7 @@ static void block_reduce__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&block_reduce<T>), &block_reduce<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_reduce__slate<T>,
         (const void*)&block_reduce__slate_static<T>, (const void*)&block_reduce<T>, "block_reduce");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_reduce<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

@@ -4537,14 +4537,14 @@ static __device__ __forceinline__ void saxpy__slate_body(const uint3 blockIdx, c
 #line 9 "examples/saxpy.cu"
 __global__ void saxpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void saxpy__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
@@ -4556,7 +4556,7 @@ void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&saxpy), &saxpy>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&saxpy__slate,
         (const void*)&saxpy__slate_static, (const void*)&saxpy, "saxpy");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         saxpy<<<slate_grid, slate_block, slate_shmem, slate_s>>>(n, a, x, y);
@@ -4613,14 +4613,14 @@ static __device__ __forceinline__ void block_sum__slate_body(const uint3 blockId
 #line 16 "examples/saxpy.cu"
 __global__ void __launch_bounds__(256) block_sum__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sum__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) block_sum__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         block_sum__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4632,7 +4632,7 @@ void block_sum__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&block_sum), &block_sum>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&block_sum__slate,
         (const void*)&block_sum__slate_static, (const void*)&block_sum, "block_sum");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         block_sum<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

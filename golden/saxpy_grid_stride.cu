@@ -4536,14 +4536,14 @@ static __device__ __forceinline__ void saxpy__slate_body(const uint3 blockIdx, c
 #line 11 "testdata/kernels/saxpy_grid_stride.cu"
 __global__ void saxpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int n, float a, const float* x, float* y)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void saxpy__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int n, float a, const float* x, float* y)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
@@ -4555,7 +4555,7 @@ void saxpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&saxpy), &saxpy>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&saxpy__slate,
         (const void*)&saxpy__slate_static, (const void*)&saxpy, "saxpy");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         saxpy<<<slate_grid, slate_block, slate_shmem, slate_s>>>(n, a, x, y);
@@ -4591,14 +4591,14 @@ static __device__ __forceinline__ void saxpy64__slate_body(const uint3 blockIdx,
 #line 16 "testdata/kernels/saxpy_grid_stride.cu"
 __global__ void saxpy64__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, long long n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy64__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void saxpy64__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, long long n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         saxpy64__slate_body(slate_b, slate_g, n, a, x, y);
     });
 }
@@ -4610,7 +4610,7 @@ void saxpy64__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&saxpy64), &saxpy64>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&saxpy64__slate,
         (const void*)&saxpy64__slate_static, (const void*)&saxpy64, "saxpy64");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         saxpy64<<<slate_grid, slate_block, slate_shmem, slate_s>>>(n, a, x, y);

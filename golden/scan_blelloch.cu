@@ -4601,7 +4601,7 @@ static __device__ __forceinline__ void blelloch_scan__slate_body(const uint3 blo
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) blelloch_scan__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* sums, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         blelloch_scan__slate_body<BLOCK>(slate_b, slate_g, in, out, sums, n);
     });
 }
@@ -4609,7 +4609,7 @@ __global__ void __launch_bounds__(BLOCK) blelloch_scan__slate(slate_ctl* __restr
 template<int BLOCK>
 __global__ void __launch_bounds__(BLOCK) blelloch_scan__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* sums, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         blelloch_scan__slate_body<BLOCK>(slate_b, slate_g, in, out, sums, n);
     });
 }
@@ -4622,7 +4622,7 @@ static void blelloch_scan__slate_launch(dim3 slate_grid, dim3 slate_block, size_
         decltype(&blelloch_scan<BLOCK>), &blelloch_scan<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&blelloch_scan__slate<BLOCK>,
         (const void*)&blelloch_scan__slate_static<BLOCK>, (const void*)&blelloch_scan<BLOCK>, "blelloch_scan");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         blelloch_scan<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, sums, n);
@@ -4660,7 +4660,7 @@ static __device__ __forceinline__ void add_block_offsets__slate_body(const uint3
 template<int BLOCK>
 __global__ void add_block_offsets__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, const int* offsets, int n)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_block_offsets__slate_body<BLOCK>(slate_b, slate_g, out, offsets, n);
     });
 }
@@ -4668,7 +4668,7 @@ __global__ void add_block_offsets__slate(slate_ctl* __restrict__ slate_ctl_p, sl
 template<int BLOCK>
 __global__ void add_block_offsets__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, const int* offsets, int n)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_block_offsets__slate_body<BLOCK>(slate_b, slate_g, out, offsets, n);
     });
 }
@@ -4681,7 +4681,7 @@ static void add_block_offsets__slate_launch(dim3 slate_grid, dim3 slate_block, s
         decltype(&add_block_offsets<BLOCK>), &add_block_offsets<BLOCK>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&add_block_offsets__slate<BLOCK>,
         (const void*)&add_block_offsets__slate_static<BLOCK>, (const void*)&add_block_offsets<BLOCK>, "add_block_offsets");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         add_block_offsets<BLOCK><<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, offsets, n);

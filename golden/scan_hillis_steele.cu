@@ -4563,14 +4563,14 @@ static __device__ __forceinline__ void scan_block__slate_body(const uint3 blockI
 #line 8 "testdata/kernels/scan_hillis_steele.cu"
 __global__ void scan_block__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* block_sums, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scan_block__slate_body(slate_b, slate_g, in, out, block_sums, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scan_block__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* block_sums, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scan_block__slate_body(slate_b, slate_g, in, out, block_sums, n);
     });
 }
@@ -4582,7 +4582,7 @@ void scan_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&scan_block), &scan_block>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scan_block__slate,
         (const void*)&scan_block__slate_static, (const void*)&scan_block, "scan_block");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scan_block<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, block_sums, n);
@@ -4652,14 +4652,14 @@ static __device__ __forceinline__ void scan_sums_one_block__slate_body(const uin
 #line 28 "testdata/kernels/scan_hillis_steele.cu"
 __global__ void scan_sums_one_block__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* sums, int m)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scan_sums_one_block__slate_body(slate_b, slate_g, sums, m);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scan_sums_one_block__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* sums, int m)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scan_sums_one_block__slate_body(slate_b, slate_g, sums, m);
     });
 }
@@ -4671,7 +4671,7 @@ void scan_sums_one_block__slate_launch(dim3 slate_grid, dim3 slate_block, size_t
         decltype(&scan_sums_one_block), &scan_sums_one_block>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scan_sums_one_block__slate,
         (const void*)&scan_sums_one_block__slate_static, (const void*)&scan_sums_one_block, "scan_sums_one_block");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scan_sums_one_block<<<slate_grid, slate_block, slate_shmem, slate_s>>>(sums, m);
@@ -4713,14 +4713,14 @@ static __device__ __forceinline__ void add_offsets__slate_body(const uint3 block
 #line 52 "testdata/kernels/scan_hillis_steele.cu"
 __global__ void add_offsets__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, const int* offsets, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_offsets__slate_body(slate_b, slate_g, out, offsets, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void add_offsets__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, const int* offsets, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_offsets__slate_body(slate_b, slate_g, out, offsets, n);
     });
 }
@@ -4732,7 +4732,7 @@ void add_offsets__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&add_offsets), &add_offsets>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&add_offsets__slate,
         (const void*)&add_offsets__slate_static, (const void*)&add_offsets, "add_offsets");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         add_offsets<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, offsets, n);

@@ -4551,14 +4551,14 @@ static __device__ __forceinline__ void dep_chains__slate_body(const uint3 blockI
 #line 12 "testdata/kernels/serve_dep_ms.cu"
 __global__ void __launch_bounds__(64) dep_chains__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, const float* __restrict__ in, int n, int iters)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         dep_chains__slate_body(slate_b, slate_g, out, in, n, iters);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(64) dep_chains__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ out, const float* __restrict__ in, int n, int iters)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         dep_chains__slate_body(slate_b, slate_g, out, in, n, iters);
     });
 }
@@ -4570,7 +4570,7 @@ void dep_chains__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&dep_chains), &dep_chains>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&dep_chains__slate,
         (const void*)&dep_chains__slate_static, (const void*)&dep_chains, "dep_chains");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         dep_chains<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, in, n, iters);

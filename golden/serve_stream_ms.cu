@@ -4547,14 +4547,14 @@ static __device__ __forceinline__ void stream_triad__slate_body(const uint3 bloc
 #line 11 "testdata/kernels/serve_stream_ms.cu"
 __global__ void __launch_bounds__(256) stream_triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stream_triad__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(256) stream_triad__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stream_triad__slate_body(slate_b, slate_g, a, b, c, s, n4);
     });
 }
@@ -4566,7 +4566,7 @@ void stream_triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&stream_triad), &stream_triad>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stream_triad__slate,
         (const void*)&stream_triad__slate_static, (const void*)&stream_triad, "stream_triad");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stream_triad<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, c, s, n4);

@@ -4565,14 +4565,14 @@ static __device__ __forceinline__ void sgemm_tiled__slate_body(const uint3 block
 #line 9 "testdata/kernels/sgemm_tiled.cu"
 __global__ void sgemm_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* __restrict__ C)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sgemm_tiled__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void sgemm_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* __restrict__ C)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         sgemm_tiled__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C);
     });
 }
@@ -4584,7 +4584,7 @@ void sgemm_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&sgemm_tiled), &sgemm_tiled>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&sgemm_tiled__slate,
         (const void*)&sgemm_tiled__slate_static, (const void*)&sgemm_tiled, "sgemm_tiled");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         sgemm_tiled<<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, alpha, A, B, beta, C);

@@ -4543,14 +4543,14 @@ static __device__ __forceinline__ void reverse_static__slate_body(const uint3 bl
 #line 10 "testdata/kernels/shared_reuse.cu"
 __global__ void reverse_static__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_static__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void reverse_static__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_static__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4562,7 +4562,7 @@ void reverse_static__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&reverse_static), &reverse_static>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_static__slate,
         (const void*)&reverse_static__slate_static, (const void*)&reverse_static, "reverse_static");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_static<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4602,14 +4602,14 @@ static __device__ __forceinline__ void reverse_dynamic__slate_body(const uint3 b
 #line 19 "testdata/kernels/shared_reuse.cu"
 __global__ void reverse_dynamic__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_dynamic__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void reverse_dynamic__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_dynamic__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4621,7 +4621,7 @@ void reverse_dynamic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&reverse_dynamic), &reverse_dynamic>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_dynamic__slate,
         (const void*)&reverse_dynamic__slate_static, (const void*)&reverse_dynamic, "reverse_dynamic");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_dynamic<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4662,14 +4662,14 @@ static __device__ __forceinline__ void broadcast_first__slate_body(const uint3 b
 #line 29 "testdata/kernels/shared_reuse.cu"
 __global__ void broadcast_first__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         broadcast_first__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void broadcast_first__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         broadcast_first__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4681,7 +4681,7 @@ void broadcast_first__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&broadcast_first), &broadcast_first>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&broadcast_first__slate,
         (const void*)&broadcast_first__slate_static, (const void*)&broadcast_first, "broadcast_first");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         broadcast_first<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4720,14 +4720,14 @@ static __device__ __forceinline__ void per_thread_scratch__slate_body(const uint
 #line 39 "testdata/kernels/shared_reuse.cu"
 __global__ void per_thread_scratch__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         per_thread_scratch__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void per_thread_scratch__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         per_thread_scratch__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4739,7 +4739,7 @@ void per_thread_scratch__slate_launch(dim3 slate_grid, dim3 slate_block, size_t 
         decltype(&per_thread_scratch), &per_thread_scratch>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&per_thread_scratch__slate,
         (const void*)&per_thread_scratch__slate_static, (const void*)&per_thread_scratch, "per_thread_scratch");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         per_thread_scratch<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);

@@ -4566,14 +4566,14 @@ static __device__ __forceinline__ void stencil1d__slate_body(const uint3 blockId
 #line 13 "testdata/kernels/stencil1d_halo.cu"
 __global__ void stencil1d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil1d__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void stencil1d__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil1d__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4585,7 +4585,7 @@ void stencil1d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&stencil1d), &stencil1d>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stencil1d__slate,
         (const void*)&stencil1d__slate_static, (const void*)&stencil1d, "stencil1d");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stencil1d<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4646,14 +4646,14 @@ static __device__ __forceinline__ void stencil1d_early_return__slate_body(const 
 #line 33 "testdata/kernels/stencil1d_halo.cu"
 __global__ void stencil1d_early_return__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil1d_early_return__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void stencil1d_early_return__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stencil1d_early_return__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4665,7 +4665,7 @@ void stencil1d_early_return__slate_launch(dim3 slate_grid, dim3 slate_block, siz
         decltype(&stencil1d_early_return), &stencil1d_early_return>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stencil1d_early_return__slate,
         (const void*)&stencil1d_early_return__slate_static, (const void*)&stencil1d_early_return, "stencil1d_early_return");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stencil1d_early_return<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

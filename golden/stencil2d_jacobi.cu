@@ -4568,14 +4568,14 @@ static __device__ __forceinline__ void jacobi5__slate_body(const uint3 blockIdx,
 #line 13 "testdata/kernels/stencil2d_jacobi.cu"
 __global__ void jacobi5__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ u, float* __restrict__ v, int nx, int ny)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         jacobi5__slate_body(slate_b, slate_g, u, v, nx, ny);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void jacobi5__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ u, float* __restrict__ v, int nx, int ny)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         jacobi5__slate_body(slate_b, slate_g, u, v, nx, ny);
     });
 }
@@ -4587,7 +4587,7 @@ void jacobi5__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem
         decltype(&jacobi5), &jacobi5>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&jacobi5__slate,
         (const void*)&jacobi5__slate_static, (const void*)&jacobi5, "jacobi5");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         jacobi5<<<slate_grid, slate_block, slate_shmem, slate_s>>>(u, v, nx, ny);
@@ -4654,14 +4654,14 @@ static __device__ __forceinline__ void max_change__slate_body(const uint3 blockI
 #line 34 "testdata/kernels/stencil2d_jacobi.cu"
 __global__ void max_change__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* u, const float* v, int nx, int ny, int* block_max, int* global_max)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         max_change__slate_body(slate_b, slate_g, u, v, nx, ny, block_max, global_max);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void max_change__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* u, const float* v, int nx, int ny, int* block_max, int* global_max)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         max_change__slate_body(slate_b, slate_g, u, v, nx, ny, block_max, global_max);
     });
 }
@@ -4673,7 +4673,7 @@ void max_change__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&max_change), &max_change>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&max_change__slate,
         (const void*)&max_change__slate_static, (const void*)&max_change, "max_change");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         max_change<<<slate_grid, slate_block, slate_shmem, slate_s>>>(u, v, nx, ny, block_max, global_max);

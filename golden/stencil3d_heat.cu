@@ -4568,14 +4568,14 @@ static __device__ __forceinline__ void heat3d__slate_body(const uint3 blockIdx, 
 #line 14 "testdata/kernels/stencil3d_heat.cu"
 __global__ void heat3d__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ u, float* __restrict__ v, Dims d, float c)
 {
-    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         heat3d__slate_body(slate_b, slate_g, u, v, d, c);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void heat3d__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ u, float* __restrict__ v, Dims d, float c)
 {
-    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         heat3d__slate_body(slate_b, slate_g, u, v, d, c);
     });
 }
@@ -4587,7 +4587,7 @@ void heat3d__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&heat3d), &heat3d>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&heat3d__slate,
         (const void*)&heat3d__slate_static, (const void*)&heat3d, "heat3d");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         heat3d<<<slate_grid, slate_block, slate_shmem, slate_s>>>(u, v, d, c);

@@ -4555,14 +4555,14 @@ static __device__ __forceinline__ void compact_atomic__slate_body(const uint3 bl
 #line 14 "testdata/kernels/stream_compaction.cu"
 __global__ void compact_atomic__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* count, int n, int threshold)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_atomic__slate_body(slate_b, slate_g, in, out, count, n, threshold);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void compact_atomic__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* count, int n, int threshold)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_atomic__slate_body(slate_b, slate_g, in, out, count, n, threshold);
     });
 }
@@ -4574,7 +4574,7 @@ void compact_atomic__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&compact_atomic), &compact_atomic>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&compact_atomic__slate,
         (const void*)&compact_atomic__slate_static, (const void*)&compact_atomic, "compact_atomic");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         compact_atomic<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, count, n, threshold);
@@ -4610,14 +4610,14 @@ static __device__ __forceinline__ void count_kept__slate_body(const uint3 blockI
 #line 27 "testdata/kernels/stream_compaction.cu"
 __global__ void count_kept__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* block_counts, int n, int threshold)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_kept__slate_body(slate_b, slate_g, in, block_counts, n, threshold);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void count_kept__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* block_counts, int n, int threshold)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         count_kept__slate_body(slate_b, slate_g, in, block_counts, n, threshold);
     });
 }
@@ -4629,7 +4629,7 @@ void count_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&count_kept), &count_kept>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&count_kept__slate,
         (const void*)&count_kept__slate_static, (const void*)&count_kept, "count_kept");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         count_kept<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, block_counts, n, threshold);
@@ -4693,14 +4693,14 @@ static __device__ __forceinline__ void scatter_kept__slate_body(const uint3 bloc
 #line 34 "testdata/kernels/stream_compaction.cu"
 __global__ void scatter_kept__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* block_offsets, int n, int threshold)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_kept__slate_body(slate_b, slate_g, in, out, block_offsets, n, threshold);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scatter_kept__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* block_offsets, int n, int threshold)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_kept__slate_body(slate_b, slate_g, in, out, block_offsets, n, threshold);
     });
 }
@@ -4712,7 +4712,7 @@ void scatter_kept__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&scatter_kept), &scatter_kept>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scatter_kept__slate,
         (const void*)&scatter_kept__slate_static, (const void*)&scatter_kept, "scatter_kept");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scatter_kept<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, block_offsets, n, threshold);

@@ -4546,14 +4546,14 @@ static __device__ __forceinline__ void gradient__slate_body(const uint3 blockIdx
 #line 11 "testdata/kernels/streams_loop_launch.cu"
 __global__ void gradient__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int chunk)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gradient__slate_body(slate_b, slate_g, in, out, chunk);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void gradient__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int chunk)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         gradient__slate_body(slate_b, slate_g, in, out, chunk);
     });
 }
@@ -4565,7 +4565,7 @@ void gradient__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&gradient), &gradient>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&gradient__slate,
         (const void*)&gradient__slate_static, (const void*)&gradient, "gradient");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         gradient<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, chunk);
@@ -4621,14 +4621,14 @@ static __device__ __forceinline__ void chunk_sums__slate_body(const uint3 blockI
 #line 21 "testdata/kernels/streams_loop_launch.cu"
 __global__ void chunk_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* g, long long* sums, int count)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         chunk_sums__slate_body(slate_b, slate_g, g, sums, count);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void chunk_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* g, long long* sums, int count)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         chunk_sums__slate_body(slate_b, slate_g, g, sums, count);
     });
 }
@@ -4640,7 +4640,7 @@ void chunk_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&chunk_sums), &chunk_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&chunk_sums__slate,
         (const void*)&chunk_sums__slate_static, (const void*)&chunk_sums, "chunk_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         chunk_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(g, sums, count);

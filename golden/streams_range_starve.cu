@@ -4540,14 +4540,14 @@ static __device__ __forceinline__ void hold__slate_body(const uint3 blockIdx, co
 #line 9 "testdata/kernels/streams_range_starve.cu"
 __global__ void hold__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, long long cycles, int* marks)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         hold__slate_body(slate_b, slate_g, cycles, marks);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void hold__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, long long cycles, int* marks)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         hold__slate_body(slate_b, slate_g, cycles, marks);
     });
 }
@@ -4559,7 +4559,7 @@ void hold__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, c
         decltype(&hold), &hold>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&hold__slate,
         (const void*)&hold__slate_static, (const void*)&hold, "hold");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         hold<<<slate_grid, slate_block, slate_shmem, slate_s>>>(cycles, marks);
@@ -4593,14 +4593,14 @@ static __device__ __forceinline__ void stamp__slate_body(const uint3 blockIdx, c
 #line 17 "testdata/kernels/streams_range_starve.cu"
 __global__ void stamp__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stamp__slate_body(slate_b, slate_g, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void stamp__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         stamp__slate_body(slate_b, slate_g, out, n);
     });
 }
@@ -4612,7 +4612,7 @@ void stamp__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&stamp), &stamp>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&stamp__slate,
         (const void*)&stamp__slate_static, (const void*)&stamp, "stamp");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         stamp<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n);

@@ -4568,14 +4568,14 @@ static __device__ __forceinline__ void affine__slate_body(const uint3 blockIdx, 
 #line 41 "testdata/kernels/struct_params.cu"
 __global__ void affine__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, Affine p)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         affine__slate_body(slate_b, slate_g, in, out, p);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void affine__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, Affine p)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         affine__slate_body(slate_b, slate_g, in, out, p);
     });
 }
@@ -4587,7 +4587,7 @@ void affine__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem,
         decltype(&affine), &affine>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&affine__slate,
         (const void*)&affine__slate_static, (const void*)&affine, "affine");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         affine<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, p);
@@ -4620,14 +4620,14 @@ static __device__ __forceinline__ void add_triple__slate_body(const uint3 blockI
 #line 46 "testdata/kernels/struct_params.cu"
 __global__ void add_triple__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, Triple t)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_triple__slate_body(slate_b, slate_g, t);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void add_triple__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, Triple t)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_triple__slate_body(slate_b, slate_g, t);
     });
 }
@@ -4639,7 +4639,7 @@ void add_triple__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&add_triple), &add_triple>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&add_triple__slate,
         (const void*)&add_triple__slate_static, (const void*)&add_triple, "add_triple");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         add_triple<<<slate_grid, slate_block, slate_shmem, slate_s>>>(t);
@@ -4672,14 +4672,14 @@ static __device__ __forceinline__ void eval_poly__slate_body(const uint3 blockId
 #line 51 "testdata/kernels/struct_params.cu"
 __global__ void eval_poly__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* x, float* y, int n, const Poly p)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         eval_poly__slate_body(slate_b, slate_g, x, y, n, p);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void eval_poly__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* x, float* y, int n, const Poly p)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         eval_poly__slate_body(slate_b, slate_g, x, y, n, p);
     });
 }
@@ -4691,7 +4691,7 @@ void eval_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&eval_poly), &eval_poly>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&eval_poly__slate,
         (const void*)&eval_poly__slate_static, (const void*)&eval_poly, "eval_poly");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         eval_poly<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, n, p);
@@ -4731,14 +4731,14 @@ static __device__ __forceinline__ void clamp_view__slate_body(const uint3 blockI
 #line 57 "testdata/kernels/struct_params.cu"
 __global__ void clamp_view__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, View2D v, Box box)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp_view__slate_body(slate_b, slate_g, v, box);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void clamp_view__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, View2D v, Box box)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         clamp_view__slate_body(slate_b, slate_g, v, box);
     });
 }
@@ -4750,7 +4750,7 @@ void clamp_view__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&clamp_view), &clamp_view>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&clamp_view__slate,
         (const void*)&clamp_view__slate_static, (const void*)&clamp_view, "clamp_view");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         clamp_view<<<slate_grid, slate_block, slate_shmem, slate_s>>>(v, box);

@@ -4555,14 +4555,14 @@ static __device__ __forceinline__ void votes__slate_body(const uint3 blockIdx, c
 #line 10 "testdata/kernels/sync_variants.cu"
 __global__ void votes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         votes__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void votes__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         votes__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4574,7 +4574,7 @@ void votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&votes), &votes>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&votes__slate,
         (const void*)&votes__slate_static, (const void*)&votes, "votes");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         votes<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4622,14 +4622,14 @@ static __device__ __forceinline__ void rotate_asm__slate_body(const uint3 blockI
 #line 25 "testdata/kernels/sync_variants.cu"
 __global__ void rotate_asm__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_asm__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void rotate_asm__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_asm__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4641,7 +4641,7 @@ void rotate_asm__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&rotate_asm), &rotate_asm>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rotate_asm__slate,
         (const void*)&rotate_asm__slate_static, (const void*)&rotate_asm, "rotate_asm");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         rotate_asm<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4685,14 +4685,14 @@ static __device__ __forceinline__ void rotate_asm_tail__slate_body(const uint3 b
 #line 38 "testdata/kernels/sync_variants.cu"
 __global__ void rotate_asm_tail__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_asm_tail__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void rotate_asm_tail__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate_asm_tail__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4704,7 +4704,7 @@ void rotate_asm_tail__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&rotate_asm_tail), &rotate_asm_tail>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rotate_asm_tail__slate,
         (const void*)&rotate_asm_tail__slate_static, (const void*)&rotate_asm_tail, "rotate_asm_tail");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         rotate_asm_tail<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

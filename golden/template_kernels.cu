@@ -4546,7 +4546,7 @@ static __device__ __forceinline__ void map__slate_body(const uint3 blockIdx, con
 template<typename T, typename Op>
 __global__ void map__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n, Op op)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         map__slate_body<T, Op>(slate_b, slate_g, in, out, n, op);
     });
 }
@@ -4554,7 +4554,7 @@ __global__ void map__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_
 template<typename T, typename Op>
 __global__ void map__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n, Op op)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         map__slate_body<T, Op>(slate_b, slate_g, in, out, n, op);
     });
 }
@@ -4567,7 +4567,7 @@ static void map__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&map<T, Op>), &map<T, Op>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&map__slate<T, Op>,
         (const void*)&map__slate_static<T, Op>, (const void*)&map<T, Op>, "map");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         map<T, Op><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n, op);
@@ -4608,7 +4608,7 @@ static __device__ __forceinline__ void convert__slate_body(const uint3 blockIdx,
 template<typename From, typename To, int ITEMS = 4>
 __global__ void convert__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const From* in, To* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         convert__slate_body<From, To, ITEMS>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4616,7 +4616,7 @@ __global__ void convert__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg sl
 template<typename From, typename To, int ITEMS = 4>
 __global__ void convert__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const From* in, To* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         convert__slate_body<From, To, ITEMS>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4629,7 +4629,7 @@ static void convert__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&convert<From, To, ITEMS>), &convert<From, To, ITEMS>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&convert__slate<From, To, ITEMS>,
         (const void*)&convert__slate_static<From, To, ITEMS>, (const void*)&convert<From, To, ITEMS>, "convert");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         convert<From, To, ITEMS><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);
@@ -4674,7 +4674,7 @@ static __device__ __forceinline__ void reverse_blocks__slate_body(const uint3 bl
 template<int BLOCK, typename T>
 __global__ void __launch_bounds__(BLOCK) reverse_blocks__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_blocks__slate_body<BLOCK, T>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4682,7 +4682,7 @@ __global__ void __launch_bounds__(BLOCK) reverse_blocks__slate(slate_ctl* __rest
 template<int BLOCK, typename T>
 __global__ void __launch_bounds__(BLOCK) reverse_blocks__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const T* in, T* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_blocks__slate_body<BLOCK, T>(slate_b, slate_g, in, out, n);
     });
 }
@@ -4695,7 +4695,7 @@ static void reverse_blocks__slate_launch(dim3 slate_grid, dim3 slate_block, size
         decltype(&reverse_blocks<BLOCK, T>), &reverse_blocks<BLOCK, T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_blocks__slate<BLOCK, T>,
         (const void*)&reverse_blocks__slate_static<BLOCK, T>, (const void*)&reverse_blocks<BLOCK, T>, "reverse_blocks");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_blocks<BLOCK, T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

@@ -4537,14 +4537,14 @@ static __device__ __forceinline__ void mirror_axpy__slate_body(const uint3 block
 #line 10 "testdata/kernels/tiny_blocks_huge_grid.cu"
 __global__ void mirror_axpy__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float a, unsigned long long n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         mirror_axpy__slate_body(slate_b, slate_g, x, y, a, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void mirror_axpy__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float a, unsigned long long n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         mirror_axpy__slate_body(slate_b, slate_g, x, y, a, n);
     });
 }
@@ -4556,7 +4556,7 @@ void mirror_axpy__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&mirror_axpy), &mirror_axpy>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&mirror_axpy__slate,
         (const void*)&mirror_axpy__slate_static, (const void*)&mirror_axpy, "mirror_axpy");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         mirror_axpy<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, a, n);
@@ -4591,14 +4591,14 @@ static __device__ __forceinline__ void byte_lut_map__slate_body(const uint3 bloc
 #line 16 "testdata/kernels/tiny_blocks_huge_grid.cu"
 __global__ void byte_lut_map__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* __restrict__ in, unsigned char* __restrict__ out, unsigned long long n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         byte_lut_map__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void byte_lut_map__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const unsigned char* __restrict__ in, unsigned char* __restrict__ out, unsigned long long n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         byte_lut_map__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4610,7 +4610,7 @@ void byte_lut_map__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&byte_lut_map), &byte_lut_map>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&byte_lut_map__slate,
         (const void*)&byte_lut_map__slate_static, (const void*)&byte_lut_map, "byte_lut_map");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         byte_lut_map<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

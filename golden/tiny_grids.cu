@@ -4553,14 +4553,14 @@ static __device__ __forceinline__ void single_block_scan__slate_body(const uint3
 #line 8 "testdata/kernels/tiny_grids.cu"
 __global__ void single_block_scan__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         single_block_scan__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void single_block_scan__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         single_block_scan__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4572,7 +4572,7 @@ void single_block_scan__slate_launch(dim3 slate_grid, dim3 slate_block, size_t s
         decltype(&single_block_scan), &single_block_scan>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&single_block_scan__slate,
         (const void*)&single_block_scan__slate_static, (const void*)&single_block_scan, "single_block_scan");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         single_block_scan<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4608,14 +4608,14 @@ static __device__ __forceinline__ void serial_poly__slate_body(const uint3 block
 #line 23 "testdata/kernels/tiny_grids.cu"
 __global__ void serial_poly__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* c, int degree, float x, float* out)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         serial_poly__slate_body(slate_b, slate_g, c, degree, x, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void serial_poly__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* c, int degree, float x, float* out)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         serial_poly__slate_body(slate_b, slate_g, c, degree, x, out);
     });
 }
@@ -4627,7 +4627,7 @@ void serial_poly__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&serial_poly), &serial_poly>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&serial_poly__slate,
         (const void*)&serial_poly__slate_static, (const void*)&serial_poly, "serial_poly");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         serial_poly<<<slate_grid, slate_block, slate_shmem, slate_s>>>(c, degree, x, out);
@@ -4667,14 +4667,14 @@ static __device__ __forceinline__ void rotate96__slate_body(const uint3 blockIdx
 #line 30 "testdata/kernels/tiny_grids.cu"
 __global__ void rotate96__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate96__slate_body(slate_b, slate_g, in, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void rotate96__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         rotate96__slate_body(slate_b, slate_g, in, out);
     });
 }
@@ -4686,7 +4686,7 @@ void rotate96__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&rotate96), &rotate96>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&rotate96__slate,
         (const void*)&rotate96__slate_static, (const void*)&rotate96, "rotate96");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         rotate96<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out);
@@ -4732,14 +4732,14 @@ static __device__ __forceinline__ void cube_ids__slate_body(const uint3 blockIdx
 #line 39 "testdata/kernels/tiny_grids.cu"
 __global__ void cube_ids__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         cube_ids__slate_body(slate_b, slate_g, out);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void cube_ids__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         cube_ids__slate_body(slate_b, slate_g, out);
     });
 }
@@ -4751,7 +4751,7 @@ void cube_ids__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&cube_ids), &cube_ids>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&cube_ids__slate,
         (const void*)&cube_ids__slate_static, (const void*)&cube_ids, "cube_ids");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         cube_ids<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out);
@@ -4793,14 +4793,14 @@ static __device__ __forceinline__ void reverse_dyn__slate_body(const uint3 block
 #line 51 "testdata/kernels/tiny_grids.cu"
 __global__ void reverse_dyn__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int per_block)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_dyn__slate_body(slate_b, slate_g, in, out, per_block);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void reverse_dyn__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int per_block)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         reverse_dyn__slate_body(slate_b, slate_g, in, out, per_block);
     });
 }
@@ -4812,7 +4812,7 @@ void reverse_dyn__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_s
         decltype(&reverse_dyn), &reverse_dyn>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&reverse_dyn__slate,
         (const void*)&reverse_dyn__slate_static, (const void*)&reverse_dyn, "reverse_dyn");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         reverse_dyn<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, per_block);

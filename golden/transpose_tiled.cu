@@ -4549,14 +4549,14 @@ static __device__ __forceinline__ void copy_tiled__slate_body(const uint3 blockI
 #line 10 "testdata/kernels/transpose_tiled.cu"
 __global__ void copy_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         copy_tiled__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void copy_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         copy_tiled__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
@@ -4568,7 +4568,7 @@ void copy_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&copy_tiled), &copy_tiled>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&copy_tiled__slate,
         (const void*)&copy_tiled__slate_static, (const void*)&copy_tiled, "copy_tiled");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         copy_tiled<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, in, width, height);
@@ -4605,14 +4605,14 @@ static __device__ __forceinline__ void transpose_naive__slate_body(const uint3 b
 #line 21 "testdata/kernels/transpose_tiled.cu"
 __global__ void transpose_naive__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         transpose_naive__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void transpose_naive__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         transpose_naive__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
@@ -4624,7 +4624,7 @@ void transpose_naive__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&transpose_naive), &transpose_naive>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&transpose_naive__slate,
         (const void*)&transpose_naive__slate_static, (const void*)&transpose_naive, "transpose_naive");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         transpose_naive<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, in, width, height);
@@ -4675,14 +4675,14 @@ static __device__ __forceinline__ void transpose_tiled__slate_body(const uint3 b
 #line 30 "testdata/kernels/transpose_tiled.cu"
 __global__ void transpose_tiled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         transpose_tiled__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void transpose_tiled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* in, int width, int height)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         transpose_tiled__slate_body(slate_b, slate_g, out, in, width, height);
     });
 }
@@ -4694,7 +4694,7 @@ void transpose_tiled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&transpose_tiled), &transpose_tiled>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&transpose_tiled__slate,
         (const void*)&transpose_tiled__slate_static, (const void*)&transpose_tiled, "transpose_tiled");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         transpose_tiled<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, in, width, height);

@@ -4534,14 +4534,14 @@ static __device__ __forceinline__ void scale_add__slate_body(const uint3 blockId
 #line 7 "testdata/kernels/triad_two_streams.cu"
 __global__ void scale_add__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* x, const float* y, float alpha, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_add__slate_body(slate_b, slate_g, out, x, y, alpha, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scale_add__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, const float* x, const float* y, float alpha, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scale_add__slate_body(slate_b, slate_g, out, x, y, alpha, n);
     });
 }
@@ -4553,7 +4553,7 @@ void scale_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&scale_add), &scale_add>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&scale_add__slate,
         (const void*)&scale_add__slate_static, (const void*)&scale_add, "scale_add");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         scale_add<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, x, y, alpha, n);
@@ -4587,14 +4587,14 @@ static __device__ __forceinline__ void square_in_place__slate_body(const uint3 b
 #line 13 "testdata/kernels/triad_two_streams.cu"
 __global__ void square_in_place__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* v, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         square_in_place__slate_body(slate_b, slate_g, v, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void square_in_place__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* v, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         square_in_place__slate_body(slate_b, slate_g, v, n);
     });
 }
@@ -4606,7 +4606,7 @@ void square_in_place__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&square_in_place), &square_in_place>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&square_in_place__slate,
         (const void*)&square_in_place__slate_static, (const void*)&square_in_place, "square_in_place");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         square_in_place<<<slate_grid, slate_block, slate_shmem, slate_s>>>(v, n);

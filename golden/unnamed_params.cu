@@ -4535,14 +4535,14 @@ static __device__ __forceinline__ void fill_index__slate_body(const uint3 blockI
 #line 8 "testdata/kernels/unnamed_params.cu"
 __global__ void fill_index__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n, float slate_p2, const int* slate_p3)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill_index__slate_body(slate_b, slate_g, out, n, slate_p2, slate_p3);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fill_index__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* out, int n, float slate_p2, const int* slate_p3)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fill_index__slate_body(slate_b, slate_g, out, n, slate_p2, slate_p3);
     });
 }
@@ -4554,7 +4554,7 @@ void fill_index__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&fill_index), &fill_index>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fill_index__slate,
         (const void*)&fill_index__slate_static, (const void*)&fill_index, "fill_index");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fill_index<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n, slate_p2, slate_p3);
@@ -4587,14 +4587,14 @@ static __device__ __forceinline__ void add_middle__slate_body(const uint3 blockI
 #line 13 "testdata/kernels/unnamed_params.cu"
 __global__ void add_middle__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, int slate_p1, const float* __restrict__ in, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_middle__slate_body(slate_b, slate_g, out, slate_p1, in, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void add_middle__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* out, int slate_p1, const float* __restrict__ in, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         add_middle__slate_body(slate_b, slate_g, out, slate_p1, in, n);
     });
 }
@@ -4606,7 +4606,7 @@ void add_middle__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&add_middle), &add_middle>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&add_middle__slate,
         (const void*)&add_middle__slate_static, (const void*)&add_middle, "add_middle");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         add_middle<<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, slate_p1, in, n);
@@ -4639,14 +4639,14 @@ static __device__ __forceinline__ void first_unnamed__slate_body(const uint3 blo
 #line 18 "testdata/kernels/unnamed_params.cu"
 __global__ void first_unnamed__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, void* slate_p0, double* out, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         first_unnamed__slate_body(slate_b, slate_g, slate_p0, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void first_unnamed__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, void* slate_p0, double* out, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         first_unnamed__slate_body(slate_b, slate_g, slate_p0, out, n);
     });
 }
@@ -4658,7 +4658,7 @@ void first_unnamed__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&first_unnamed), &first_unnamed>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&first_unnamed__slate,
         (const void*)&first_unnamed__slate_static, (const void*)&first_unnamed, "first_unnamed");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         first_unnamed<<<slate_grid, slate_block, slate_shmem, slate_s>>>(slate_p0, out, n);
@@ -4694,7 +4694,7 @@ static __device__ __forceinline__ void set_value__slate_body(const uint3 blockId
 template<typename T>
 __global__ void set_value__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* out, int n, T v, unsigned long long slate_p3, void* slate_p4)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         set_value__slate_body<T>(slate_b, slate_g, out, n, v, slate_p3, slate_p4);
     });
 }
@@ -4702,7 +4702,7 @@ __global__ void set_value__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg 
 template<typename T>
 __global__ void set_value__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, T* out, int n, T v, unsigned long long slate_p3, void* slate_p4)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         set_value__slate_body<T>(slate_b, slate_g, out, n, v, slate_p3, slate_p4);
     });
 }
@@ -4715,7 +4715,7 @@ static void set_value__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sl
         decltype(&set_value<T>), &set_value<T>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&set_value__slate<T>,
         (const void*)&set_value__slate_static<T>, (const void*)&set_value<T>, "set_value");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         set_value<T><<<slate_grid, slate_block, slate_shmem, slate_s>>>(out, n, v, slate_p3, slate_p4);

@@ -4536,14 +4536,14 @@ static __device__ __forceinline__ void vector_add__slate_body(const uint3 blockI
 #line 8 "testdata/kernels/vector_add.cu"
 __global__ void vector_add__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         vector_add__slate_body(slate_b, slate_g, a, b, c, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void vector_add__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         vector_add__slate_body(slate_b, slate_g, a, b, c, n);
     });
 }
@@ -4555,7 +4555,7 @@ void vector_add__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&vector_add), &vector_add>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&vector_add__slate,
         (const void*)&vector_add__slate_static, (const void*)&vector_add, "vector_add");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         vector_add<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, c, n);
@@ -4593,7 +4593,7 @@ static __device__ __forceinline__ void triad__slate_body(const uint3 blockIdx, c
 #line 15 "testdata/kernels/vector_add.cu"
 __global__ void triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         triad__slate_body(slate_b, slate_g, a, b, c, s, n);
     });
 }
@@ -4601,7 +4601,7 @@ __global__ void triad__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slat
 #ifndef __CUDACC_RTC__
 __global__ void triad__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         triad__slate_body(slate_b, slate_g, a, b, c, s, n);
     });
 }
@@ -4613,7 +4613,7 @@ void triad__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shmem, 
         decltype(&triad), &triad>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&triad__slate,
         (const void*)&triad__slate_static, (const void*)&triad, "triad");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         triad<<<slate_grid, slate_block, slate_shmem, slate_s>>>(a, b, c, s, n);

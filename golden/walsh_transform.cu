@@ -4563,14 +4563,14 @@ static __device__ __forceinline__ void fwt_shared__slate_body(const uint3 blockI
 #line 10 "testdata/kernels/walsh_transform.cu"
 __global__ void fwt_shared__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* data)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fwt_shared__slate_body(slate_b, slate_g, data);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fwt_shared__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* data)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fwt_shared__slate_body(slate_b, slate_g, data);
     });
 }
@@ -4582,7 +4582,7 @@ void fwt_shared__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&fwt_shared), &fwt_shared>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fwt_shared__slate,
         (const void*)&fwt_shared__slate_static, (const void*)&fwt_shared, "fwt_shared");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fwt_shared<<<slate_grid, slate_block, slate_shmem, slate_s>>>(data);
@@ -4624,14 +4624,14 @@ static __device__ __forceinline__ void fwt_global_step__slate_body(const uint3 b
 #line 29 "testdata/kernels/walsh_transform.cu"
 __global__ void fwt_global_step__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* data, int half_n, int stride)
 {
-    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fwt_global_step__slate_body(slate_b, slate_g, data, half_n, stride);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void fwt_global_step__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int* data, int half_n, int stride)
 {
-    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<false, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         fwt_global_step__slate_body(slate_b, slate_g, data, half_n, stride);
     });
 }
@@ -4643,7 +4643,7 @@ void fwt_global_step__slate_launch(dim3 slate_grid, dim3 slate_block, size_t sla
         decltype(&fwt_global_step), &fwt_global_step>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&fwt_global_step__slate,
         (const void*)&fwt_global_step__slate_static, (const void*)&fwt_global_step, "fwt_global_step");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         fwt_global_step<<<slate_grid, slate_block, slate_shmem, slate_s>>>(data, half_n, stride);

@@ -4558,14 +4558,14 @@ static __device__ __forceinline__ void warp_votes__slate_body(const uint3 blockI
 #line 11 "testdata/kernels/warp_intrinsics.cu"
 __global__ void warp_votes__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, unsigned* ballots, int* stats, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_votes__slate_body(slate_b, slate_g, in, ballots, stats, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void warp_votes__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, unsigned* ballots, int* stats, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_votes__slate_body(slate_b, slate_g, in, ballots, stats, n);
     });
 }
@@ -4577,7 +4577,7 @@ void warp_votes__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_sh
         decltype(&warp_votes), &warp_votes>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&warp_votes__slate,
         (const void*)&warp_votes__slate_static, (const void*)&warp_votes, "warp_votes");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         warp_votes<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, ballots, stats, n);
@@ -4636,14 +4636,14 @@ static __device__ __forceinline__ void warp_sums__slate_body(const uint3 blockId
 #line 28 "testdata/kernels/warp_intrinsics.cu"
 __global__ void warp_sums__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* tree, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_sums__slate_body(slate_b, slate_g, in, out, tree, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void warp_sums__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, int* tree, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         warp_sums__slate_body(slate_b, slate_g, in, out, tree, n);
     });
 }
@@ -4655,7 +4655,7 @@ void warp_sums__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&warp_sums), &warp_sums>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&warp_sums__slate,
         (const void*)&warp_sums__slate_static, (const void*)&warp_sums, "warp_sums");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         warp_sums<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, tree, n);
@@ -4707,14 +4707,14 @@ static __device__ __forceinline__ void compact_live__slate_body(const uint3 bloc
 #line 48 "testdata/kernels/warp_intrinsics.cu"
 __global__ void compact_live__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* counter, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_live__slate_body(slate_b, slate_g, in, out, counter, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void compact_live__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* counter, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_live__slate_body(slate_b, slate_g, in, out, counter, n);
     });
 }
@@ -4726,7 +4726,7 @@ void compact_live__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&compact_live), &compact_live>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&compact_live__slate,
         (const void*)&compact_live__slate_static, (const void*)&compact_live, "compact_live");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         compact_live<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, counter, n);

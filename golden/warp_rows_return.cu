@@ -4593,14 +4593,14 @@ static __device__ __forceinline__ void row_norm__slate_body(const uint3 blockIdx
 #line 27 "testdata/kernels/warp_rows_return.cu"
 __global__ void row_norm__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int rows, int cols)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         row_norm__slate_body(slate_b, slate_g, x, y, mean, rstd, rows, cols);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void row_norm__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int rows, int cols)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         row_norm__slate_body(slate_b, slate_g, x, y, mean, rstd, rows, cols);
     });
 }
@@ -4612,7 +4612,7 @@ void row_norm__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&row_norm), &row_norm>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&row_norm__slate,
         (const void*)&row_norm__slate_static, (const void*)&row_norm, "row_norm");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         row_norm<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, y, mean, rstd, rows, cols);
@@ -4662,14 +4662,14 @@ static __device__ __forceinline__ void row_shift__slate_body(const uint3 blockId
 #line 55 "testdata/kernels/warp_rows_return.cu"
 __global__ void row_shift__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ z, int rows, int cols)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         row_shift__slate_body(slate_b, slate_g, x, z, rows, cols);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void row_shift__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* __restrict__ x, float* __restrict__ z, int rows, int cols)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         row_shift__slate_body(slate_b, slate_g, x, z, rows, cols);
     });
 }
@@ -4681,7 +4681,7 @@ void row_shift__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shm
         decltype(&row_shift), &row_shift>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&row_shift__slate,
         (const void*)&row_shift__slate_static, (const void*)&row_shift, "row_shift");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         row_shift<<<slate_grid, slate_block, slate_shmem, slate_s>>>(x, z, rows, cols);

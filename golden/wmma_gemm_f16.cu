@@ -4713,14 +4713,14 @@ static __device__ __forceinline__ void wmma_gemm_f16__slate_body(const uint3 blo
 #line 29 "testdata/kernels/wmma_gemm_f16.cu"
 __global__ void __launch_bounds__(THREADS) wmma_gemm_f16__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_f16__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C, D);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) wmma_gemm_f16__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B, float beta, const float* __restrict__ C, float* __restrict__ D)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_f16__slate_body(slate_b, slate_g, M, N, K, alpha, A, B, beta, C, D);
     });
 }
@@ -4732,7 +4732,7 @@ void wmma_gemm_f16__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate
         decltype(&wmma_gemm_f16), &wmma_gemm_f16>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&wmma_gemm_f16__slate,
         (const void*)&wmma_gemm_f16__slate_static, (const void*)&wmma_gemm_f16, "wmma_gemm_f16");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         wmma_gemm_f16<<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, alpha, A, B, beta, C, D);

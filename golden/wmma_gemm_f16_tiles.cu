@@ -4719,7 +4719,7 @@ static __device__ __forceinline__ void wmma_gemm_f16_tiles__slate_body(const uin
 template<int BM, int BN, int WARPS_M, int WARPS_N>
 __global__ void __launch_bounds__(32* WARPS_M* WARPS_N) wmma_gemm_f16_tiles__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B, __half* __restrict__ D)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_f16_tiles__slate_body<BM, BN, WARPS_M, WARPS_N>(slate_b, slate_g, M, N, K, A, B, D);
     });
 }
@@ -4727,7 +4727,7 @@ __global__ void __launch_bounds__(32* WARPS_M* WARPS_N) wmma_gemm_f16_tiles__sla
 template<int BM, int BN, int WARPS_M, int WARPS_N>
 __global__ void __launch_bounds__(32* WARPS_M* WARPS_N) wmma_gemm_f16_tiles__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B, __half* __restrict__ D)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_f16_tiles__slate_body<BM, BN, WARPS_M, WARPS_N>(slate_b, slate_g, M, N, K, A, B, D);
     });
 }
@@ -4740,7 +4740,7 @@ static void wmma_gemm_f16_tiles__slate_launch(dim3 slate_grid, dim3 slate_block,
         decltype(&wmma_gemm_f16_tiles<BM, BN, WARPS_M, WARPS_N>), &wmma_gemm_f16_tiles<BM, BN, WARPS_M, WARPS_N>>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&wmma_gemm_f16_tiles__slate<BM, BN, WARPS_M, WARPS_N>,
         (const void*)&wmma_gemm_f16_tiles__slate_static<BM, BN, WARPS_M, WARPS_N>, (const void*)&wmma_gemm_f16_tiles<BM, BN, WARPS_M, WARPS_N>, "wmma_gemm_f16_tiles");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         wmma_gemm_f16_tiles<BM, BN, WARPS_M, WARPS_N><<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, A, B, D);

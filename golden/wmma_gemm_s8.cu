@@ -4667,14 +4667,14 @@ static __device__ __forceinline__ void wmma_gemm_s8__slate_body(const uint3 bloc
 #line 20 "testdata/kernels/wmma_gemm_s8.cu"
 __global__ void __launch_bounds__(THREADS) wmma_gemm_s8__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const signed char* __restrict__ A, const signed char* __restrict__ Bt, int* __restrict__ D)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_s8__slate_body(slate_b, slate_g, M, N, K, A, Bt, D);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) wmma_gemm_s8__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const signed char* __restrict__ A, const signed char* __restrict__ Bt, int* __restrict__ D)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_s8__slate_body(slate_b, slate_g, M, N, K, A, Bt, D);
     });
 }
@@ -4686,7 +4686,7 @@ void wmma_gemm_s8__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_
         decltype(&wmma_gemm_s8), &wmma_gemm_s8>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&wmma_gemm_s8__slate,
         (const void*)&wmma_gemm_s8__slate_static, (const void*)&wmma_gemm_s8, "wmma_gemm_s8");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         wmma_gemm_s8<<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, A, Bt, D);

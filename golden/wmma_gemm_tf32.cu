@@ -4695,14 +4695,14 @@ static __device__ __forceinline__ void wmma_gemm_tf32__slate_body(const uint3 bl
 #line 24 "testdata/kernels/wmma_gemm_tf32.cu"
 __global__ void __launch_bounds__(THREADS) wmma_gemm_tf32__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ D)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_tf32__slate_body(slate_b, slate_g, M, N, K, A, B, D);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void __launch_bounds__(THREADS) wmma_gemm_tf32__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ D)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         wmma_gemm_tf32__slate_body(slate_b, slate_g, M, N, K, A, B, D);
     });
 }
@@ -4714,7 +4714,7 @@ void wmma_gemm_tf32__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slat
         decltype(&wmma_gemm_tf32), &wmma_gemm_tf32>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&wmma_gemm_tf32__slate,
         (const void*)&wmma_gemm_tf32__slate_static, (const void*)&wmma_gemm_tf32, "wmma_gemm_tf32");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         wmma_gemm_tf32<<<slate_grid, slate_block, slate_shmem, slate_s>>>(M, N, K, A, B, D);

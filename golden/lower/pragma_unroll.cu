@@ -4556,14 +4556,14 @@ static __device__ __forceinline__ void unrolled__slate_body(const uint3 blockIdx
 #line 4 "testdata/lower/pragma_unroll.cu"
 __global__ void unrolled__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         unrolled__slate_body(slate_b, slate_g, in, out, n);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void unrolled__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const float* in, float* out, int n)
 {
-    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const uint3& slate_b, const dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         unrolled__slate_body(slate_b, slate_g, in, out, n);
     });
 }
@@ -4575,7 +4575,7 @@ void unrolled__slate_launch(dim3 slate_grid, dim3 slate_block, size_t slate_shme
         decltype(&unrolled), &unrolled>::k;
     static slate::kernel_state* const slate_k = slate::kernel_for((const void*)&unrolled__slate,
         (const void*)&unrolled__slate_static, (const void*)&unrolled, "unrolled");
-    const cudaStream_t slate_s = slate::priority_enter(slate_stream);
+    const ::cudaStream_t slate_s = slate::priority_enter(slate_stream);
     slate::plan slate_p;
     if (!slate::make_plan(&slate_p, *slate_k, slate_grid, slate_block, slate_shmem, slate_s, 0u)) {
         unrolled<<<slate_grid, slate_block, slate_shmem, slate_s>>>(in, out, n);

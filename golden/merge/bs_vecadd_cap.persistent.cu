@@ -5795,9 +5795,9 @@ inline cudaError_t slate_merged_black_scholes_vector_add_launch_alloc(const unsi
     cudaStream_t slate_stream, float* __restrict__ call, float* __restrict__ put, const float* __restrict__ spot, const float* __restrict__ strike, const float* __restrict__ years, float rate, float vol, int black_scholes_n, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int vector_add_n)
 {
     static const unsigned int slate_default_alloc[2] = { 9u, 6u };
-    const dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
-    const dim3 slate_blocks[2] = { slate_block0, slate_block1 };
-    const size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
+    const ::dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
+    const ::dim3 slate_blocks[2] = { slate_block0, slate_block1 };
+    const ::size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
     slate::merged::plan<2> slate_p;
     const cudaError_t slate_e = slate::merged::prepare<2>(&slate_p, (const void*)&slate_merged_black_scholes_vector_add, SLATE_MERGED_PERSISTENT,
         slate_grids, slate_blocks, slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream);

@@ -5894,9 +5894,9 @@ inline cudaError_t slate_merged_pair_then_quad_neighbor_mix_transpose_tiled_laun
     cudaStream_t slate_stream, const float* pair_then_quad_in, float* pair_then_quad_out, int pair_then_quad_n, const int* neighbor_mix_in, int* neighbor_mix_out, int neighbor_mix_n, float* transpose_tiled_out, const float* transpose_tiled_in, int width, int height)
 {
     static const unsigned int slate_default_alloc[3] = { 0u, 0u, 0u };
-    const dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
-    const dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
-    const size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
+    const ::dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
+    const ::dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
+    const ::size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
     slate::merged::plan<3> slate_p;
     const cudaError_t slate_e = slate::merged::prepare<3>(&slate_p, (const void*)&slate_merged_pair_then_quad_neighbor_mix_transpose_tiled, SLATE_MERGED_PERSISTENT,
         slate_grids, slate_blocks, slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream);

@@ -5790,12 +5790,12 @@ inline cudaError_t slate_merged_sgemm_tiled_vector_add_launch_alloc(const unsign
     cudaStream_t slate_stream, int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n)
 {
     static const unsigned int slate_default_alloc[2] = { 0u, 0u };
-    const dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
-    const dim3 slate_blocks[2] = { slate_block0, slate_block1 };
-    const size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
+    const ::dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
+    const ::dim3 slate_blocks[2] = { slate_block0, slate_block1 };
+    const ::size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
     const void* const slate_funcs[2] = { (const void*)&slate_merged_sgemm_tiled_vector_add_k0, (const void*)&slate_merged_sgemm_tiled_vector_add_k1 };
     slate::merged::plan<2> slate_p[2];
-    cudaStream_t slate_ss[2];
+    ::cudaStream_t slate_ss[2];
     const cudaError_t slate_e = slate::merged::prepare_split<2>(slate_p, slate_funcs, slate_grids, slate_blocks,
         slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream, slate_ss);
     if (slate_e != cudaSuccess)

@@ -5767,9 +5767,9 @@ inline cudaError_t slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_1
     cudaStream_t slate_stream, map__merged_arg0<float, Affine> map_float_Affine_in, map__merged_arg1<float, Affine> map_float_Affine_out, map__merged_arg2<float, Affine> map_float_Affine_n, map__merged_arg3<float, Affine> map_float_Affine_op, map__merged_arg0<int, AddOne> map_int_AddOne_in, map__merged_arg1<int, AddOne> map_int_AddOne_out, map__merged_arg2<int, AddOne> map_int_AddOne_n, map__merged_arg3<int, AddOne> map_int_AddOne_op, reverse_blocks__merged_arg0<128, float> reverse_blocks_128_float_in, reverse_blocks__merged_arg1<128, float> reverse_blocks_128_float_out, reverse_blocks__merged_arg2<128, float> reverse_blocks_128_float_n)
 {
     static const unsigned int slate_default_alloc[3] = { 0u, 0u, 0u };
-    const dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
-    const dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
-    const size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
+    const ::dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
+    const ::dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
+    const ::size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
     slate::merged::plan<3> slate_p;
     const cudaError_t slate_e = slate::merged::prepare<3>(&slate_p, (const void*)&slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float, SLATE_MERGED_INTERLEAVED,
         slate_grids, slate_blocks, slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream);

@@ -5994,12 +5994,12 @@ inline cudaError_t slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp
     cudaStream_t slate_stream, float* out, const float* transpose_tiled_in, int width, int height, reduce_sum__merged_arg0<256> reduce_sum_256_in, reduce_sum__merged_arg1<256> partial, reduce_sum__merged_arg2<256> reduce_sum_256_n, const unsigned* words, const unsigned char* bytes, int histogram256_warp_n, unsigned* hist)
 {
     static const unsigned int slate_default_alloc[3] = { 0u, 0u, 0u };
-    const dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
-    const dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
-    const size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
+    const ::dim3 slate_grids[3] = { slate_grid0, slate_grid1, slate_grid2 };
+    const ::dim3 slate_blocks[3] = { slate_block0, slate_block1, slate_block2 };
+    const ::size_t slate_shmems[3] = { slate_shmem0, slate_shmem1, slate_shmem2 };
     const void* const slate_funcs[3] = { (const void*)&slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp_k0, (const void*)&slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp_k1, (const void*)&slate_merged_transpose_tiled_reduce_sum_256_histogram256_warp_k2 };
     slate::merged::plan<3> slate_p[3];
-    cudaStream_t slate_ss[3];
+    ::cudaStream_t slate_ss[3];
     const cudaError_t slate_e = slate::merged::prepare_split<3>(slate_p, slate_funcs, slate_grids, slate_blocks,
         slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream, slate_ss);
     if (slate_e != cudaSuccess)

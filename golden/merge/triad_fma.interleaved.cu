@@ -5652,9 +5652,9 @@ inline cudaError_t slate_merged_triad4_fma_chain_launch_alloc(const unsigned int
     cudaStream_t slate_stream, float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c, float s, int n4, float* __restrict__ out, const float* __restrict__ in, int n, int iters)
 {
     static const unsigned int slate_default_alloc[2] = { 0u, 0u };
-    const dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
-    const dim3 slate_blocks[2] = { slate_block0, slate_block1 };
-    const size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
+    const ::dim3 slate_grids[2] = { slate_grid0, slate_grid1 };
+    const ::dim3 slate_blocks[2] = { slate_block0, slate_block1 };
+    const ::size_t slate_shmems[2] = { slate_shmem0, slate_shmem1 };
     slate::merged::plan<2> slate_p;
     const cudaError_t slate_e = slate::merged::prepare<2>(&slate_p, (const void*)&slate_merged_triad4_fma_chain, SLATE_MERGED_INTERLEAVED,
         slate_grids, slate_blocks, slate_shmems, slate_alloc ? slate_alloc : slate_default_alloc, slate_stream);
