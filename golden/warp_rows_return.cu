@@ -363,6 +363,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
@@ -4652,7 +4659,7 @@ static __device__ __forceinline__ void row_shift__slate_body(const uint3 blockId
     const int lane = threadIdx.x & 31;
     const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (row >= rows) { slate_active = false; }
-    const float first = __shfl_sync(FULL_MASK, (slate_active ? (x[(size_t)row * cols + lane]) : typename slate_plain<decltype(x[(size_t)row * cols + lane])>::type()), 0);
+    const float first = __shfl_sync(FULL_MASK, (slate_active ? (x[(size_t)row * cols + lane]) : slate_zero<decltype(x[(size_t)row * cols + lane])>()), 0);
     float big = 0.0f;
     if (slate_active) { for (int c = lane; c < cols; c += 32) big = fmaxf(big, fabsf(x[(size_t)row * cols + c] - first)); }
     big = warp_max(big);

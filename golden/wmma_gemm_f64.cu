@@ -363,6 +363,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------

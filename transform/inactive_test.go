@@ -54,7 +54,7 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 	}{
 		{"pure helper", "", `    float s = warp_sum(p[row * 32 + lane]);
     if (lane == 0) out[row] = s;
-`, "", []string{"float s = warp_sum((slate_active ? (p[row * 32 + lane]) : typename slate_plain<decltype(p[row * 32 + lane])>::type()));",
+`, "", []string{"float s = warp_sum((slate_active ? (p[row * 32 + lane]) : slate_zero<decltype(p[row * 32 + lane])>()));",
 			"if (slate_active) { if (lane == 0) out[row] = s; }"}},
 		{"pure helper of pure helpers", "", "    float s = warp_sum_then_max(1.0f);\n    if (lane == 0) out[row] = s;\n", "", nil},
 		{"helper whose loop bound is its argument", "", "    float s = sum_n(1.0f, n);\n    out[row] = s;\n",
@@ -68,10 +68,10 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 		{"helper that counts lanes", "", "    float s = count_lanes(1.0f);\n    out[row] = s;\n",
 			"count_lanes synchronises, and slatec cannot run it", nil},
 		{"shuffle of a load", "", "    float v = __shfl_sync(FULL, p[row * 32 + lane], 0);\n    out[row * 32 + lane] = v;\n", "",
-			[]string{"float v = __shfl_sync(FULL, (slate_active ? (p[row * 32 + lane]) : typename slate_plain<decltype(p[row * 32 + lane])>::type()), 0);"}},
+			[]string{"float v = __shfl_sync(FULL, (slate_active ? (p[row * 32 + lane]) : slate_zero<decltype(p[row * 32 + lane])>()), 0);"}},
 		{"shuffle of a dereference and a member", "", "    float v = __shfl_sync(FULL, *p + q->x, 0);\n    out[row] = v;\n", "",
-			[]string{"(slate_active ? (*p) : typename slate_plain<decltype(*p)>::type())",
-				"(slate_active ? (q->x) : typename slate_plain<decltype(q->x)>::type())"}},
+			[]string{"(slate_active ? (*p) : slate_zero<decltype(*p)>())",
+				"(slate_active ? (q->x) : slate_zero<decltype(q->x)>())"}},
 		{"shuffle of an address", "", "    const float* a = (const float*)__shfl_sync(FULL, (unsigned long long)&p[row], 0);\n    out[row] = *a;\n", "",
 			[]string{"(unsigned long long)&p[row], 0)"}},
 		{"shuffle with a mask from memory", "", "    float v = __shfl_sync(masks[row], 1.0f, 0);\n    out[row] = v;\n",

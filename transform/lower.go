@@ -993,7 +993,8 @@ func (l *lowerer) readsAnyMemory(x parser.Node) bool {
 
 // guardRead makes a memory read in a statement that threads that returned
 // run (it synchronises) a read of active threads only: E becomes
-// (slate_active ? (E) : T()) with T the type E reads. Natively a returned
+// (slate_active ? (E) : slate_zero<decltype(E)>()), a value of the type E
+// reads (a function, so that slatec's own parser reads the output back). Natively a returned
 // thread has exited and reads nothing; in the worker it would read with
 // indices past the rows it returned for (a warp-per-row kernel's
 // `__shfl_sync(m, p[row * 32 + lane], 0)` after `if (row >= n) return;`), and
@@ -1005,7 +1006,7 @@ func (l *lowerer) guardRead(n parser.Node) {
 	}
 	sp := n.Span()
 	l.edits = append(l.edits, emit.Insert(sp.Start, "(slate_active ? (", "read"),
-		emit.Insert(sp.End, ") : typename slate_plain<decltype("+l.text(n)+")>::type())", "read"))
+		emit.Insert(sp.End, ") : slate_zero<decltype("+l.text(n)+")>())", "read"))
 }
 
 func isVoteAssign(a *parser.AssignExpr) bool {

@@ -364,6 +364,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
@@ -5754,7 +5761,7 @@ int main() {
 #endif
 #line 81 "testdata/kernels/vector_add.cu"
 
-#line 5758 "golden/merge/bs_vecadd_cap.smrange.cu"
+#line 5765 "golden/merge/bs_vecadd_cap.smrange.cu"
 // ---- slatec merged scheduler slate_merged_black_scholes_vector_add (smrange mode) ----
 // Kernels, in map order:
 //   0: black_scholes from testdata/kernels/black_scholes.cu, 9 SMs

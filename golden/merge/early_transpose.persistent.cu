@@ -364,6 +364,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
@@ -5837,7 +5844,7 @@ int main() {
 #endif
 #line 88 "testdata/kernels/transpose_tiled.cu"
 
-#line 5841 "golden/merge/early_transpose.persistent.cu"
+#line 5848 "golden/merge/early_transpose.persistent.cu"
 // ---- slatec merged scheduler slate_merged_pair_then_quad_neighbor_mix_transpose_tiled (persistent mode) ----
 // Kernels, in map order:
 //   0: pair_then_quad from testdata/kernels/early_return_straight.cu

@@ -364,6 +364,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
@@ -5712,7 +5719,7 @@ int main() {
 #endif
 #line 120 "testdata/kernels/template_kernels.cu"
 
-#line 5716 "golden/merge/templates.split.cu"
+#line 5723 "golden/merge/templates.split.cu"
 // ---- slatec merged scheduler slate_merged_map_float_Affine_map_int_AddOne_reverse_blocks_128_float (split mode) ----
 // Kernels, in map order:
 //   0: map<float, Affine> from testdata/kernels/template_kernels.cu

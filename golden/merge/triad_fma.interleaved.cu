@@ -364,6 +364,13 @@ template <class T> struct slate_plain<T&&> { typedef typename slate_plain<T>::ty
 template <class T> struct slate_plain<const T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<volatile T> { typedef typename slate_plain<T>::type type; };
 template <class T> struct slate_plain<const volatile T> { typedef typename slate_plain<T>::type type; };
+// slate_zero<decltype(e)>() is a value of the type e reads: what a thread
+// that returned gets instead of a read it must not make (return lowering).
+template <class T> static __host__ __device__ __forceinline__ typename slate_plain<T>::type slate_zero()
+{
+    typename slate_plain<T>::type v{};
+    return v;
+}
 
 #ifndef __CUDACC_RTC__
 // ---- host side: drop-in launch helpers -------------------------------------
@@ -5611,7 +5618,7 @@ static __device__ __forceinline__ void fma_chain__merged_body(const uint3 blockI
 }
 #line 35 "bench/merge/kernels/complementary.cu"
 
-#line 5615 "golden/merge/triad_fma.interleaved.cu"
+#line 5622 "golden/merge/triad_fma.interleaved.cu"
 // ---- slatec merged scheduler slate_merged_triad4_fma_chain (interleaved mode) ----
 // Kernels, in map order:
 //   0: triad4 from bench/merge/kernels/complementary.cu
