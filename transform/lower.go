@@ -849,7 +849,13 @@ var uniformResults = map[string]bool{
 func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 	uniform := true
 	ok := true
+	// Vote predicates, rewritten whole to slate_active && (p): what they
+	// read, threads that returned do not evaluate.
+	votes := map[parser.Node]bool{}
 	parser.Walk(x, func(n parser.Node) bool {
+		if votes[n] {
+			return false
+		}
 		switch n := n.(type) {
 		case *parser.Lambda:
 			ok = false
@@ -880,8 +886,12 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 				if name == "__syncthreads_count" || name == "__syncthreads_or" || name == "__syncthreads_and" {
 					pred = args.Args[0]
 				}
+				if l.hasSync(pred) {
+					l.errorf(pred, "cannot lower an early return: threads that returned must synchronise inside this %s's predicate, which they do not evaluate", name)
+				}
 				l.edits = append(l.edits, emit.Replace(pred.Span().Start, pred.Span().End,
 					fmt.Sprintf(votePredicate[name], l.text(pred)), "vote"))
+				votes[pred] = true
 			case strings.HasPrefix(name, "__match_") || strings.HasPrefix(name, "__reduce_"):
 				l.errorf(n, "cannot lower an early return: %s would count threads that returned", name)
 			case blockBarrierFuncs[name] || warpSyncFuncs[name] || pureFuncs[name] || isMemberSync(n) ||
