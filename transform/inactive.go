@@ -58,6 +58,17 @@ func inactiveFacts(fn *parser.Func, body *parser.Block, f *parser.File) helperFa
 		c.tainted[p.Name] = true
 	}
 	parser.Walk(body, func(n parser.Node) bool {
+		// __shared__ and static variables are not the thread's own: a store
+		// to them is seen by the others.
+		if d, ok := n.(*parser.DeclStmt); ok && d.Specs != nil && (hasWord(d.Specs, "__shared__") || hasWord(d.Specs, "static")) {
+			for _, id := range d.Decls {
+				if name := declName(id.Decl); name != "" {
+					c.locals[name] = true
+					c.refs[name] = true
+				}
+			}
+			return false
+		}
 		if d, ok := n.(*parser.Declarator); ok {
 			if name := declName(d); name != "" {
 				c.locals[name] = true

@@ -41,6 +41,15 @@ __device__ float sum_early(float v) {
 __device__ void sum_into(float& v) {
     for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
 }
+__device__ float block_sum(float v) {
+    __shared__ float part[32];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : 0.0f;
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
 __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v > 0.0f)); }
 `
 	const rows = `    int lane = threadIdx.x % 32;
@@ -65,6 +74,8 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 			"sum_early synchronises, and slatec cannot run it", nil},
 		{"helper that writes its reference argument", "", "    float s = 1.0f;\n    sum_into(s);\n    out[row] = s;\n",
 			"sum_into synchronises, and slatec cannot run it", nil},
+		{"helper that stores to shared memory", "", "    float s = block_sum(1.0f);\n    out[row] = s;\n",
+			"block_sum synchronises, and slatec cannot run it", nil},
 		{"helper that counts lanes", "", "    float s = count_lanes(1.0f);\n    out[row] = s;\n",
 			"count_lanes synchronises, and slatec cannot run it", nil},
 		{"shuffle of a load", "", "    float v = __shfl_sync(FULL, p[row * 32 + lane], 0);\n    out[row * 32 + lane] = v;\n", "",
