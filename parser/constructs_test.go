@@ -61,6 +61,28 @@ func TestNewDelete(t *testing.T) {
 	}
 }
 
+// Expression statements that start with a keyword: C++ casts (the
+// vectorised stores of optimised GEMMs, `reinterpret_cast<float4 *>(&Bs[i])[0]
+// = ...;`), this and sizeof. They went to the grammar of keyword statements,
+// which has none of them: "cannot parse: unexpected reinterpret_cast".
+func TestKeywordExprStmts(t *testing.T) {
+	for _, src := range []string{
+		"reinterpret_cast<float4 *>(&Bs[innerRowB * BN + innerColB * 4])[0] = reinterpret_cast<float4 *>(&B[i])[0];",
+		"reinterpret_cast<float4 *>(\n    &C[(threadRow * TM + resIdxM) * N + threadCol * TN + resIdxN])[0] =\n    tmp;",
+		"static_cast<void>(unused);",
+		"const_cast<float*>(cp)[0] = 1.0f;",
+		"this->count += 1;",
+		"sizeof(float4);",
+	} {
+		t.Run(src, func(t *testing.T) {
+			stmts, f := kernelBody(t, src)
+			require.Len(t, stmts, 1)
+			assert.Equal(t, "*parser.ExprStmt", typeName(stmts[0]))
+			assert.Equal(t, src, f.Text(stmts[0].Span()), "statement span")
+		})
+	}
+}
+
 // Types slatec cannot see (typedefs and #defines from headers it does not
 // open): declarations and casts.
 func TestUnknownTypeNames(t *testing.T) {

@@ -308,7 +308,12 @@ func parseStmt(lex *lexer.PeekingLexer) (Stmt, error) {
 		if parse := keywordStmts[t.Value]; parse != nil {
 			return parse(lex)
 		}
-		if t.Value == "new" || t.Value == "delete" || t.Value == "operator" {
+		// An expression statement that starts with a keyword: a C++ cast
+		// (reinterpret_cast<float4*>(&a[i])[0] = v;, static_cast<void>(x);),
+		// this->, sizeof, new, delete, operator.
+		switch t.Value {
+		case "new", "delete", "operator", "this", "sizeof", "alignof",
+			"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "true", "false", "nullptr":
 			return parseExprStmt(lex)
 		}
 		if !declKeywords[t.Value] {
