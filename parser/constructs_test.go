@@ -194,3 +194,37 @@ enum class E { A, B };
 	assert.Equal(t, []string{"ns"}, f.Members[6].Namespace)
 	assert.Empty(t, f.Funcs, "members are not top-level functions")
 }
+
+// `<` after a name in an expression opens template arguments when an
+// argument is a basic type or when what follows the closing `>` cannot be a
+// comparison's right operand (std::is_same_v<half, D> in if constexpr, from
+// llama.cpp's CUDA kernels); comparisons stay comparisons.
+func TestExprTemplateArgsOrComparison(t *testing.T) {
+	for _, tt := range []struct {
+		src       string
+		templates int // ExprTemplateArgs nodes
+	}{
+		{"if constexpr (std::is_same_v<float, D>) { x = 1; }", 1},
+		{"if constexpr (std::is_same_v<half, D>) { x = 1; }", 1},
+		{"bool b = std::is_same_v<D, unsigned int*> && n > 0;", 1},
+		{"y = cast_to<half>(x) + std::numeric_limits<T>::max();", 2},
+		{"bool c = a < b, d = a > b;", 0},
+		{"f(a < b, c > d);", 0},
+		{"bool e = x < int(y) && n > 2;", 0},
+		{"z = a < b ? c : d > e;", 0},
+	} {
+		t.Run(tt.src, func(t *testing.T) {
+			stmts, f := kernelBody(t, tt.src)
+			require.Len(t, stmts, 1)
+			assert.Equal(t, tt.src, f.Text(stmts[0].Span()), "statement span")
+			n := 0
+			Walk(stmts[0], func(x Node) bool {
+				if _, ok := x.(*ExprTemplateArgs); ok {
+					n++
+				}
+				return true
+			})
+			assert.Equal(t, tt.templates, n, "template argument lists")
+		})
+	}
+}

@@ -194,24 +194,61 @@ func (a *TemplateArgList) Parse(lex *lexer.PeekingLexer) error {
 }
 
 // ExprTemplateArgs is `< ... >` after a name in an expression. It is taken
-// as template arguments only when the closing `>` is followed by `(`, `::`,
-// `{` or `<<<`, which a comparison cannot be followed by in practice.
+// as template arguments when the closing `>` is followed by `(`, `::`, `{`
+// or `<<<`, which a comparison cannot be followed by in practice, or by a
+// token no right operand starts with, or when an argument is a basic type
+// (a type keyword not followed by `(` or `{`, which no expression has:
+// `std::is_same_v<float, T>`).
 type ExprTemplateArgs struct{ node }
 
 func (a *ExprTemplateArgs) Parse(lex *lexer.PeekingLexer) error {
 	c := newCursor(lex)
 	first := c.peek()
-	if !is(first, "<") || !c.skipAngles() {
+	if !is(first, "<") {
+		return participle.NextMatch
+	}
+	c.next()
+	// A basic type keyword at the top level of the run, not followed by `(`
+	// or `{`, is a type argument.
+	typeArg := false
+	for depth := 0; !typeArg; {
+		t := c.next()
+		if t.Type == ttEOF || is(t, ";") || is(t, "{") || is(t, "}") {
+			break
+		}
+		switch {
+		case is(t, "(") || is(t, "["):
+			depth++
+		case is(t, ")") || is(t, "]"):
+			depth--
+		case depth == 0 && (is(t, ">") || is(t, ">>")):
+		case depth == 0 && t.Type == ttKeyword && basicTypeKeywords[t.Value]:
+			typeArg = !is(c.peek(), "(") && !is(c.peek(), "{")
+		}
+		if depth < 0 || depth == 0 && (is(t, ">") || is(t, ">>")) {
+			break
+		}
+	}
+	c.rewind()
+	if !c.skipAngles() {
 		c.rewind()
 		return participle.NextMatch
 	}
-	if n := c.peek(); !(is(n, "(") || is(n, "::") || is(n, "{") || is(n, "<<<")) {
+	// After a comparison's `>` comes its right operand; a `>` followed by
+	// what cannot start one (`)`, `,`, `;`, `]`, `&&`, `?`) closes template
+	// arguments: `if constexpr (std::is_same_v<half, T>)`.
+	if n := c.peek(); !typeArg && !(is(n, "(") || is(n, "::") || is(n, "{") || is(n, "<<<") || !canStartExpr(n)) {
 		c.rewind()
 		return participle.NextMatch
 	}
 	setSpan(&a.node, first, c.peek())
 	return nil
 }
+
+// basicTypeKeywords name types; in an expression they are followed only by
+// `(` or `{` (a functional cast).
+var basicTypeKeywords = map[string]bool{"int": true, "float": true, "double": true, "char": true, "bool": true,
+	"short": true, "long": true, "unsigned": true, "signed": true, "void": true}
 
 // rawBraces is a function body `{ ... }`, captured whole and parsed later.
 type rawBraces struct{ node }
