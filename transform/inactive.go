@@ -325,18 +325,6 @@ func (c *collectiveCheck) taint() {
 	}
 }
 
-// identNames are the unqualified names an expression reads.
-func identNames(x parser.Node) []string {
-	var out []string
-	parser.Walk(x, func(n parser.Node) bool {
-		if p, ok := n.(*parser.Primary); ok && p.Name != nil && len(p.Name.Segs) == 1 {
-			out = append(out, p.Name.Segs[0].Name)
-		}
-		return true
-	})
-	return out
-}
-
 // inactiveSafe reports whether every definition called name is a pure
 // collective that threads that returned may run (their own bodies and
 // every helper they call).

@@ -960,8 +960,9 @@ func (l *lowerer) storesLocally(c *parser.CondExpr) bool {
 
 // readsMemory reports whether a postfix expression reads memory that a
 // thread that returned might not be allowed to read: through a pointer
-// (p[i], p->f), as safeOps judges it; an element of a shared or local
-// array is not such a read.
+// (p[i], p->f); an element of a shared or local array (a[i][j], every op so
+// far an index) is not such a read. safeOps and the guarded reads of
+// statements that synchronise both judge by it.
 func (l *lowerer) readsMemory(n *parser.PostfixExpr) bool {
 	for i, op := range n.Ops {
 		switch {
@@ -1316,6 +1317,14 @@ func (l *lowerer) maskedPredicates(x parser.Node) map[parser.Node]bool {
 func (l *lowerer) idents(x parser.Node) []string { return l.identsExcept(x, nil) }
 
 func (l *lowerer) identsExcept(x parser.Node, skip map[parser.Node]bool) []string {
+	return identsExcept(x, skip)
+}
+
+// identNames are the unqualified names an expression reads (not inside
+// lambdas or sizeof).
+func identNames(x parser.Node) []string { return identsExcept(x, nil) }
+
+func identsExcept(x parser.Node, skip map[parser.Node]bool) []string {
 	var out []string
 	parser.Walk(x, func(n parser.Node) bool {
 		if skip[n] {
@@ -1367,21 +1376,13 @@ func (l *lowerer) safeOpsExcept(x parser.Node, header bool, skip map[parser.Node
 				return false // taking an address reads nothing
 			}
 		case *parser.PostfixExpr:
+			if l.readsMemory(n) {
+				ok = false
+			}
 			for i, op := range n.Ops {
 				switch {
 				case op.Incr != "":
 					ok = ok && header
-				case op.Member != nil && op.Member.Arrow:
-					ok = false
-				case op.Index != nil:
-					// a[i][j] of a shared or local array: every op so far an index.
-					prefix := true
-					for _, p := range n.Ops[:i] {
-						prefix = prefix && p.Index != nil
-					}
-					if !prefix || n.X.Name == nil || !l.isArrayVar(n.X.Name.Segs[len(n.X.Name.Segs)-1].Name) {
-						ok = false
-					}
 				case op.Call != nil:
 					name := ""
 					if i == 0 && n.X.Name != nil {
