@@ -518,7 +518,7 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 	}
 	fi.hasBody = body != nil
 	if body != nil && fn.Global {
-		fi.rets = returnSites(body)
+		fi.rets = returnSites(fn, body)
 	}
 	if body != nil && !fn.Global && fn.Device {
 		fi.collective = inactiveFacts(fn, body, file)

@@ -57,9 +57,10 @@ type retSite struct {
 	uniform bool
 }
 
-// returnSites finds the return statements of a body.
-func returnSites(body *parser.Block) []retSite {
+// returnSites finds the return statements of a kernel's body.
+func returnSites(fn *parser.Func, body *parser.Block) []retSite {
 	var out []retSite
+	var paths [][]parser.Node
 	var loops []parser.Span
 	var path []parser.Node // the statements enclosing n
 	var visit func(n parser.Node)
@@ -80,12 +81,105 @@ func returnSites(body *parser.Block) []retSite {
 			return
 		case *parser.ReturnStmt:
 			out = append(out, retSite{span: n.Span(), loops: append([]parser.Span(nil), loops...), uniform: uniformReturn(path)})
+			paths = append(paths, append([]parser.Node(nil), path...))
 			return
 		}
 		parser.EachChild(n, visit)
 	}
 	visit(body)
+	valueUniformReturns(fn, body, out, paths)
 	return out
+}
+
+// valueUniformReturns marks the returns that the whole block takes together
+// by the values their control flow reads (uniform.go): every condition
+// around the return is uniform, no loop around it is left by break or
+// continue, and every return that can run before it is uniform too (after
+// a lowered return, threads that returned run on inactive and would not
+// take a guarded return with the others). A function with goto or labels
+// gets none.
+func valueUniformReturns(fn *parser.Func, body *parser.Block, sites []retSite, paths [][]parser.Node) {
+	if len(sites) == 0 {
+		return
+	}
+	jumps := false
+	parser.Walk(body, func(n parser.Node) bool {
+		switch n.(type) {
+		case *parser.GotoStmt, *parser.LabelStmt:
+			jumps = true
+		}
+		return !jumps
+	})
+	if jumps {
+		return
+	}
+	u := uniformLocals(fn, body)
+	value := make([]bool, len(sites))
+	for i, p := range paths {
+		value[i] = uniformPath(p, u)
+	}
+	// precedes: j can run before i (earlier in the text, or in a loop around i).
+	precedes := func(j, i int) bool {
+		if sites[j].span.Start < sites[i].span.Start {
+			return true
+		}
+		for _, l := range sites[i].loops {
+			if l.Contains(sites[j].span) {
+				return true
+			}
+		}
+		return false
+	}
+	ok := append([]bool(nil), value...)
+	for changed := true; changed; {
+		changed = false
+		for i := range sites {
+			if !ok[i] {
+				continue
+			}
+			for j := range sites {
+				if j != i && precedes(j, i) && !ok[j] && !sites[j].uniform {
+					ok[i] = false
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	for i := range sites {
+		if ok[i] {
+			sites[i].uniform = true
+		}
+	}
+}
+
+// uniformPath reports whether every statement around a return (path, from
+// the body down) lets all threads of a block through alike.
+func uniformPath(path []parser.Node, u map[string]bool) bool {
+	for _, n := range path {
+		switch n := n.(type) {
+		case *parser.Block, *parser.ReturnStmt:
+		case *parser.IfStmt:
+			if n.Init != nil || n.CondDecl != nil || !uniformExpr(n.Cond, u) {
+				return false
+			}
+		case *parser.ForStmt:
+			if n.Range != nil || n.Cond != nil && !uniformExpr(n.Cond, u) || exitsLoop(n.Body) {
+				return false
+			}
+		case *parser.WhileStmt:
+			if !uniformExpr(n.Cond, u) || exitsLoop(n.Body) {
+				return false
+			}
+		case *parser.DoStmt:
+			if !uniformExpr(n.Cond, u) || exitsLoop(n.Body) {
+				return false
+			}
+		default:
+			return false // switch, labels, macros
+		}
+	}
+	return true
 }
 
 // returns lists the kernel body's return statements (not those of
