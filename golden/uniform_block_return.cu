@@ -179,6 +179,26 @@ static __device__ __forceinline__ unsigned int slate_claim(slate_ctl* __restrict
     return n < total ? (unsigned int)n : SLATE_STOP32;
 }
 
+// slate_claim_next is a worker's claim after its first. Where the launch
+// has at most a task a worker (workers * iters >= total, the launcher's
+// choice for short grids), that claim most likely finds none, and a load of
+// the counter first spares it the atomic: atomics on one address take
+// their turns at L2, and with 1024 workers a second claim each cost a 4 us
+// launch 0.7-0.95 us, the load 0.06-0.1 us (bench/topology/claim_cost.cu,
+// H100). Not ahead of every claim: with several tasks a worker the load
+// adds a round trip to the claims that find one (vector_add with one
+// logical block a task: 1.15x). The counter only grows while a worker runs
+// (the last one out resets it), so a count at or past total means none is
+// left.
+static __device__ __forceinline__ unsigned int slate_claim_next(slate_ctl* __restrict__ ctl, const slate_cfg& cfg,
+                                                                unsigned int total)
+{
+    if ((unsigned long long)cfg.workers * cfg.iters >= total &&
+        *(volatile const unsigned long long*)&ctl->next >= total)
+        return SLATE_STOP32;
+    return slate_claim(ctl, cfg, total);
+}
+
 // slate_range_sm is the worker's SM when that SM is in the launch's range,
 // else SLATE_STOP32. A range is of places in the device's SM order, which
 // the host puts into the control block: the Go runtime orders the SMs GPC
@@ -301,7 +321,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
         if (first != SLATE_STOP32) {
             slate_run_block(cfg, first, body, ctl);
             if (leader)
-                slate_task[1] = slate_claim(ctl, cfg, total);
+                slate_task[1] = slate_claim_next(ctl, cfg, total);
             __syncthreads();
             if (leader && (cfg.flags & SLATE_FLAG_PROGRESS))
                 atomicAdd(&ctl->done, 1ull);
@@ -324,7 +344,7 @@ static __device__ __forceinline__ void slate_worker_loop(slate_ctl* __restrict__
                     __syncthreads();
             }
             if (leader)
-                slate_task[slot ^ 1u] = slate_claim(ctl, cfg, total);
+                slate_task[slot ^ 1u] = slate_claim_next(ctl, cfg, total);
             __syncthreads();
             // Counted after the barrier: every thread is done with the task.
             if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) {
