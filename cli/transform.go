@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -427,7 +428,7 @@ func runTransform(cmd *cobra.Command, args []string, fl transformFlags) error {
 		}
 		writes = append(writes, pendingWrite{out, res.Output})
 		if fl.report && res.Changed {
-			if err := workerReport(cmd.ErrOrStderr(), name, res.Output, fl.includes, fl.macros.args()); err != nil {
+			if err := workerReport(cmd.ErrOrStderr(), name, res.Output, fl.includes, fl.macros.args(), slices.Contains(fl.matchRegs, reportArch)); err != nil {
 				return err
 			}
 		}

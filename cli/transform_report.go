@@ -17,7 +17,7 @@ import (
 // to its worker's, and the blocks per SM of both at common block sizes: the
 // check that the persistent form keeps the kernel's occupancy (a worker
 // that needs more registers can lose a block per SM; --match-regs caps it).
-func workerReport(w io.Writer, name string, output []byte, includes, macroArgs []string) error {
+func workerReport(w io.Writer, name string, output []byte, includes, macroArgs []string, matched bool) error {
 	nvcc, why := findNVCC()
 	if nvcc == "" {
 		return fmt.Errorf("--report needs nvcc: %s", why)
@@ -103,10 +103,17 @@ func workerReport(w io.Writer, name string, output []byte, includes, macroArgs [
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(losses) > 0 {
+	switch {
+	case len(losses) > 0 && matched:
+		// --match-regs dropped these caps (pruneRegCaps: held to their
+		// kernels' registers, both workers spilled), or the kernel sets
+		// its own __maxnreg__.
+		fmt.Fprintf(w, "the worker keeps fewer blocks per SM than its kernel (!): %s; --match-regs %s left it uncapped (capped, both its workers spill; or the kernel sets its own __maxnreg__)\n",
+			strings.Join(losses, ", "), reportArch)
+	case len(losses) > 0:
 		fmt.Fprintf(w, "the worker keeps fewer blocks per SM than its kernel (!): %s; transform with --match-regs %s to cap its registers\n",
 			strings.Join(losses, ", "), reportArch)
-	} else if len(names) > 0 {
+	case len(names) > 0:
 		fmt.Fprintln(w, "every worker keeps its kernel's blocks per SM at these block sizes")
 	}
 	return nil
