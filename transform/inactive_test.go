@@ -124,3 +124,45 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 		})
 	}
 }
+
+// A local that code may write without naming it (through a pointer, a
+// decayed array, a reference, a lambda) may hold another value for the
+// threads that returned (they skip the write), so no condition around a
+// barrier may depend on it: inactive threads would loop on a stale bound.
+func TestEscapedLocalsTaintBarrierConditions(t *testing.T) {
+	const aliased = "which code after the return may write through a pointer, reference or lambda"
+	for _, tt := range []struct{ name, take, bound, want string }{
+		{"a pointer to the bound", "int* pn = &n; *pn = A[row] > 0.0f ? K : K / 2;", "n", "depends on n, " + aliased},
+		{"a reference to the bound", "int& rn = n; rn = A[row] > 0.0f ? K : K / 2;", "n", "depends on n, " + aliased},
+		{"a lambda that sets the bound", "auto set = [&](int v) { n = v; }; set(K / 2);", "n", "depends on n, " + aliased},
+		{"an array the bound lives in, passed as a pointer", "fill(lim, A, row);", "lim[0]", "depends on lim, " + aliased},
+		{"a bound nothing aliases", "acc = A[row];", "n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := `__device__ void fill(int* a, const float* A, int row) { a[0] = A[row] > 0.0f ? 4 : 8; }
+__global__ void k(const float* A, float* C, int K, int rows) {
+    __shared__ float s[256];
+    int row = blockIdx.x * 4 + threadIdx.x / 64;
+    int n = K;
+    int lim[1] = {4};
+    float acc = 0;
+    if (row >= rows) return;
+    ` + tt.take + `
+    for (int t = 0; t < ` + tt.bound + `; ++t) { s[threadIdx.x] = A[t]; __syncthreads(); acc += s[0]; __syncthreads(); }
+    C[row] = acc;
+}
+`
+			a, err := Load("t.cu", []byte(src), nil)
+			require.NoError(t, err)
+			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
+			require.NoError(t, err)
+			var b strings.Builder
+			diag.Write(&b, res.Diags)
+			if tt.want == "" {
+				require.False(t, res.Diags.HasErrors(), b.String())
+				return
+			}
+			require.Contains(t, b.String(), tt.want)
+		})
+	}
+}

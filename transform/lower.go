@@ -60,6 +60,7 @@ type lowerer struct {
 	retsCache map[parser.Node][]*parser.ReturnStmt
 	// Taint: a variable whose value may differ for inactive threads.
 	assigned map[string]bool  // assigned by guarded code
+	escaped  map[string]bool  // locals written through what aliases them (escapedLocals)
 	defs     []varDef         // unguarded definitions: var <- idents
 	checks   []conditionCheck // conditions inactive threads evaluate
 }
@@ -111,6 +112,7 @@ func (a *Analysis) Lower(k *KernelInfo, opts LowerOptions) ([]emit.Edit, []diag.
 		l.shared[s.Name] = true
 	}
 	l.indexBody(body)
+	l.escapedLocals(body)
 	for _, s := range a.FileShared {
 		l.shared[s.Name] = true
 	}
@@ -1113,6 +1115,80 @@ func lvalueRoot(c *parser.CondExpr) string {
 // kernel body or a parameter (so writing it affects only this thread).
 func (l *lowerer) isLocal(name string) bool { return !l.shared[name] && l.locals[name] }
 
+// escapedLocals finds the locals that code may write without naming them,
+// which the taint of guarded writes (by name) cannot see: a local whose
+// address is taken (`int* p = &n; ... *p = v;`), a local array that decays
+// to a pointer (`fill(lim, ...)` writes lim[0]), a local a reference is
+// bound to, and a local a lambda assigns. After a lowered return such a
+// local may hold another value for the threads that returned (they skip
+// the write), so a condition around a barrier must not depend on it.
+func (l *lowerer) escapedLocals(body *parser.Block) {
+	l.escaped = map[string]bool{}
+	mark := func(ids []string) {
+		for _, id := range ids {
+			if l.isLocal(id) {
+				l.escaped[id] = true
+			}
+		}
+	}
+	var visit func(n parser.Node, inLambda bool)
+	visit = func(n parser.Node, inLambda bool) {
+		switch c := n.(type) {
+		case *parser.Lambda:
+			inLambda = true
+		case *parser.UnaryExpr:
+			switch {
+			case c.Op == "&":
+				mark(l.writtenBy(c.Operand))
+			case inLambda && (c.Op == "++" || c.Op == "--"):
+				mark(l.writtenBy(c.Operand))
+			}
+		case *parser.AssignExpr:
+			if inLambda && c.Op != "" {
+				if r := lvalueRoot(c.Left); r != "" {
+					mark([]string{r})
+				}
+			}
+		case *parser.PostfixExpr:
+			if c.X.Name != nil && len(c.X.Name.Segs) == 1 && !c.X.Name.Global {
+				name := c.X.Name.Segs[0].Name
+				if l.arrays[name] > 0 && (len(c.Ops) == 0 || c.Ops[0].Index == nil) {
+					mark([]string{name}) // the array as a pointer
+				}
+				if inLambda && len(c.Ops) > 0 && c.Ops[len(c.Ops)-1].Incr != "" {
+					mark([]string{name})
+				}
+			}
+		case *parser.InitDeclarator:
+			if hasRef(c.Decl) && c.Init != nil {
+				mark(l.idents(c.Init))
+			}
+		}
+		for _, ch := range parser.Children(n) {
+			visit(ch, inLambda)
+		}
+	}
+	visit(body, false)
+}
+
+// writtenBy names the variables an operand of ++, -- or & may change: the
+// variable it is rooted at (x in x, x[i], x.f, p in p->f), not the names
+// its indices read (&A[row * K] changes neither row nor K); every name it
+// reads when its shape is another (a cast, a call), to be safe.
+func (l *lowerer) writtenBy(c *parser.CastExpr) []string {
+	if c != nil && c.Unary != nil && c.Unary.Op == "" && c.Unary.Postfix != nil {
+		p := c.Unary.Postfix
+		plain := p.X.Name != nil && len(p.X.Name.Segs) == 1 && !p.X.Name.Global
+		for _, op := range p.Ops {
+			plain = plain && op.Call == nil
+		}
+		if plain {
+			return []string{p.X.Name.Segs[0].Name}
+		}
+	}
+	return l.idents(c)
+}
+
 // noteAssigned records the variables a guarded statement writes.
 func (l *lowerer) noteAssigned(s parser.Node) {
 	parser.Walk(s, func(n parser.Node) bool {
@@ -1264,6 +1340,9 @@ func (l *lowerer) checkConditions() {
 	for n := range l.assigned {
 		tainted[n] = true
 	}
+	for n := range l.escaped {
+		tainted[n] = true
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, d := range l.defs {
@@ -1287,7 +1366,11 @@ func (l *lowerer) checkConditions() {
 		}
 		for _, id := range l.identsExcept(c.x, masked) {
 			if tainted[id] {
-				l.errorf(c.x, "cannot lower an early return: this %s (it controls a barrier) depends on %s, which is computed after the return", c.what, id)
+				if l.escaped[id] && !l.assigned[id] {
+					l.errorf(c.x, "cannot lower an early return: this %s (it controls a barrier) depends on %s, which code after the return may write through a pointer, reference or lambda", c.what, id)
+				} else {
+					l.errorf(c.x, "cannot lower an early return: this %s (it controls a barrier) depends on %s, which is computed after the return", c.what, id)
+				}
 				break
 			}
 		}
