@@ -17,14 +17,12 @@
 # Knobs: ONLY=REGEX picks programs, JOBS parallel builds (16), DEADLINE
 # seconds after which no program starts (86400).
 set -uo pipefail
-export SLATE_MODE=${SLATE_MODE:-persistent}
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/trial.sh
+. scripts/lib/trial.sh
 SRC=${SRC:-.realworld/hecbench}
 OUTDIR=${OUTDIR:-.realworld/hecbench-out}
 OUT=${OUT:-$PWD/.work/hecbench-out}
-SLATEC=${SLATEC:-.gpu/slatec}
-NVCC=${NVCC:-nvcc}
-ARCH=${ARCH:-sm_90}
 flags="-std=c++17 -O3 -arch=$ARCH"
 
 # name | extra nvcc flags | runs (;-separated argument lists)
@@ -67,10 +65,7 @@ sources() { (cd "$1" && ls ./*.cu ./*.cpp 2>/dev/null | sed 's|^\./||'); }
 
 case "${1:-}" in
 transform)
-    rm -rf "$OUTDIR"
-    mkdir -p "$OUTDIR"
-    slatec=$(realpath "$SLATEC")
-    outdir=$(realpath "$OUTDIR")
+    trial_outdir
     programs | while IFS='|' read -r name extra runs; do
         dir="$SRC/$name-cuda"
         [ -d "$dir" ] || { echo "$name: $dir missing (fetch it first)"; continue; }

@@ -14,13 +14,11 @@
 #   scripts/hpc-trial.sh transform   # here: .realworld/hpc-out/NAME with the slatec binary
 #   scripts/hpc-trial.sh run         # on the GPU machine: $OUT/hpc.txt and the logs
 set -uo pipefail
-export SLATE_MODE=${SLATE_MODE:-persistent}
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/trial.sh
+. scripts/lib/trial.sh
 OUTDIR=${OUTDIR:-.realworld/hpc-out}
 OUT=${OUT:-$PWD/.work/hpc-out}
-SLATEC=${SLATEC:-.gpu/slatec}
-NVCC=${NVCC:-nvcc}
-ARCH=${ARCH:-sm_90}
 # The Makefiles' flags (-std=c++14 there; c++17 builds the same sources).
 flags="-Xcompiler -O3 -arch=$ARCH -std=c++17 -O3"
 
@@ -34,10 +32,7 @@ EOF
 
 case "${1:-}" in
 transform)
-    rm -rf "$OUTDIR"
-    mkdir -p "$OUTDIR"
-    slatec=$(realpath "$SLATEC")
-    outdir=$(realpath "$OUTDIR")
+    trial_outdir
     programs | while IFS='|' read -r name src files runs; do
         [ -d "$src" ] || { echo "$name: $src missing (fetch it first)"; continue; }
         # From inside the source directory: the outputs keep its layout.

@@ -18,14 +18,12 @@
 # losses are the expectation, and a worker that changes a reduction's
 # order would show as a small difference).
 set -uo pipefail
-export SLATE_MODE=${SLATE_MODE:-persistent}
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/trial.sh
+. scripts/lib/trial.sh
 SRC=${SRC:-.realworld/llm.c-train}
 OUTDIR=${OUTDIR:-.realworld/llmc-train-out}
 OUT=${OUT:-$PWD/.work/llmc-train-out}
-SLATEC=${SLATEC:-.gpu/slatec}
-NVCC=${NVCC:-nvcc}
-ARCH=${ARCH:-sm_90}
 STEPS=${STEPS:-30}
 B=${B:-8}
 T=${T:-256}
@@ -34,10 +32,7 @@ libs="-lcublas -lcublasLt"
 
 case "${1:-}" in
 transform)
-    rm -rf "$OUTDIR"
-    mkdir -p "$OUTDIR"
-    slatec=$(realpath "$SLATEC")
-    outdir=$(realpath "$OUTDIR")
+    trial_outdir
     # From inside SRC, so that the outputs keep the program's layout.
     (cd "$SRC" && "$slatec" transform -o "$outdir" train_gpt2.cu llmc/*.h llmc/*.cuh) || exit 1
     echo "transformed: $(cat "$OUTDIR"/train_gpt2.cu "$OUTDIR"/llmc/* | grep -c '__slate(slate_ctl') kernels"

@@ -20,14 +20,12 @@
 # reported as such and skipped. Locally (no cuBLAS wheel) the transform step
 # compiles nothing; STUBS=DIR points nvcc -c checks at stand-in headers.
 set -uo pipefail
-export SLATE_MODE=${SLATE_MODE:-persistent}
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/trial.sh
+. scripts/lib/trial.sh
 SRC=${SRC:-.realworld/llm.c/dev/cuda}
 OUTDIR=${OUTDIR:-.realworld/llmc-out}
 OUT=${OUT:-$PWD/.work/llmc-out}
-SLATEC=${SLATEC:-.gpu/slatec}
-NVCC=${NVCC:-nvcc}
-ARCH=${ARCH:-sm_90}
 MAXK=${MAXK:-12}
 flags="-std=c++17 -O3 --use_fast_math -arch=$ARCH -include cuda_bf16.h -include cuda_fp16.h"
 
@@ -35,10 +33,7 @@ programs() { for f in "$SRC"/*.cu; do basename "$f" .cu; done; }
 
 case "${1:-}" in
 transform)
-    rm -rf "$OUTDIR"
-    slatec=$(realpath "$SLATEC")
-    mkdir -p "$OUTDIR"
-    outdir=$(realpath "$OUTDIR")
+    trial_outdir
     for n in $(programs); do
         mkdir -p "$OUTDIR/$n"
         # From inside SRC, so that the outputs land at DIR/NAME.cu and DIR/common.h
