@@ -97,7 +97,8 @@ run)
         # shellcheck disable=SC2068
         $NVCC $flags $@ "${objs[@]}" -o "$W/$name.$form" -lm
     }
-    programs | while IFS='|' read -r name extra runs; do
+    # Not a pipe: the loop runs in this shell, so wait sees its builds.
+    while IFS='|' read -r name extra runs; do
         [[ $name =~ ${ONLY:-.} ]] || continue
         while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-16}" ]; do wait -n; done
         # shellcheck disable=SC2086
@@ -106,7 +107,7 @@ run)
         build "$name" "$OUTDIR/$name" slate $extra -I"$(realpath "$SRC/rmsnorm-cuda" 2>/dev/null || echo .)" >"$W/$name.slate.build" 2>&1 &
         # shellcheck disable=SC2086
         build "$name" "$OUTDIR/$name" hooks $extra -DSLATE_TEST_HOOKS -I"$(realpath "$SRC/rmsnorm-cuda" 2>/dev/null || echo .)" >"$W/$name.hooks.build" 2>&1 &
-    done
+    done < <(programs)
     wait
     printf '%-20s %-32s %-24s %-16s %-16s %s\n' program args original transformed counted "wall ms orig -> transformed" >"$OUT/hecbench.txt"
     # A run's signature: its exit status, its PASS lines and its failure

@@ -61,14 +61,15 @@ run)
         # shellcheck disable=SC2086
         $NVCC $flags "${objs[@]}" -o "$W/$bin" -lm
     }
-    programs | while IFS='|' read -r name src files runs; do
+    # Not a pipe: the loop runs in this shell, so wait sees its builds.
+    while IFS='|' read -r name src files runs; do
         # shellcheck disable=SC2086
         build "$name" "$src" "$name.orig" "" $files >"$W/$name.orig.build" 2>&1 &
         # shellcheck disable=SC2086
         build "$name" "$OUTDIR/$name" "$name.slate" "" $files >"$W/$name.slate.build" 2>&1 &
         # shellcheck disable=SC2086
         build "$name" "$OUTDIR/$name" "$name.hooks" "-DSLATE_TEST_HOOKS" $files >"$W/$name.hooks.build" 2>&1 &
-    done
+    done < <(programs)
     wait
     printf '%-8s %-28s %-10s %-12s %-10s %s\n' program args original transformed counted "runtime s orig -> transformed" >"$OUT/hpc.txt"
     verdict() { # rc log
