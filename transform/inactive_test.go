@@ -137,6 +137,8 @@ func TestEscapedLocalsTaintBarrierConditions(t *testing.T) {
 		{"a lambda that sets the bound", "auto set = [&](int v) { n = v; }; set(K / 2);", "n", "depends on n, " + aliased},
 		{"an array the bound lives in, passed as a pointer", "fill(lim, A, row);", "lim[0]", "depends on lim, " + aliased},
 		{"a bound nothing aliases", "acc = A[row];", "n", ""},
+		{"an element of a pointer parameter: the pointer is not written", "const float* a = &A[row]; acc = a[0];", "A != nullptr ? n : 0", ""},
+		{"an element of a local array: the array is", "int* p0 = &lim[0]; *p0 = A[row] > 0.0f ? 2 : 3;", "lim[0]", "depends on lim, " + aliased},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := `__device__ void fill(int* a, const float* A, int row) { a[0] = A[row] > 0.0f ? 4 : 8; }

@@ -1139,7 +1139,7 @@ func (l *lowerer) escapedLocals(body *parser.Block) {
 		case *parser.UnaryExpr:
 			switch {
 			case c.Op == "&":
-				mark(l.writtenBy(c.Operand))
+				mark(l.addressed(c.Operand))
 			case inLambda && (c.Op == "++" || c.Op == "--"):
 				mark(l.writtenBy(c.Operand))
 			}
@@ -1169,6 +1169,30 @@ func (l *lowerer) escapedLocals(body *parser.Block) {
 		}
 	}
 	visit(body, false)
+}
+
+// addressed names the local whose own storage &operand points into: x in
+// &x, &x.f and &arr[i] of a local array; none for &p[i] or &p->f, which
+// point into memory a pointer reaches (the pointer itself is not written),
+// so `&A[row * K]` on a pointer parameter escapes nothing.
+func (l *lowerer) addressed(c *parser.CastExpr) []string {
+	if c == nil || c.Unary == nil || c.Unary.Op != "" || c.Unary.Postfix == nil {
+		return l.idents(c)
+	}
+	p := c.Unary.Postfix
+	if p.X.Name == nil || len(p.X.Name.Segs) != 1 || p.X.Name.Global {
+		return l.idents(c)
+	}
+	name := p.X.Name.Segs[0].Name
+	for _, op := range p.Ops {
+		switch {
+		case op.Call != nil:
+			return l.idents(c)
+		case op.Member != nil && op.Member.Arrow, op.Index != nil && l.arrays[name] == 0:
+			return nil // through a pointer: into memory, not into name
+		}
+	}
+	return []string{name}
 }
 
 // writtenBy names the variables an operand of ++, -- or & may change: the
