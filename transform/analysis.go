@@ -598,10 +598,19 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 				}
 			case member && isCall && warpTileMethods[name]:
 				recv := receiverName(toks, i-1)
-				if k := groupKinds[recv]; k == "tile" {
+				switch groupKinds[recv] {
+				case "tile":
 					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
 					fi.WarpIntrinsics = true
-				} else if k == "coalesced" {
+				case "coalesced":
+					fi.WarpIntrinsics = true
+				case "":
+					// A group of a kind the declarations do not say (a
+					// template's `Group g`, a thread_group): its shuffles
+					// and votes may name lanes that returned, so they are
+					// sync points like a tile's (as an unknown group's
+					// sync() is a block barrier).
+					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
 					fi.WarpIntrinsics = true
 				}
 			case name == "sync" && isCall && !member:

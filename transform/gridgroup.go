@@ -218,16 +218,41 @@ func (a *Analysis) isParsedCallArg(toks []tok, from, to int) bool {
 	return false
 }
 
-// paramGroupKinds marks a function's grid-group parameters
-// (`const cg::grid_group& g`) in kinds, so their queries are virtualised
-// and their sync refused like a local grid group's. (Other group kinds of
-// parameters stay unknown, as the sync analysis has always read them.)
+// paramGroupKinds gives a function's cooperative-groups parameters
+// (`const cg::grid_group& g`, `cg::thread_block_tile<32> t`) their kinds,
+// as a local's declaration gives them: a grid group's queries are
+// virtualised and its sync refused, and a tile's shuffles and votes are
+// warp sync points. Parameters of other types (a template's `Group g`,
+// `cg::thread_group`) stay unknown; the sync analysis reads their
+// collectives conservatively (FuncInfo's scan).
 func paramGroupKinds(fn *parser.Func, kinds map[string]string) {
 	for _, p := range fn.Params {
-		if p.Name != "" && strings.Contains(p.Type, "grid_group") && !strings.Contains(p.Type, "multi_grid_group") {
-			kinds[p.Name] = "grid"
+		if p.Name == "" {
+			continue
+		}
+		if k := paramGroupKind(p.Type); k != "" {
+			kinds[p.Name] = k
 		}
 	}
+}
+
+// paramGroupKind is the group kind a parameter type names, or "".
+func paramGroupKind(typ string) string {
+	switch {
+	case strings.Contains(typ, "multi_grid_group"):
+		return ""
+	case strings.Contains(typ, "grid_group"):
+		return "grid"
+	case strings.Contains(typ, "thread_block_tile"):
+		return "tile"
+	case strings.Contains(typ, "coalesced_group"):
+		return "coalesced"
+	case strings.Contains(typ, "cluster_group"):
+		return "cluster"
+	case strings.Contains(typ, "thread_block"):
+		return "block"
+	}
+	return ""
 }
 
 // isSyncArg reports whether toks[i] starts the only argument of a

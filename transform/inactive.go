@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/slatec/slatec/parser"
@@ -24,6 +25,14 @@ import (
 // are garbage for the threads that returned, and would otherwise send them
 // down another path than their warp's). Its result is then as good as a
 // shuffle's: a value the guarded code of the returned threads never uses.
+//
+// One kind of argument may decide its control flow: a cooperative-groups
+// tile passed in (`tile_sum(cg::thread_block_tile<32> warp, float v)`,
+// whose loop runs to warp.size()), and what is computed from it and from
+// nothing else the caller gave. Such parameters are the helper's
+// condParams; the caller's lowering checks each call's argument for them as
+// it checks a condition around a barrier (threads that returned must have
+// the same value as their warp).
 
 // inactiveCalls are the calls a pure collective may make besides pure
 // functions and other helpers: shuffles and barriers, which every thread
@@ -38,24 +47,35 @@ var inactiveCalls = map[string]bool{
 // for threads that returned; the helpers it calls are judged when it is
 // used (Analysis.inactiveSafe).
 type helperFacts struct {
-	pure  bool     // its own body is a pure collective's
-	calls []string // the other functions it calls, to be pure collectives too
+	pure       bool     // its own body is a pure collective's
+	calls      []string // the other functions it calls, to be pure collectives too
+	condParams []int    // the parameters (tiles) its control flow depends on
 }
+
+// tileShuffles are the tile methods a pure collective may call on a tile
+// parameter: every thread of the tile runs them, as __shfl_sync.
+var tileShuffles = map[string]bool{"shfl": true, "shfl_up": true, "shfl_down": true, "shfl_xor": true, "sync": true}
+
+// tileQueries are a tile's own facts: the same for every lane that holds
+// the tile, read from no memory.
+var tileQueries = map[string]bool{"size": true, "num_threads": true, "thread_rank": true, "meta_group_rank": true, "meta_group_size": true}
 
 // inactiveFacts judges a device function's own body (see the top of this file).
 func inactiveFacts(fn *parser.Func, body *parser.Block, f *parser.File) helperFacts {
 	c := &collectiveCheck{f: f, locals: map[string]bool{}, arrays: map[string]int{}, refs: map[string]bool{},
-		tainted: map[string]bool{}, ok: true}
+		tiles: map[string]bool{}, ok: true}
 	for _, p := range fn.Params {
 		if p.Name == "" {
 			continue
+		}
+		if paramGroupKind(p.Type) == "tile" {
+			c.tiles[p.Name] = true
 		}
 		// A reference parameter writes the caller's variable or memory.
 		if strings.Contains(p.Type, "&") {
 			c.refs[p.Name] = true
 		}
 		c.locals[p.Name] = true
-		c.tainted[p.Name] = true
 	}
 	parser.Walk(body, func(n parser.Node) bool {
 		// __shared__ and static variables are not the thread's own: a store
@@ -85,27 +105,54 @@ func inactiveFacts(fn *parser.Func, body *parser.Block, f *parser.File) helperFa
 	for i, s := range body.Stmts {
 		c.stmt(s, i == len(body.Stmts)-1)
 	}
-	c.taint()
-	for _, x := range c.conds {
-		for _, id := range identNames(x) {
-			if c.tainted[id] {
+	// What each condition depends on: a shuffle's result (from another
+	// lane) or an argument other than a tile refuses; a tile is checked
+	// at the call.
+	fromCall := c.reach("\x00call")
+	var condParams []int
+	for i, p := range fn.Params {
+		if p.Name == "" {
+			continue
+		}
+		from := c.reach(p.Name)
+		for _, x := range c.conds {
+			if !dependsOn(x, from) {
+				continue
+			}
+			if !c.tiles[p.Name] {
 				c.ok = false
+			} else if len(condParams) == 0 || condParams[len(condParams)-1] != i {
+				condParams = append(condParams, i)
 			}
 		}
 	}
-	return helperFacts{pure: c.ok, calls: c.calls}
+	for _, x := range c.conds {
+		if dependsOn(x, fromCall) {
+			c.ok = false
+		}
+	}
+	return helperFacts{pure: c.ok, calls: c.calls, condParams: condParams}
+}
+
+func dependsOn(x parser.Node, names map[string]bool) bool {
+	for _, id := range identNames(x) {
+		if names[id] {
+			return true
+		}
+	}
+	return false
 }
 
 type collectiveCheck struct {
-	f       *parser.File
-	locals  map[string]bool // parameters and the names declared in the body
-	arrays  map[string]int  // local arrays: their dimensions
-	refs    map[string]bool // references (parameters and locals)
-	defs    []varDef        // x <- the names its value is computed from
-	tainted map[string]bool // names whose value may come from the arguments
-	conds   []parser.Node   // conditions that decide the control flow
-	calls   []string
-	ok      bool
+	f      *parser.File
+	locals map[string]bool // parameters and the names declared in the body
+	arrays map[string]int  // local arrays: their dimensions
+	refs   map[string]bool // references (parameters and locals)
+	tiles  map[string]bool // parameters that are cooperative-groups tiles
+	defs   []varDef        // x <- the names its value is computed from
+	conds  []parser.Node   // conditions that decide the control flow
+	calls  []string
+	ok     bool
 }
 
 // stmt checks one statement; last says it ends the body (where a return may be).
@@ -181,11 +228,28 @@ func (c *collectiveCheck) cond(x *parser.Expr) {
 	// A condition may call pure functions only: a shuffle in it would be
 	// run by some threads and not others.
 	parser.Walk(x, func(n parser.Node) bool {
-		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) {
+		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) && c.tileOp(p) != "query" {
 			c.ok = false
 		}
 		return c.ok
 	})
+}
+
+// tileOp classifies tile.m(...) on a tile parameter: "shuffle" for the
+// methods every lane runs together, "query" for the tile's own facts, ""
+// for anything else (refused as a method call).
+func (c *collectiveCheck) tileOp(p *parser.PostfixExpr) string {
+	if p.X.Name == nil || len(p.X.Name.Segs) != 1 || !c.tiles[p.X.Name.Segs[0].Name] || len(p.Ops) != 2 ||
+		p.Ops[0].Member == nil || p.Ops[0].Member.Arrow || p.Ops[1].Call == nil {
+		return ""
+	}
+	switch name := p.Ops[0].Member.Name; {
+	case tileShuffles[name]:
+		return "shuffle"
+	case tileQueries[name]:
+		return "query"
+	}
+	return ""
 }
 
 // expr checks an expression: no memory touched, only own variables written,
@@ -228,6 +292,9 @@ func (c *collectiveCheck) expr(x parser.Node) {
 				}
 			}
 		case *parser.PostfixExpr:
+			if c.tileOp(n) != "" {
+				return true // its arguments are checked as the walk goes on
+			}
 			for i, op := range n.Ops {
 				switch {
 				case op.Member != nil && op.Member.Arrow:
@@ -293,7 +360,7 @@ func (c *collectiveCheck) uses(x parser.Node) []string {
 func (c *collectiveCheck) hasCall(x parser.Node) bool {
 	found := false
 	parser.Walk(x, func(n parser.Node) bool {
-		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) {
+		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) && c.tileOp(p) != "query" {
 			found = true
 		}
 		return !found
@@ -305,50 +372,63 @@ func (c *collectiveCheck) isCast(p *parser.PostfixExpr) bool {
 	return p.X.Basic != "" || p.X.Name != nil && c.f.TypeNames[p.X.Name.Segs[0].Name]
 }
 
-// taint spreads "comes from the arguments" through the definitions.
-func (c *collectiveCheck) taint() {
-	c.tainted["\x00call"] = true
+// reach is the set of names whose value may be computed from src (a
+// parameter, or "\x00call" for a shuffle's result), through the
+// definitions.
+func (c *collectiveCheck) reach(src string) map[string]bool {
+	from := map[string]bool{src: true}
 	for changed := true; changed; {
 		changed = false
 		for _, d := range c.defs {
-			if d.name == "" || c.tainted[d.name] {
+			if d.name == "" || from[d.name] {
 				continue
 			}
 			for _, u := range d.uses {
-				if c.tainted[u] {
-					c.tainted[d.name] = true
+				if from[u] {
+					from[d.name] = true
 					changed = true
 					break
 				}
 			}
 		}
 	}
+	return from
 }
 
 // inactiveSafe reports whether every definition called name is a pure
 // collective that threads that returned may run (their own bodies and
-// every helper they call).
-func (a *Analysis) inactiveSafe(name string) bool {
+// every helper they call), and which of a call's arguments its control
+// flow depends on (tiles, which the caller must check).
+func (a *Analysis) inactiveSafe(name string) (condParams []int, ok bool) {
 	targets := a.byName[name]
 	if len(targets) == 0 {
-		return false
+		return nil, false
 	}
 	seen := map[*parser.Func]bool{}
 	for _, t := range targets {
-		if !a.inactiveSafeFunc(t, seen) {
-			return false
+		if !a.inactiveSafeFunc(t, seen, true) {
+			return nil, false
+		}
+		for _, i := range a.Funcs[t].collective.condParams {
+			if !slices.Contains(condParams, i) {
+				condParams = append(condParams, i)
+			}
 		}
 	}
-	return true
+	slices.Sort(condParams)
+	return condParams, true
 }
 
-func (a *Analysis) inactiveSafeFunc(fn *parser.Func, seen map[*parser.Func]bool) bool {
+// inactiveSafeFunc judges fn and the helpers it calls; a helper called by
+// another (not top) must take no tile its control flow depends on, since
+// nothing checks the argument its caller passes.
+func (a *Analysis) inactiveSafeFunc(fn *parser.Func, seen map[*parser.Func]bool, top bool) bool {
 	if seen[fn] {
 		return true // a cycle: judged where it started
 	}
 	seen[fn] = true
 	fi := a.Funcs[fn]
-	if fi == nil || !fi.hasBody || !fi.collective.pure || fn.Global {
+	if fi == nil || !fi.hasBody || !fi.collective.pure || fn.Global || (!top && len(fi.collective.condParams) > 0) {
 		return false
 	}
 	for _, name := range fi.collective.calls {
@@ -357,7 +437,7 @@ func (a *Analysis) inactiveSafeFunc(fn *parser.Func, seen map[*parser.Func]bool)
 			return false
 		}
 		for _, t := range targets {
-			if !a.inactiveSafeFunc(t, seen) {
+			if !a.inactiveSafeFunc(t, seen, false) {
 				return false
 			}
 		}

@@ -168,3 +168,95 @@ __global__ void k(const float* A, float* C, int K, int rows) {
 		})
 	}
 }
+
+// Helpers that take a cooperative-groups tile and shuffle on it (the CUDA
+// samples' and CUB-like `tile_sum(cg::thread_block_tile<32> g, v)`) are
+// sync points: threads that returned must run them with their warp. A
+// tile-kind parameter is a tile; a parameter of a kind the declarations do
+// not say (a template's Group) is a group whose shuffles sync too.
+func TestTileParameterCollectives(t *testing.T) {
+	const head = `namespace cg = cooperative_groups;
+__device__ float tile_sum(cg::thread_block_tile<32> g, float v) {
+    for (int o = g.size() / 2; o > 0; o /= 2) v += g.shfl_down(v, o);
+    return v;
+}
+__device__ float tile_sum_ref(const cg::thread_block_tile<32>& g, float v) {
+    for (int o = 16; o > 0; o /= 2) v += g.shfl_xor(v, o);
+    return v;
+}
+__device__ float tile_sum_twice(cg::thread_block_tile<32> g, float v) { return tile_sum(g, tile_sum(g, v)); }
+__device__ float tile_votes(cg::thread_block_tile<32> g, float v) { return v + g.ballot(v > 0.0f); }
+__device__ float tile_sum_n(cg::thread_block_tile<32> g, float v, int n) {
+    for (int o = n; o > 0; o /= 2) v += g.shfl_down(v, o);
+    return v;
+}
+template <typename Group>
+__device__ float group_sum(Group g, float v) {
+    for (int o = 16; o > 0; o /= 2) v += g.shfl_down(v, o);
+    return v;
+}
+`
+	for _, tt := range []struct {
+		name, pre, body string // pre goes before the return
+		want            string // a diagnostic, or "" to transform
+		out             []string
+	}{
+		{"tile declared before the return", "    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n",
+			"    float s = tile_sum(w, p[i]);\n    if (w.thread_rank() == 0) out[blockIdx.x] = s;\n", "",
+			[]string{"float s = tile_sum(w, (slate_active ? (p[i]) : slate_zero<decltype(p[i])>()));"}},
+		{"tile declared after the return", "",
+			"    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n    float s = tile_sum_ref(w, p[i]);\n    if (w.thread_rank() == 0) out[blockIdx.x] = s;\n", "",
+			[]string{"float s = tile_sum_ref(w, (slate_active ? (p[i]) : slate_zero<decltype(p[i])>()));"}},
+		{"tile read from memory", "", "    float s = tile_sum(*tp, 1.0f);\n    out[i] = s;\n",
+			"must evaluate this argument of tile_sum (it controls a barrier), but it reads memory", nil},
+		{"tile passed on to another helper", "    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n",
+			"    float s = tile_sum_twice(w, 1.0f);\n    out[i] = s;\n", "tile_sum_twice synchronises, and slatec cannot run it", nil},
+		{"tile vote", "    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n",
+			"    float s = tile_votes(w, 1.0f);\n    out[i] = s;\n", "tile_votes synchronises, and slatec cannot run it", nil},
+		{"tile helper whose loop bound is an argument", "    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n",
+			"    float s = tile_sum_n(w, 1.0f, n);\n    out[i] = s;\n", "tile_sum_n synchronises, and slatec cannot run it", nil},
+		// Before group parameters had kinds, group_sum synchronised nothing
+		// that the analysis saw, and the return was not lowered.
+		{"shuffles on a template's group", "    cg::thread_block_tile<32> w = cg::tiled_partition<32>(cg::this_thread_block());\n",
+			"    float s = group_sum(w, 1.0f);\n    out[i] = s;\n", "group_sum synchronises, and slatec cannot run it", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := head + "__global__ void k(const float* p, float* out, int n, const cg::thread_block_tile<32>* tp) {\n" + tt.pre +
+				"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n" + tt.body + "}\n"
+			a, err := Load("t.cu", []byte(src), nil)
+			require.NoError(t, err)
+			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
+			require.NoError(t, err)
+			var b strings.Builder
+			diag.Write(&b, res.Diags)
+			if tt.want != "" {
+				require.True(t, res.Diags.HasErrors(), "want %q", tt.want)
+				require.Contains(t, b.String(), tt.want)
+				return
+			}
+			require.False(t, res.Diags.HasErrors(), b.String())
+			out := string(res.Output)
+			for _, s := range tt.out {
+				require.Contains(t, out, s)
+			}
+		})
+	}
+}
+
+// A tile or thread-block parameter has its kind: a tile's shuffles are warp
+// sync points and a block's sync() a barrier, in helpers as in kernels.
+func TestParamGroupKinds(t *testing.T) {
+	for _, tt := range []struct{ typ, want string }{
+		{"cg::thread_block_tile<32>", "tile"},
+		{"const cooperative_groups::thread_block_tile<16>&", "tile"},
+		{"const cg::thread_block&", "block"},
+		{"cg::coalesced_group", "coalesced"},
+		{"const cg::grid_group&", "grid"},
+		{"cg::multi_grid_group", ""},
+		{"cg::cluster_group", "cluster"},
+		{"cg::thread_group", ""},
+		{"Group", ""},
+	} {
+		require.Equal(t, tt.want, paramGroupKind(tt.typ), tt.typ)
+	}
+}

@@ -903,8 +903,18 @@ func (l *lowerer) syncExpr(stmt parser.Stmt, x parser.Node) {
 					// A pure collective (a warp reduction) runs for every
 					// thread, as a shuffle does; its arguments' reads are
 					// guarded below.
-					if !l.a.inactiveSafe(name) {
+					condParams, safe := l.a.inactiveSafe(name)
+					if !safe {
 						l.errorf(n, "cannot lower an early return: %s synchronises, and slatec cannot run it for threads that returned (it touches memory, writes more than its own variables, or decides its control flow from its arguments)", name)
+					}
+					// The tiles its loops run on: the returned threads
+					// must pass their warp's, as for a condition.
+					if args := callArgs(n); args != nil {
+						for _, i := range condParams {
+							if i < len(args.Args) {
+								l.cond(args.Args[i], "argument of "+name)
+							}
+						}
 					}
 				} else {
 					ok = false

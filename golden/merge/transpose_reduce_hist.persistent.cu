@@ -5743,15 +5743,15 @@ static __device__ __forceinline__ void reduce_sum__merged_body(const uint3 block
     cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cta);
 
     float v = 0.0f;
-    if (slate_active) { for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += BLOCK * gridDim.x) v += in[i];
+    if (slate_active) { for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += BLOCK * gridDim.x) v += in[i]; }
     v = tile_sum(warp, v);
-    if (warp.thread_rank() == 0) warp_totals[warp.meta_group_rank()] = v; }
+    if (slate_active) { if (warp.thread_rank() == 0) warp_totals[warp.meta_group_rank()] = v; }
     cta.sync();
-    if (slate_active) { if (warp.meta_group_rank() == 0) {
+    if (warp.meta_group_rank() == 0) {
         v = warp.thread_rank() < BLOCK / 32 ? warp_totals[warp.thread_rank()] : 0.0f;
         v = tile_sum(warp, v);
-        if (static_cast<decltype(cta.thread_rank())>((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) == 0) partial[blockIdx.x] = v;
-    } }
+        if (slate_active) { if (static_cast<decltype(cta.thread_rank())>((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) == 0) partial[blockIdx.x] = v; }
+    }
 }
 #line 34 "testdata/kernels/reduce_cg_shfl.cu"
 
