@@ -4582,14 +4582,14 @@ static __device__ __forceinline__ void compact_atomic__slate_body(const uint3 bl
 #line 14 "testdata/kernels/stream_compaction.cu"
 __global__ void compact_atomic__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* count, int n, int threshold)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_atomic__slate_body(slate_b, slate_g, in, out, count, n, threshold);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void compact_atomic__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, unsigned* count, int n, int threshold)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         compact_atomic__slate_body(slate_b, slate_g, in, out, count, n, threshold);
     });
 }
@@ -4720,14 +4720,14 @@ static __device__ __forceinline__ void scatter_kept__slate_body(const uint3 bloc
 #line 34 "testdata/kernels/stream_compaction.cu"
 __global__ void scatter_kept__slate(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* block_offsets, int n, int threshold)
 {
-    slate_worker_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
+    slate_worker_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_kept__slate_body(slate_b, slate_g, in, out, block_offsets, n, threshold);
     });
 }
 #ifndef __CUDACC_RTC__
 __global__ void scatter_kept__slate_static(slate_ctl* __restrict__ slate_ctl_p, slate_cfg slate_cfg_v, const int* in, int* out, const int* block_offsets, int n, int threshold)
 {
-    slate_static_loop<true, true>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
+    slate_static_loop<true, false>(slate_ctl_p, slate_cfg_v, [&](const ::uint3& slate_b, const ::dim3& slate_g) {
         scatter_kept__slate_body(slate_b, slate_g, in, out, block_offsets, n, threshold);
     });
 }

@@ -31,6 +31,13 @@ func TestPeelFirst(t *testing.T) {
 __global__ void k(float* x) { x[first() + threadIdx.x] = 1; }`, true},
 		{"a macro reads the index", `#define GTID (blockIdx.x * blockDim.x + threadIdx.x)
 __global__ void k(float* x) { x[GTID] = 1; }`, true},
+		{"a macro reads the block size and lane only", `#define LANE (threadIdx.x % 32)
+#define NWARPS (blockDim.x / 32)
+__global__ void k(const float* a, float* x, int n) {
+    float s = 0; for (int i = LANE; i < n; i += 32) s += a[i];
+    x[blockIdx.x * NWARPS + threadIdx.x / 32] = s; }`, false},
+		{"a macro reads gridDim", `#define STRIDE (blockDim.x * gridDim.x)
+__global__ void k(float* x, int n) { for (int i = threadIdx.x; i < n; i += STRIDE) x[i] = 0; }`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
