@@ -51,6 +51,7 @@ type benchFlags struct {
 	probeAt         time.Duration
 	trace           string
 	noDeferredGrow  bool
+	noSoloTail      bool
 }
 
 // openBenchDevice opens the GPU the bench runs on (a variable so that tests
@@ -122,6 +123,7 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.StringArrayVar(&fl.probes, "probe", nil, "instead of the suite, probe one workload on one split (kernels@split, as triad_f4+gemm_tiled@40:92, or fma_chain@132 for one kernel against its native launch): every kernel as a worker, a two-wave worker and natively in a green context, together and alone, with each worker range's workers per SM sampled mid-run; repeatable; --json writes DIR/probe.json")
 	f.DurationVar(&fl.probeAt, "probe-at", 500*time.Microsecond, "with --probe: when the sampling run reads the workers per SM")
 	f.StringVar(&fl.trace, "trace", "", "append the scheduler mode's decisions of every run to FILE (ms from the run's start, event, kernel, SM range; then each kernel's span)")
+	f.BoolVar(&fl.noSoloTail, "no-solo-tail", false, "scheduler mode: launch a kernel the plan runs alone only once the one before it has ended, instead of letting its blocks fill the SMs that one's last wave frees (for comparing the two)")
 	f.BoolVar(&fl.noDeferredGrow, "no-deferred-grow", false, "scheduler mode: grow a kernel onto its partner's SMs when the host notices the partner's end, instead of arming the grow on the GPU at the co-run's start (for comparing the two)")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
@@ -282,6 +284,7 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		}
 	}
 	bp.opts.NoDeferredGrow = fl.noDeferredGrow
+	bp.opts.NoSoloTail = fl.noSoloTail
 	bp.opts.Progress = func(p corun.Progress) { pr.step(p.Index, p.Total, fmt.Sprintf("%s: %s", p.Workload, p.Mode)) }
 	if fl.trace != "" {
 		f, err := os.OpenFile(fl.trace, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

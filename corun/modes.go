@@ -94,6 +94,10 @@ type Options struct {
 	// host has noticed its partner's end, instead of arming the grow on the
 	// GPU (runtime.SchedulerOptions.NoDeferredGrow): for comparing the two.
 	NoDeferredGrow bool
+	// NoSoloTail makes the scheduler mode wait for each solo kernel's end
+	// before launching the next (plan.SlateOptions.SoloTail off): for
+	// comparing the two.
+	NoSoloTail bool
 }
 
 // Progress says what the benchmark is doing.

@@ -55,6 +55,10 @@ type schedExecutor struct {
 	// written on all SMs whatever range the scheduler gives them (their
 	// phase's kernels share every SM), and never resized.
 	overlap map[string]bool
+	// tail names the native solo tasks launched without waiting for the
+	// solo task before them (plan.Phase.Tail): on a stream of their own,
+	// their blocks take the SMs that task's last wave frees.
+	tail map[string]bool
 
 	mu      sync.Mutex
 	jobs    map[string]Job
@@ -92,6 +96,9 @@ func (x *schedExecutor) start(t *runtime.Task, r runtime.SMRange, prev *schedRun
 		j, err = nd.StartNativeAfter(k, after)
 		r = all
 	} else if nativeOK && x.native[t.Name] && r == all && nd.NativeUnavailable() == "" {
+		if x.tail[t.Name] && prev != nil && x.native[prev.name] {
+			after = nil
+		}
 		j, err = nd.StartNativeAfter(k, after)
 	} else if cd, ok := x.dev.(ChainDevice); ok && prev != nil {
 		j, err = cd.StartAfter(k, r, prev.job)
@@ -215,6 +222,9 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 		// solo phases (NativeSolo): without native launches, neither.
 		opts.Overlap, opts.NativeSolo = false, false
 	}
+	if b.Opts.NoSoloTail {
+		opts.SoloTail = false
+	}
 	p, err := plan.PlanSlateWith(ps, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("planning: %w", err)
@@ -223,6 +233,7 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 	pol := phasePolicy{}
 	native := map[string]bool{}
 	overlap := map[string]bool{}
+	tail := map[string]bool{}
 	var order []string // the plan's order: phases, and launch order within one
 	for i, ph := range p.Phases {
 		for _, pk := range ph.Kernels {
@@ -235,10 +246,11 @@ func (b *Bench) scheduler(ctx context.Context, w Workload) (Outcome, error) {
 				weight[pk.Name] = float64(pk.SMs)
 			default:
 				native[pk.Name] = true
+				tail[pk.Name] = ph.Tail
 			}
 		}
 	}
-	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, order, pol, weight, native, overlap) })
+	r, err := b.median(ctx, func() (runResult, error) { return b.schedOnce(ctx, w, order, pol, weight, native, overlap, tail) })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -253,10 +265,10 @@ var SchedulerPlanOptions = plan.SchedulerOptions
 
 // schedOnce submits the workload's kernels in the plan's order (order: its
 // phases, and within an overlap phase the kernel to launch first first).
-func (b *Bench) schedOnce(ctx context.Context, w Workload, order []string, pol phasePolicy, weight map[string]float64, native, overlap map[string]bool) (runResult, error) {
+func (b *Bench) schedOnce(ctx context.Context, w Workload, order []string, pol phasePolicy, weight map[string]float64, native, overlap, tail map[string]bool) (runResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.Opts.RunTimeout)
 	defer cancel()
-	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, overlap: overlap, task: b.taskTime, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
+	x := &schedExecutor{dev: b.Dev, byName: map[string]*Kernel{}, native: native, overlap: overlap, tail: tail, task: b.taskTime, jobs: map[string]Job{}, from: map[string]time.Duration{}, cur: map[string]runtime.SMRange{}}
 	for _, k := range w.Kernels {
 		x.byName[k.Name] = k
 	}

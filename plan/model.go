@@ -347,6 +347,12 @@ type Phase struct {
 	// in the order listed (Slate with SlateOptions.Overlap); their SMs are
 	// the device's, not a split.
 	Overlap bool `json:"overlap,omitempty"`
+	// Tail: a solo phase run as written whose kernel is launched without
+	// waiting for the previous solo phase's (SlateOptions.SoloTail): its
+	// first blocks fill the SMs the previous kernel's last wave leaves
+	// idle, as a program's kernels on two streams do. Its latency is still
+	// counted in full after the previous phase's (the gain is the tail's).
+	Tail bool `json:"tail,omitempty"`
 	// Order is the launch order within the phase (li, cumas).
 	Order []string `json:"order,omitempty"`
 	// Bucket summarises the leaky-bucket maps of a merged phase.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -401,4 +402,42 @@ func TestPlanSlateNativeSolo(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, p.Phases, 1, "without the option native_ms is not used")
 	assert.InDelta(t, co, p.PredictedMs, 1e-9)
+}
+
+// SoloTail marks a solo phase that follows another when both grids fill
+// the GPU at least once: the bench launches it without waiting (its blocks
+// take the SMs the first kernel's last wave frees). A small grid (the
+// pointer chase's 64 blocks) waits, and without the option nothing is
+// marked. Profiles: the H100 co-run suite's (3cd5c21), where these pairs
+// are planned solo.
+func TestPlanSlateSoloTail(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100-3cd5c21.json")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		kernels []string
+		tail    []bool // per phase
+	}{
+		{[]string{"triad_f4", "histogram"}, []bool{false, true}},
+		{[]string{"fma_chain", "gemm_tiled"}, []bool{false, true}},
+		{[]string{"triad_f4", "chase"}, []bool{false, false}},
+	} {
+		t.Run(strings.Join(tt.kernels, "+"), func(t *testing.T) {
+			ps := subset(t, all, tt.kernels...)
+			p, err := PlanSlateWith(ps, SchedulerOptions)
+			require.NoError(t, err)
+			require.Len(t, p.Phases, len(tt.tail))
+			for i, ph := range p.Phases {
+				require.Len(t, ph.Kernels, 1, "planned solo")
+				assert.Equal(t, tt.tail[i], ph.Tail, "phase %d (%s)", i, ph.Kernels[0].Name)
+			}
+			opts := SchedulerOptions
+			opts.SoloTail = false
+			q, err := PlanSlateWith(ps, opts)
+			require.NoError(t, err)
+			for _, ph := range q.Phases {
+				assert.False(t, ph.Tail)
+			}
+			assert.InDelta(t, p.PredictedMs, q.PredictedMs, 1e-9, "the prediction counts the phases in full")
+		})
+	}
 }
