@@ -206,9 +206,9 @@ type SlateOptions struct {
 	ModelCorun bool
 	// Overlap also considers, for each pair, launching both kernels as
 	// written on all SMs, the one of a small grid (no more blocks than
-	// SMs) first (see overlap.go): chosen when the model predicts it 3%
-	// faster than the pair's best spatial split and than one after
-	// another. A pair that neither the table nor the spatial model
+	// SMs) first (see overlap.go): chosen when the model predicts it
+	// faster than the pair's best spatial split and 3% faster than one
+	// after another. A pair that neither the table nor the spatial model
 	// co-runs co-runs so when the overlap alone wins.
 	Overlap bool
 	// NativeSolo says that a kernel the plan runs alone runs as written
