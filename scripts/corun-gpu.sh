@@ -15,6 +15,7 @@
 # the driver does not report the memory clock; BENCH_ARGS for more flags
 # (e.g. "--workloads complementary"; a full run split over device calls with
 # --workloads is joined here with `slatec bench --combine A.json,B.json`).
+# PROFILES=FILE takes the profiles from FILE instead of measuring them.
 # FAKE=N checks the script without a GPU: no profiling, no MPS, slatec bench
 # on its fake device of N SMs.
 set -uo pipefail
@@ -46,6 +47,11 @@ if [ -n "${FAKE:-}" ]; then
   MPS=0
   q+=(--fake "$FAKE")
   echo "## FAKE=$FAKE: a fake device, profiles measured by the bench" >>"$S"
+elif [ -n "${PROFILES:-}" ]; then
+  # Profiles measured before (slatec-profile/1): the run skips profiling,
+  # and its predictions are those profiles'.
+  cp "$PROFILES" "$OUT/profiles.json" || exit 2
+  echo "## profiles: $PROFILES (not measured in this run)" >>"$S"
 else
   "$SLATEC" bench "${q[@]}" --profile-commands --profiles "$OUT/profiles.json" >"$OUT/profile-commands.sh"
   t0=$(date +%s)
