@@ -97,7 +97,10 @@ workload and mode the makespan, gain over sequential, STP and ANTT (Luley),
 the planner's prediction, and the issue's targets. --json writes
 DIR/corun.json (bench/results/corun.schema.json), --plot DIR/gain.svg,
 DIR/sweep-*.svg and DIR/gantt.svg; files are written only once every
-measurement is done.
+measurement is done. The modes the targets compare (sequential, streams,
+scheduler) take their repetitions in rotation, one run of each per round,
+so that a drift over a workload's runs falls on all three; the median run
+of each counts.
 
 --quick: 5 workloads, coarser sweeps (8 SMs, 16 for triples), 2 repetitions
 (about 5 minutes on an H100); the full run has every workload, sweeps of 2
