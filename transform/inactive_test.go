@@ -105,22 +105,7 @@ __device__ float count_lanes(float v) { return v + __popc(__ballot_sync(FULL, v 
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := head + "struct Q { float x; };\n__global__ void k(const float* p, const Q* q, float* out, int n, const unsigned* masks) {\n" + tt.pre + rows + tt.body + "}\n"
-			a, err := Load("t.cu", []byte(src), nil)
-			require.NoError(t, err)
-			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
-			require.NoError(t, err)
-			var b strings.Builder
-			diag.Write(&b, res.Diags)
-			if tt.want != "" {
-				require.True(t, res.Diags.HasErrors(), "want %q", tt.want)
-				require.Contains(t, b.String(), tt.want)
-				return
-			}
-			require.False(t, res.Diags.HasErrors(), b.String())
-			out := string(res.Output)
-			for _, s := range tt.out {
-				require.Contains(t, out, s)
-			}
+			requireLowering(t, src, tt.want, tt.out)
 		})
 	}
 }
@@ -223,22 +208,7 @@ __device__ float group_sum(Group g, float v) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := head + "__global__ void k(const float* p, float* out, int n, const cg::thread_block_tile<32>* tp) {\n" + tt.pre +
 				"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n" + tt.body + "}\n"
-			a, err := Load("t.cu", []byte(src), nil)
-			require.NoError(t, err)
-			res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
-			require.NoError(t, err)
-			var b strings.Builder
-			diag.Write(&b, res.Diags)
-			if tt.want != "" {
-				require.True(t, res.Diags.HasErrors(), "want %q", tt.want)
-				require.Contains(t, b.String(), tt.want)
-				return
-			}
-			require.False(t, res.Diags.HasErrors(), b.String())
-			out := string(res.Output)
-			for _, s := range tt.out {
-				require.Contains(t, out, s)
-			}
+			requireLowering(t, src, tt.want, tt.out)
 		})
 	}
 }
@@ -258,5 +228,26 @@ func TestParamGroupKinds(t *testing.T) {
 		{"Group", ""},
 	} {
 		require.Equal(t, tt.want, paramGroupKind(tt.typ), tt.typ)
+	}
+}
+
+// requireLowering transforms src and requires the diagnostic want, or (want
+// "") no error and every string of out in the output.
+func requireLowering(t *testing.T, src, want string, out []string) {
+	t.Helper()
+	a, err := Load("t.cu", []byte(src), nil)
+	require.NoError(t, err)
+	res, err := Persistent(a, Options{Version: "test", Command: "transform t.cu"})
+	require.NoError(t, err)
+	var b strings.Builder
+	diag.Write(&b, res.Diags)
+	if want != "" {
+		require.True(t, res.Diags.HasErrors(), "want %q", want)
+		require.Contains(t, b.String(), want)
+		return
+	}
+	require.False(t, res.Diags.HasErrors(), b.String())
+	for _, s := range out {
+		require.Contains(t, string(res.Output), s)
 	}
 }
