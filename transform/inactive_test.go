@@ -251,3 +251,40 @@ func requireLowering(t *testing.T, src, want string, out []string) {
 		require.Contains(t, string(res.Output), s)
 	}
 }
+
+// What a guarded statement writes taints the conditions around barriers
+// (threads that returned skip it): the variables it writes, never the ones
+// it only reads to form an address or an index, nor the ones it declares
+// for itself (cuda_hgemm's tiled GEMMs: `&A[row * K + i * 16]` in the
+// copy loop, a second loop that declares its own k_step).
+func TestGuardedWritesAndScopes(t *testing.T) {
+	const computed = "which is computed after the return"
+	for _, tt := range []struct{ name, guarded, bound, want string }{
+		{"an address formed from the bound", "const float* a = &A[row * K + n]; acc = a[0];", "n", ""},
+		{"an address in a loop over the bound", "for (int i = 0; i < n; ++i) { const float* a = &A[row * K + i]; acc += a[0]; }", "n", ""},
+		{"an element incremented, indexed by the bound", "cnt[n % 4]++; ++cnt[n % 2]; acc = cnt[0];", "n", ""},
+		{"the incremented array itself", "cnt[0]++;", "cnt[0]", "depends on cnt, " + computed},
+		{"a loop of its own with the same counter name", "for (int t = 1; t < 3; ++t) acc += A[t];", "n", ""},
+		{"a block's own variable shadowing the bound", "{ int n = 2; n++; acc = (float)n; }", "n", ""},
+		{"the bound written beside a shadowing block", "{ { int n = 2; n++; acc = (float)n; } n = (int)A[row]; }", "n", "depends on n, " + computed},
+		{"the bound written after a shadowing loop", "for (int n = 0; n < 2; ++n) acc += A[n]; n = (int)A[row];", "n", "depends on n, " + computed},
+		{"the bound incremented under a load", "if (A[row] > 0.0f) n++;", "n", "depends on n, " + computed},
+		{"the bound's address taken and written through", "int* pn = &n; *pn = 3;", "n", "depends on n, which code after the return may write"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := `__global__ void k(const float* A, float* C, int K, int rows) {
+    __shared__ float s[256];
+    int row = blockIdx.x * 4 + threadIdx.x / 64;
+    int n = K;
+    int cnt[4] = {1, 2, 3, 4};
+    float acc = 0;
+    if (row >= rows) return;
+    ` + tt.guarded + `
+    for (int t = 0; t < ` + tt.bound + `; ++t) { s[threadIdx.x] = A[t]; __syncthreads(); acc += s[0]; __syncthreads(); }
+    C[row] = acc;
+}
+`
+			requireLowering(t, src, tt.want, nil)
+		})
+	}
+}

@@ -1223,35 +1223,69 @@ func (l *lowerer) writtenBy(c *parser.CastExpr) []string {
 	return l.idents(c)
 }
 
-// noteAssigned records the variables a guarded statement writes.
+// noteAssigned records the variables a guarded statement writes. Names
+// declared inside it (in a block, a for, an if of its own) are its own:
+// writing them changes no variable the conditions outside it read, even
+// one of the same name (two loops that each declare k_step, the first
+// around barriers). A declaration that is the statement itself (a guarded
+// `T x = f();` beside the conditions) declares x in the enclosing scope:
+// noted as assigned, as decl hoists it.
 func (l *lowerer) noteAssigned(s parser.Node) {
-	parser.Walk(s, func(n parser.Node) bool {
+	var scopes []map[string]bool
+	write := func(name string) {
+		for _, sc := range scopes {
+			if sc[name] {
+				return // the statement's own variable
+			}
+		}
+		if name != "" {
+			l.assigned[name] = true
+		}
+	}
+	var visit func(n parser.Node)
+	visit = func(n parser.Node) {
+		scoped := false
 		switch n := n.(type) {
+		case *parser.Block, *parser.ForStmt, *parser.IfStmt, *parser.WhileStmt, *parser.SwitchStmt, *parser.Lambda:
+			scopes = append(scopes, map[string]bool{})
+			scoped = true
 		case *parser.AssignExpr:
-			if n.Op != "" {
-				if r := lvalueRoot(n.Left); r != "" && !l.shared[r] {
-					l.assigned[r] = true
-				}
+			if r := lvalueRoot(n.Left); n.Op != "" && r != "" && !l.shared[r] {
+				write(r)
 			}
 		case *parser.UnaryExpr:
-			if n.Op == "++" || n.Op == "--" || n.Op == "&" {
-				for _, id := range l.idents(n.Operand) {
-					l.assigned[id] = true
+			// ++x[i] writes x, not i. Taking an address (&A[row * K])
+			// writes nothing: what is written through it later is
+			// escapedLocals' to find (a local whose address is taken
+			// taints the conditions that read it).
+			if n.Op == "++" || n.Op == "--" {
+				for _, id := range l.writtenBy(n.Operand) {
+					write(id)
 				}
 			}
 		case *parser.PostfixExpr:
 			for _, op := range n.Ops {
 				if op.Incr != "" && n.X.Name != nil {
-					l.assigned[n.X.Name.Segs[0].Name] = true
+					write(n.X.Name.Segs[0].Name)
 				}
 			}
 		case *parser.Declarator:
 			if name := declName(n); name != "" {
-				l.assigned[name] = true
+				if len(scopes) > 0 {
+					scopes[len(scopes)-1][name] = true
+				} else {
+					l.assigned[name] = true
+				}
 			}
 		}
-		return true
-	})
+		for _, ch := range parser.Children(n) {
+			visit(ch)
+		}
+		if scoped {
+			scopes = scopes[:len(scopes)-1]
+		}
+	}
+	visit(s)
 }
 
 // safeStmt reports whether an expression statement touches no memory and
