@@ -89,7 +89,10 @@ diagnostic) and the others still are; the exit status is then 1.
 				// Each kernel's report is built as it is written: the
 				// reports of a file of thousands of kernels are never
 				// all held at once.
-				fr := analysisStream(a)
+				// Kernels whose returns must be lowered get the lowering's
+				// verdict, which needs the function bodies: the file is
+				// loaded again with them, once, when such a kernel comes.
+				fr := analysisStream(a, reloadedLowering(name, src, loadOpts))
 				if asJSON {
 					js.file(fr)
 				} else {
@@ -348,11 +351,46 @@ type reportStream struct {
 }
 
 // analysisStream streams the report of an analysis.
-func analysisStream(a *transform.Analysis) reportStream {
+// lower gives the return lowering's refusals of a kernel that needs it
+// (nil: from a's own bodies).
+func analysisStream(a *transform.Analysis, lower func(*transform.KernelInfo) []diag.Diagnostic) reportStream {
+	if lower == nil {
+		lower = func(k *transform.KernelInfo) []diag.Diagnostic { return lowerVerdict(a, k) }
+	}
 	return reportStream{File: a.File.Name, NKernels: len(a.Kernels), NLaunches: len(a.Launches),
-		Kernel:      func(i int) kernelReport { return kernelReportOf(a, a.Kernels[i]) },
+		Kernel:      func(i int) kernelReport { return kernelReportOf(a, a.Kernels[i], lower) },
 		Launch:      func(i int) launchReport { return launchReportOf(a.Launches[i]) },
 		Diagnostics: fileDiagnostics(a)}
+}
+
+// reloadedLowering gives the return lowering's verdict for the kernels of
+// an analysis without bodies (inspect's): the file is loaded again with
+// them, once, when the first kernel that needs the lowering asks.
+func reloadedLowering(name string, src []byte, opts transform.LoadOptions) func(*transform.KernelInfo) []diag.Diagnostic {
+	var bodies *transform.Analysis
+	return func(k *transform.KernelInfo) []diag.Diagnostic {
+		if bodies == nil {
+			opts.DropBodies = false
+			b, err := transform.LoadWith(name, src, opts)
+			if err != nil {
+				return []diag.Diagnostic{{File: name, Severity: diag.Error, Message: "kernel " + k.Func.Name + ": its body could not be analysed for the return lowering: " + err.Error()}}
+			}
+			bodies = b
+		}
+		return lowerVerdict(bodies, k)
+	}
+}
+
+// lowerVerdict is the return lowering's refusals of the kernel of a
+// (an analysis with bodies) that has k's name and position.
+func lowerVerdict(a *transform.Analysis, k *transform.KernelInfo) []diag.Diagnostic {
+	for _, bk := range a.Kernels {
+		if bk.Func.QualifiedName() == k.Func.QualifiedName() && bk.Func.NameSpan == k.Func.NameSpan {
+			_, errs := a.Lower(bk, transform.LowerOptions{Active: "true"})
+			return errs
+		}
+	}
+	return nil
 }
 
 func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
@@ -363,7 +401,7 @@ func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
 	return ds
 }
 
-func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo) kernelReport {
+func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo, lower func(*transform.KernelInfo) []diag.Diagnostic) kernelReport {
 	fn := k.Func
 	l, c := a.Lines.Position(fn.NameSpan.Start)
 	kr := kernelReport{Name: fn.Name, QualifiedName: fn.QualifiedName(), Line: l, Col: c,
@@ -407,6 +445,11 @@ func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo) kernelReport
 		kr.IndexHelpers = append(kr.IndexHelpers, h.Func.Name)
 	}
 	refusals := append(append([]diag.Diagnostic(nil), k.Refusals...), k.CutLaunches...)
+	if len(refusals) == 0 && k.NeedsLowering && lower != nil {
+		// The lowering of its returns has the last word, as in transform:
+		// "ok" must mean that transform would not refuse it.
+		refusals = append(refusals, lower(k)...)
+	}
 	kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
 	return kr
 }

@@ -145,7 +145,7 @@ func TestInspectJSONStreamMatchesEncoder(t *testing.T) {
 			want.Files = append(want.Files, fileReport{File: d.File, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: []diag.Diagnostic{d}})
 			continue
 		}
-		want.Files = append(want.Files, buildFileReport(a))
+		want.Files = append(want.Files, buildFileReport(a, nil))
 	}
 	var b strings.Builder
 	require.NoError(t, writeJSON(&b, want))

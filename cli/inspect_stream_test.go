@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slatec/slatec/diag"
@@ -38,7 +39,7 @@ func TestInspectDropBodiesSameReport(t *testing.T) {
 		if werr != nil {
 			continue
 		}
-		if !reflect.DeepEqual(buildFileReport(want), buildFileReport(got)) {
+		if !reflect.DeepEqual(buildFileReport(want, nil), buildFileReport(got, reloadedLowering(f, src, transform.LoadOptions{IncludeDirs: inc, DropBodies: true}))) {
 			t.Errorf("%s: the reports differ", f)
 		}
 	}
@@ -56,7 +57,7 @@ func TestKernelJSONMatchesEncoder(t *testing.T) {
 		src, err := os.ReadFile(p)
 		require.NoError(t, err)
 		if a, err := transform.LoadWith(p, src, transform.LoadOptions{IncludeDirs: []string{"../testdata/include"}}); err == nil {
-			krs = append(krs, buildFileReport(a).Kernels...)
+			krs = append(krs, buildFileReport(a, nil).Kernels...)
 		}
 		return nil
 	})
@@ -77,14 +78,40 @@ func TestKernelJSONMatchesEncoder(t *testing.T) {
 }
 
 // buildFileReport is the whole report of an analysis, built at once: the
-// reference the streamed reports are checked against.
-func buildFileReport(a *transform.Analysis) fileReport {
+// reference the streamed reports are checked against. lower is the return
+// lowering's verdict (nil: from a's own bodies).
+func buildFileReport(a *transform.Analysis, lower func(*transform.KernelInfo) []diag.Diagnostic) fileReport {
 	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: fileDiagnostics(a)}
+	if lower == nil {
+		lower = func(k *transform.KernelInfo) []diag.Diagnostic { return lowerVerdict(a, k) }
+	}
 	for _, k := range a.Kernels {
-		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k))
+		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k, lower))
 	}
 	for _, ls := range a.Launches {
 		fr.Launches = append(fr.Launches, launchReportOf(ls))
 	}
 	return fr
+}
+
+// A kernel whose early return must be lowered gets the lowering's verdict
+// (inspect analyses without bodies, so it loads the file again for it):
+// "ok" only where transform would not refuse.
+func TestInspectLoweringVerdict(t *testing.T) {
+	dir := t.TempDir()
+	const head = "__global__ void k(const float* A, float* C, int K, int rows) {\n" +
+		"    __shared__ float s[256];\n    int row = blockIdx.x * 4 + threadIdx.x / 64;\n    int n = K;\n" +
+		"    if (row >= rows) return;\n"
+	const tail = "    for (int t = 0; t < n; ++t) { s[threadIdx.x] = A[t]; __syncthreads(); }\n    C[row] = s[0];\n}\n"
+	ok := write(t, dir, "ok.cu", head+"    const float* a = &A[row * K + n];\n    C[row] = a[0];\n"+tail)
+	bad := write(t, dir, "bad.cu", head+"    if (A[row] > 0.0f) n = 2;\n"+tail)
+	code, out, _ := slatec(t, "", "inspect", ok)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "persistent:    ok (returns before sync points are lowered")
+	code, out, _ = slatec(t, "", "inspect", bad)
+	assert.Equal(t, 0, code, "a refusal is a finding, not a failure")
+	assert.Contains(t, out, "persistent:    refused (1 reason below)")
+	assert.Contains(t, out, "depends on n, which is computed after the return")
+	code, _, _ = slatec(t, "", "transform", "-o", filepath.Join(dir, "out.cu"), bad)
+	assert.Equal(t, 1, code, "transform refuses it too")
 }
