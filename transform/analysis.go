@@ -599,18 +599,15 @@ func (a *Analysis) analyzeFunc(fn *parser.Func, file *parser.File) *FuncInfo {
 			case member && isCall && warpTileMethods[name]:
 				recv := receiverName(toks, i-1)
 				switch groupKinds[recv] {
-				case "tile":
+				case "tile", "":
+					// A group of a kind the declarations do not say (a
+					// template's `Group g`, a thread_group) counts as a
+					// tile: its shuffles and votes may name lanes that
+					// returned (as an unknown group's sync() is a block
+					// barrier).
 					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
 					fi.WarpIntrinsics = true
 				case "coalesced":
-					fi.WarpIntrinsics = true
-				case "":
-					// A group of a kind the declarations do not say (a
-					// template's `Group g`, a thread_group): its shuffles
-					// and votes may name lanes that returned, so they are
-					// sync points like a tile's (as an unknown group's
-					// sync() is a block barrier).
-					fi.addSync(a, SyncWarp, recv+"."+name+"()", span(t))
 					fi.WarpIntrinsics = true
 				}
 			case name == "sync" && isCall && !member:
@@ -897,6 +894,25 @@ func receiverName(toks []tok, i int) string {
 	return ""
 }
 
+// groupTypeKind is the group kind a cooperative-groups type or factory
+// names ("block", "tile", "coalesced", "grid", "cluster"), or "" (other
+// names, and thread_group, which could be any).
+func groupTypeKind(s string) string {
+	switch s {
+	case "thread_block", "this_thread_block":
+		return "block"
+	case "thread_block_tile", "tiled_partition":
+		return "tile"
+	case "coalesced_group", "coalesced_threads":
+		return "coalesced"
+	case "grid_group", "this_grid", "multi_grid_group", "this_multi_grid":
+		return "grid"
+	case "cluster_group", "this_cluster":
+		return "cluster"
+	}
+	return ""
+}
+
 // groupVarKinds maps cooperative-groups variables to their kind ("block",
 // "tile", "coalesced", "grid", "cluster") from their declarations and
 // initialisers, and call expressions like this_grid() to theirs.
@@ -905,28 +921,9 @@ func (a *Analysis) groupVarKinds(toks []tok) map[string]string {
 		"this_thread_block()": "block", "this_grid()": "grid", "this_cluster()": "cluster",
 		"coalesced_threads()": "coalesced", "tiled_partition()": "tile",
 	}
-	typeKind := func(s string) string {
-		switch s {
-		case "thread_block":
-			return "block"
-		case "thread_block_tile", "tiled_partition":
-			return "tile"
-		case "coalesced_group", "coalesced_threads":
-			return "coalesced"
-		case "grid_group", "this_grid", "multi_grid_group", "this_multi_grid":
-			return "grid"
-		case "cluster_group", "this_cluster":
-			return "cluster"
-		case "this_thread_block":
-			return "block"
-		case "thread_group":
-			return "" // could be anything: unknown
-		}
-		return ""
-	}
 	for i := 0; i+1 < len(toks); i++ {
 		// `T name` and `T<...> name` declarations, and `name = f(...)` initialisers.
-		if k := typeKind(toks[i].text); k != "" {
+		if k := groupTypeKind(toks[i].text); k != "" {
 			j := i + 1
 			if j < len(toks) && toks[j].text == "<" {
 				depth := 0
@@ -948,7 +945,7 @@ func (a *Analysis) groupVarKinds(toks []tok) map[string]string {
 		}
 		if toks[i].Kind == parser.Ident && i+2 < len(toks) && toks[i+1].text == "=" {
 			for j := i + 2; j < len(toks) && j < i+8 && toks[j].text != ";"; j++ {
-				if k := typeKind(toks[j].text); k != "" && j+1 < len(toks) && (toks[j+1].text == "(" || toks[j+1].text == "<") {
+				if k := groupTypeKind(toks[j].text); k != "" && j+1 < len(toks) && (toks[j+1].text == "(" || toks[j+1].text == "<") {
 					// Not `x = this_grid().size()`: a member of the group.
 					if !memberAfterCall(toks, j+1) {
 						kinds[toks[i].text] = k

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/slatec/slatec/emit"
 	"github.com/slatec/slatec/parser"
@@ -236,21 +237,17 @@ func paramGroupKinds(fn *parser.Func, kinds map[string]string) {
 	}
 }
 
-// paramGroupKind is the group kind a parameter type names, or "".
+// paramGroupKind is the group kind a parameter type names (its first word
+// that groupTypeKind knows), or "". A multi-grid group stays unknown, as
+// parameters have always read it.
 func paramGroupKind(typ string) string {
-	switch {
-	case strings.Contains(typ, "multi_grid_group"):
-		return ""
-	case strings.Contains(typ, "grid_group"):
-		return "grid"
-	case strings.Contains(typ, "thread_block_tile"):
-		return "tile"
-	case strings.Contains(typ, "coalesced_group"):
-		return "coalesced"
-	case strings.Contains(typ, "cluster_group"):
-		return "cluster"
-	case strings.Contains(typ, "thread_block"):
-		return "block"
+	for _, w := range strings.FieldsFunc(typ, func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if w == "multi_grid_group" {
+			return ""
+		}
+		if k := groupTypeKind(w); k != "" {
+			return k
+		}
 	}
 	return ""
 }

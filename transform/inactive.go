@@ -108,39 +108,28 @@ func inactiveFacts(fn *parser.Func, body *parser.Block, f *parser.File) helperFa
 	// What each condition depends on: a shuffle's result (from another
 	// lane) or an argument other than a tile refuses; a tile is checked
 	// at the call.
-	fromCall := c.reach("\x00call")
 	var condParams []int
 	for i, p := range fn.Params {
-		if p.Name == "" {
-			continue
-		}
-		from := c.reach(p.Name)
-		for _, x := range c.conds {
-			if !dependsOn(x, from) {
-				continue
-			}
-			if !c.tiles[p.Name] {
-				c.ok = false
-			} else if len(condParams) == 0 || condParams[len(condParams)-1] != i {
-				condParams = append(condParams, i)
-			}
-		}
-	}
-	for _, x := range c.conds {
-		if dependsOn(x, fromCall) {
+		switch {
+		case p.Name == "" || !c.decides(p.Name):
+		case c.tiles[p.Name]:
+			condParams = append(condParams, i)
+		default:
 			c.ok = false
 		}
+	}
+	if c.decides("\x00call") {
+		c.ok = false
 	}
 	return helperFacts{pure: c.ok, calls: c.calls, condParams: condParams}
 }
 
-func dependsOn(x parser.Node, names map[string]bool) bool {
-	for _, id := range identNames(x) {
-		if names[id] {
-			return true
-		}
-	}
-	return false
+// decides reports whether a condition depends on src (through reach).
+func (c *collectiveCheck) decides(src string) bool {
+	from := c.reach(src)
+	return slices.ContainsFunc(c.conds, func(x parser.Node) bool {
+		return slices.ContainsFunc(identNames(x), func(id string) bool { return from[id] })
+	})
 }
 
 type collectiveCheck struct {
@@ -228,11 +217,17 @@ func (c *collectiveCheck) cond(x *parser.Expr) {
 	// A condition may call pure functions only: a shuffle in it would be
 	// run by some threads and not others.
 	parser.Walk(x, func(n parser.Node) bool {
-		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) && c.tileOp(p) != "query" {
+		if p, ok := n.(*parser.PostfixExpr); ok && c.impureCall(p) {
 			c.ok = false
 		}
 		return c.ok
 	})
+}
+
+// impureCall reports whether p calls something other than a pure function,
+// a cast or a tile's query: a shuffle, another helper, an intrinsic.
+func (c *collectiveCheck) impureCall(p *parser.PostfixExpr) bool {
+	return calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) && c.tileOp(p) != "query"
 }
 
 // tileOp classifies tile.m(...) on a tile parameter: "shuffle" for the
@@ -360,7 +355,7 @@ func (c *collectiveCheck) uses(x parser.Node) []string {
 func (c *collectiveCheck) hasCall(x parser.Node) bool {
 	found := false
 	parser.Walk(x, func(n parser.Node) bool {
-		if p, ok := n.(*parser.PostfixExpr); ok && calleeName(p) != "" && !pureFuncs[calleeName(p)] && !c.isCast(p) && c.tileOp(p) != "query" {
+		if p, ok := n.(*parser.PostfixExpr); ok && c.impureCall(p) {
 			found = true
 		}
 		return !found
