@@ -351,14 +351,16 @@ type reportStream struct {
 }
 
 // analysisStream streams the report of an analysis.
-// lower gives the return lowering's refusals of a kernel that needs it
-// (nil: from a's own bodies).
-func analysisStream(a *transform.Analysis, lower func(*transform.KernelInfo) []diag.Diagnostic) reportStream {
+// lower gives the return lowering's refusals of kernel i, one that needs
+// it (nil: from a's own bodies).
+func analysisStream(a *transform.Analysis, lower func(i int) []diag.Diagnostic) reportStream {
 	if lower == nil {
-		lower = func(k *transform.KernelInfo) []diag.Diagnostic { return lowerVerdict(a, k) }
+		lower = func(i int) []diag.Diagnostic { return lowerVerdict(a, i) }
 	}
 	return reportStream{File: a.File.Name, NKernels: len(a.Kernels), NLaunches: len(a.Launches),
-		Kernel:      func(i int) kernelReport { return kernelReportOf(a, a.Kernels[i], lower) },
+		Kernel: func(i int) kernelReport {
+			return kernelReportOf(a, a.Kernels[i], func() []diag.Diagnostic { return lower(i) })
+		},
 		Launch:      func(i int) launchReport { return launchReportOf(a.Launches[i]) },
 		Diagnostics: fileDiagnostics(a)}
 }
@@ -366,31 +368,28 @@ func analysisStream(a *transform.Analysis, lower func(*transform.KernelInfo) []d
 // reloadedLowering gives the return lowering's verdict for the kernels of
 // an analysis without bodies (inspect's): the file is loaded again with
 // them, once, when the first kernel that needs the lowering asks.
-func reloadedLowering(name string, src []byte, opts transform.LoadOptions) func(*transform.KernelInfo) []diag.Diagnostic {
+// The analyses with and without bodies list the same kernels in the same
+// order (TestInspectDropBodiesSameReport), so kernel i is kernel i.
+func reloadedLowering(name string, src []byte, opts transform.LoadOptions) func(i int) []diag.Diagnostic {
 	var bodies *transform.Analysis
-	return func(k *transform.KernelInfo) []diag.Diagnostic {
-		if bodies == nil {
+	var loadErr error
+	return func(i int) []diag.Diagnostic {
+		if bodies == nil && loadErr == nil {
 			opts.DropBodies = false
-			b, err := transform.LoadWith(name, src, opts)
-			if err != nil {
-				return []diag.Diagnostic{{File: name, Severity: diag.Error, Message: "kernel " + k.Func.Name + ": its body could not be analysed for the return lowering: " + err.Error()}}
-			}
-			bodies = b
+			bodies, loadErr = transform.LoadWith(name, src, opts)
 		}
-		return lowerVerdict(bodies, k)
+		if loadErr != nil {
+			return []diag.Diagnostic{{File: name, Severity: diag.Error, Message: "its bodies could not be analysed for the return lowering: " + loadErr.Error()}}
+		}
+		return lowerVerdict(bodies, i)
 	}
 }
 
-// lowerVerdict is the return lowering's refusals of the kernel of a
-// (an analysis with bodies) that has k's name and position.
-func lowerVerdict(a *transform.Analysis, k *transform.KernelInfo) []diag.Diagnostic {
-	for _, bk := range a.Kernels {
-		if bk.Func.QualifiedName() == k.Func.QualifiedName() && bk.Func.NameSpan == k.Func.NameSpan {
-			_, errs := a.Lower(bk, transform.LowerOptions{Active: "true"})
-			return errs
-		}
-	}
-	return nil
+// lowerVerdict is the return lowering's refusals of kernel i of a, an
+// analysis with bodies.
+func lowerVerdict(a *transform.Analysis, i int) []diag.Diagnostic {
+	_, errs := a.Lower(a.Kernels[i], transform.LowerOptions{Active: "true"})
+	return errs
 }
 
 func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
@@ -401,7 +400,7 @@ func fileDiagnostics(a *transform.Analysis) []diag.Diagnostic {
 	return ds
 }
 
-func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo, lower func(*transform.KernelInfo) []diag.Diagnostic) kernelReport {
+func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo, lower func() []diag.Diagnostic) kernelReport {
 	fn := k.Func
 	l, c := a.Lines.Position(fn.NameSpan.Start)
 	kr := kernelReport{Name: fn.Name, QualifiedName: fn.QualifiedName(), Line: l, Col: c,
@@ -448,7 +447,7 @@ func kernelReportOf(a *transform.Analysis, k *transform.KernelInfo, lower func(*
 	if len(refusals) == 0 && k.NeedsLowering && lower != nil {
 		// The lowering of its returns has the last word, as in transform:
 		// "ok" must mean that transform would not refuse it.
-		refusals = append(refusals, lower(k)...)
+		refusals = append(refusals, lower()...)
 	}
 	kr.Persistent = persistentReport{OK: len(refusals) == 0, NeedsLowering: k.NeedsLowering, Refusals: nonNil(refusals)}
 	return kr

@@ -80,13 +80,13 @@ func TestKernelJSONMatchesEncoder(t *testing.T) {
 // buildFileReport is the whole report of an analysis, built at once: the
 // reference the streamed reports are checked against. lower is the return
 // lowering's verdict (nil: from a's own bodies).
-func buildFileReport(a *transform.Analysis, lower func(*transform.KernelInfo) []diag.Diagnostic) fileReport {
+func buildFileReport(a *transform.Analysis, lower func(i int) []diag.Diagnostic) fileReport {
 	fr := fileReport{File: a.File.Name, Kernels: []kernelReport{}, Launches: []launchReport{}, Diagnostics: fileDiagnostics(a)}
 	if lower == nil {
-		lower = func(k *transform.KernelInfo) []diag.Diagnostic { return lowerVerdict(a, k) }
+		lower = func(i int) []diag.Diagnostic { return lowerVerdict(a, i) }
 	}
-	for _, k := range a.Kernels {
-		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k, lower))
+	for i, k := range a.Kernels {
+		fr.Kernels = append(fr.Kernels, kernelReportOf(a, k, func() []diag.Diagnostic { return lower(i) }))
 	}
 	for _, ls := range a.Launches {
 		fr.Launches = append(fr.Launches, launchReportOf(ls))
