@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -338,20 +339,23 @@ func (b *Bench) runRotated(ctx context.Context, w Workload, modes []Mode, progre
 	}
 	out := make([][]Outcome, len(modes))
 	for k, rs := range runs {
-		if len(rs) == 1 {
-			out[k] = rs
-			continue
-		}
 		var resizes []Resize
 		for _, o := range rs {
 			resizes = append(resizes, o.Resizes...)
 		}
-		sort.SliceStable(rs, func(i, j int) bool { return rs[i].MakespanMs < rs[j].MakespanMs })
-		o := rs[(len(rs)-1)/2]
+		o := medianRun(rs, func(o Outcome) float64 { return o.MakespanMs })
 		o.Resizes = resizes
 		out[k] = []Outcome{o}
 	}
 	return out, nil
+}
+
+// medianRun is the run of median makespan: the lower middle one for an
+// even count, so that it is a real run.
+func medianRun[T any](rs []T, makespan func(T) float64) T {
+	rs = slices.Clone(rs)
+	sort.SliceStable(rs, func(i, j int) bool { return makespan(rs[i]) < makespan(rs[j]) })
+	return rs[(len(rs)-1)/2]
 }
 
 // implausible says why a makespan cannot be right, or "": no run moves
@@ -457,8 +461,7 @@ func (b *Bench) median(ctx context.Context, run func() (runResult, error)) (runR
 		resizes = append(resizes, r.resizes...)
 		rs = append(rs, r)
 	}
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].makespan < rs[j].makespan })
-	r := rs[(len(rs)-1)/2]
+	r := medianRun(rs, func(r runResult) float64 { return r.makespan })
 	r.resizes = resizes
 	return r, nil
 }
