@@ -441,3 +441,49 @@ func TestPlanSlateSoloTail(t *testing.T) {
 		})
 	}
 }
+
+// A kernel's dram_pressure, not its bandwidth, is what slows its partner's
+// DRAM loads: a histogram that reads 1.5 TB/s but presses as a stream of
+// 600 GB/s slows the pointer chase beside it less (on the H100 the split
+// 32:100 ran 1.204 ms where the bandwidth alone predicted 1.377), scaled
+// to the histogram's other SM counts by its bandwidth; without the field
+// the prediction is the bandwidth's, as before.
+func TestSlateDRAMPressure(t *testing.T) {
+	all, err := ReadProfileFile("testdata/corun-h100-3cd5c21.json")
+	require.NoError(t, err)
+	ps := subset(t, all, "chase", "histogram")
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	before, _ := mdl.simulateSlate([]int{0, 1}, []int{32, 100})
+	assert.InDelta(t, 1.377, before, 0.01)
+	assert.Equal(t, mdl.b[1], mdl.press[1], "no dram_pressure: the bandwidth")
+
+	hist := &ps.Kernels[1]
+	hist.DRAMPressure = &Pressure{SMs: 130, StreamGBs: 0.3 * hist.B(130)}
+	require.NoError(t, ps.Validate())
+	mdl, err = NewModel(ps)
+	require.NoError(t, err)
+	for _, m := range []int{1, 32, 100, 130, 132} {
+		assert.InDelta(t, 0.3*hist.B(m), mdl.press[1][m], 1e-9, "scaled by the bandwidth on %d SMs", m)
+	}
+	after, fin := mdl.simulateSlate([]int{0, 1}, []int{32, 100})
+	assert.Less(t, after, before-0.1)
+	assert.InDelta(t, 1.204, after, 0.1, "measured 1.204 ms at 32:100 (bench/results/raw/corun-part2-5a9515f.json)")
+	assert.Less(t, fin[1], fin[0], "the histogram ends first")
+	lat, _, _, _, _, ok := mdl.overlapBest(0, 1)
+	require.True(t, ok)
+	mdl0, _ := NewModel(subset(t, all, "chase", "histogram"))
+	lat0, _, _, _, _, _ := mdl0.overlapBest(0, 1)
+	assert.Less(t, lat, lat0, "the overlap's chase beside the histogram is slowed less too")
+
+	// A kernel of unknown bandwidth keeps its figure on every SM count.
+	k := Kernel{DRAMPressure: &Pressure{SMs: 2, StreamGBs: 50}}
+	assert.Equal(t, []float64{0, 50, 50, 50}, pressureTable(&k, []float64{0, 0, 0, 0}))
+
+	bad := subset(t, all, "chase")
+	bad.Kernels[0].DRAMPressure = &Pressure{SMs: 0, StreamGBs: -1}
+	err = bad.Validate()
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "dram_pressure.sms")
+	assert.ErrorContains(t, err, "dram_pressure.stream_gbs")
+}
