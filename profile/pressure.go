@@ -46,27 +46,15 @@ const probeWindow = 5 * time.Millisecond
 type PressureCalibration []plan.LoadedPoint
 
 // pressureStreams is the DRAM stream's SM counts of the calibration on a
-// device of sms SMs: sixteenths of it up to the half, then every SM the
-// probe leaves. The probe's pace hardly moves until DRAM nears saturation
-// (on an H200 0.99-1.00x up to 1.5 TB/s, 2.2x at 3.9 TB/s), so the curve
-// needs its points where it bends.
+// device of sms SMs: loadedStreams' (light to half the device) and every
+// SM the probe leaves, so that the curve reaches a kernel's heaviest load.
 func pressureStreams(sms int) []int {
-	var out []int
-	add := func(k int) {
-		if k >= 1 && k <= sms-probeSMs && (len(out) == 0 || k > out[len(out)-1]) {
-			out = append(out, k)
-		}
+	out := loadedStreams(sms)
+	if full := sms - probeSMs; full >= 1 && (len(out) == 0 || full > out[len(out)-1]) {
+		out = append(out, full)
 	}
-	for i := 1; i <= 8; i++ {
-		add(i * sms / 16)
-	}
-	add(sms - probeSMs)
 	return out
 }
-
-// pressureNoise is the probe slowdown below which a load is not told
-// from none (the stream's light loads read 0.99-1.005x).
-const pressureNoise = 0.02
 
 // dramPressure measures the kernel's dram_pressure: the probe's pace
 // alone, beside the stream on each of pressureStreams' SM counts and
@@ -106,34 +94,6 @@ func dramPressure(ctx context.Context, pr PressureRunner, sms, reps int) (*plan.
 		cal = append(cal, plan.LoadedPoint{StreamGBs: round(gbs, 1), Slowdown: round(alone/Median(rates[2+j]), 3)})
 	}
 	return &plan.Pressure{SMs: sms - probeSMs, StreamGBs: round(cal.Invert(kernelSlow), 1)}, cal, kernelSlow, nil
-}
-
-// Quiet is the largest stream bandwidth of the calibration whose probe
-// slowdown (and every lighter one's) stays within pressureNoise of none:
-// where a kernel that slowed the probe no more than that may lie anywhere
-// below.
-func (c PressureCalibration) Quiet() float64 {
-	pts := slices.Clone(c)
-	sort.SliceStable(pts, func(a, b int) bool { return pts[a].StreamGBs < pts[b].StreamGBs })
-	q := 0.0
-	for _, p := range pts {
-		if p.Slowdown >= 1+pressureNoise {
-			break
-		}
-		q = p.StreamGBs
-	}
-	return q
-}
-
-// settle is the pressure's figure once the kernel's own bandwidth there
-// (bw GB/s, 0 when unknown) is known: a kernel that did not slow the probe
-// beyond noise presses like its bandwidth, but no more than the quiet part
-// of the curve, which is all the probe can tell of it (a pointer chase's
-// 0.4% would otherwise read as 1.3 TB/s).
-func settle(p *plan.Pressure, cal PressureCalibration, slow, bw float64) {
-	if slow < 1+pressureNoise {
-		p.StreamGBs = round(min(bw, max(cal.Quiet(), p.StreamGBs)), 1)
-	}
 }
 
 func (l ProbeLoad) String() string {

@@ -187,10 +187,13 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 		sens, loadedPts, err = dramSensitivity(ctx, tgt, lr, dinfo.SMs/2, loadedStreams(dinfo.SMs), reps, warmup, req.RunTimeout)
 	}
 	var pressure *plan.Pressure
-	var pressureCal PressureCalibration
-	var pressureSlow float64
+	var pressureNote string
 	if pr, ok := tgt.(PressureRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs > probeSMs {
-		pressure, pressureCal, pressureSlow, err = dramPressure(ctx, pr, dinfo.SMs, reps)
+		var cal PressureCalibration
+		var slow float64
+		if pressure, cal, slow, err = dramPressure(ctx, pr, dinfo.SMs, reps); err == nil {
+			pressureNote = pressureNoteOf(pressure, cal, slow)
+		}
 	}
 	attrs := tgt.Attrs()
 	if cerr := tgt.Close(); err == nil && cerr != nil {
@@ -208,9 +211,8 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 		res.Set.Kernels[0].DRAMLoaded = loadedPts
 	}
 	if err == nil && pressure != nil {
-		settle(pressure, pressureCal, pressureSlow, res.Kernel().B(pressure.SMs))
 		res.Set.Kernels[0].DRAMPressure = pressure
-		res.Notes = append(res.Notes, pressureNoteOf(pressure, pressureCal, pressureSlow))
+		res.Notes = append(res.Notes, pressureNote)
 	}
 	return res, err
 }
