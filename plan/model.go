@@ -38,10 +38,6 @@ type Model struct {
 	// runs for every candidate split (sorting there made a set of three
 	// take 12 ms to plan).
 	loadedPts [][]LoadedPoint
-	// press[i][m] is the latency pressure of kernel i on m SMs on others'
-	// DRAM loads, in the DRAM stream's GB/s: its dram_pressure scaled by
-	// b[i][m], or b[i][m] where it has none.
-	press [][]float64
 
 	memo map[string]drrResult
 	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
@@ -86,41 +82,8 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		pts := slices.Clone(k.DRAMLoaded)
 		sortLoaded(pts)
 		mdl.loadedPts = append(mdl.loadedPts, pts)
-		mdl.press = append(mdl.press, pressureTable(k, b))
 	}
 	return mdl, nil
-}
-
-// pressureTable tabulates kernel k's latency pressure for m = 1..M from
-// its bandwidth b[m]: dram_pressure's figure at its SM count, scaled by
-// b[m] / b[sms] (at its SM count where b is 0 there: a kernel whose
-// bandwidth is unknown); b itself without dram_pressure.
-func pressureTable(k *Kernel, b []float64) []float64 {
-	pr := k.DRAMPressure
-	if pr == nil || pr.SMs < 1 || pr.SMs >= len(b) {
-		return b
-	}
-	out := make([]float64, len(b))
-	for m := 1; m < len(b); m++ {
-		if ref := b[pr.SMs]; ref > 0 {
-			out[m] = pr.StreamGBs * b[m] / ref
-		} else {
-			out[m] = pr.StreamGBs
-		}
-	}
-	return out
-}
-
-// pressure is the latency pressure on kernel c[skip]'s DRAM loads of the
-// other kernels of c, in the DRAM stream's GB/s (loaded's others).
-func (mdl *Model) pressure(c []Alloc, skip int) float64 {
-	p := 0.0
-	for j, a := range c {
-		if j != skip {
-			p += mdl.press[a.Kernel][a.SMs]
-		}
-	}
-	return p
 }
 
 // Best returns kernel i's best solo time, the smallest R_i[m] over all m,

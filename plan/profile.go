@@ -63,15 +63,6 @@ type LoadedPoint struct {
 	Slowdown  float64 `json:"slowdown"`
 }
 
-// Pressure is a kernel's dram_pressure: run on SMs of its SMs (the
-// device's but a few that a latency probe takes), it slowed the probe as
-// much as the profile's DRAM stream moving StreamGBs did. The planner
-// scales it to other SM counts with the kernel's bandwidth (bw_gbs).
-type Pressure struct {
-	SMs       int     `json:"sms"`
-	StreamGBs float64 `json:"stream_gbs"`
-}
-
 // Kernel is the profile of one kernel launch. RMs and BWGBs are R[m] and B[m]
 // for the SM counts m that were measured; unmeasured m are interpolated
 // (see Kernel.R). Class, when set, overrides the Slate classification derived
@@ -101,14 +92,6 @@ type Kernel struct {
 	// dram_sensitivity 2.30 ran 1.04x slower beside a triad moving half
 	// the bandwidth). Empty: not measured.
 	DRAMLoaded []LoadedPoint `json:"dram_loaded,omitempty"`
-	// DRAMPressure is how much the kernel's own traffic raises others'
-	// DRAM latency, as the bandwidth of the profile's stream (a copy: one
-	// read, one write) that raises it as much. dram_loaded's x axis is that
-	// stream's GB/s, and a kernel's GB/s alone is a poor stand-in for it:
-	// on an H100 a pointer chase beside a histogram reading 1.5 TB/s ran
-	// about 1.9x slower where the stream at that rate made it 3.0x. Nil:
-	// not measured, the kernel's bandwidth (bw_gbs) stands in.
-	DRAMPressure *Pressure `json:"dram_pressure,omitempty"`
 	// NativeMs is the kernel's time as written (its own grid, no
 	// persistent worker) on all SMs: what running it alone costs a
 	// program without slatec. The slate planner holds a co-run to beat the
@@ -337,9 +320,8 @@ func (e *ValidationError) Error() string {
 var (
 	topKeys      = keySet("format", "device", "kernels")
 	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
-	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "dram_pressure", "native_ms", "class", "transfer")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "native_ms", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
-	pressureKeys = keySet("sms", "stream_gbs")
 )
 
 func keySet(keys ...string) map[string]bool {
@@ -415,23 +397,10 @@ func ParseProfile(data []byte) (*ProfileSet, error) {
 		var k Kernel
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(rk, &obj); err == nil && obj != nil {
-			// Objects within a kernel: unknown keys, and the keys the
-			// schema requires (a zero there is valid, so absence must be
-			// caught here).
-			for _, sub := range []struct {
-				key      string
-				known    map[string]bool
-				required []string
-			}{{"transfer", transferKeys, nil}, {"dram_pressure", pressureKeys, []string{"sms", "stream_gbs"}}} {
+			if t, ok := obj["transfer"]; ok {
 				var tobj map[string]json.RawMessage
-				if t, ok := obj[sub.key]; !ok || json.Unmarshal(t, &tobj) != nil || tobj == nil {
-					continue
-				}
-				checkKeys(tobj, sub.known, path+"."+sub.key, add)
-				for _, req := range sub.required {
-					if _, ok := tobj[req]; !ok {
-						add(path+"."+sub.key+"."+req, "missing")
-					}
+				if json.Unmarshal(t, &tobj) == nil && tobj != nil {
+					checkKeys(tobj, transferKeys, path+".transfer", add)
 				}
 			}
 		}
@@ -623,14 +592,6 @@ func (ps *ProfileSet) Validate() error {
 			}
 			if !positive(pt.Slowdown) {
 				add(q+".slowdown", "must be a positive number, got %v", pt.Slowdown)
-			}
-		}
-		if pr := k.DRAMPressure; pr != nil {
-			if pr.SMs < 1 || pr.SMs > ps.Device.SMs {
-				add(p+".dram_pressure.sms", "must be between 1 and the device's %d SMs, got %d", ps.Device.SMs, pr.SMs)
-			}
-			if !nonNegative(pr.StreamGBs) {
-				add(p+".dram_pressure.stream_gbs", "must be a non-negative number, got %v", pr.StreamGBs)
 			}
 		}
 		if k.BlocksPerSM < 0 {

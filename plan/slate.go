@@ -510,7 +510,7 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 		pen := mdl.penaltyOf(bw)
 		slow := make([]float64, n)
 		for j, i := range alive {
-			slow[i] = max(pen, mdl.loaded(ks[i], mdl.pressure(c, j)))
+			slow[i] = max(pen, mdl.loaded(ks[i], bw-mdl.b[c[j].Kernel][c[j].SMs]))
 		}
 		dt := math.Inf(1)
 		for _, i := range alive {
@@ -576,9 +576,8 @@ func (mdl *Model) inFlight(i, m int, done float64) (tail, notStarted float64) {
 	return (started - done) * mdl.r[i][m], 1 - started
 }
 
-// loaded is kernel i's loaded-latency factor beside kernels pressing on
-// DRAM as a stream moving others GB/s (pressure): 1 + (s - 1) x min(1,
-// others / Pb), s its measured DRAM
+// loaded is kernel i's loaded-latency factor beside kernels moving others
+// GB/s: 1 + (s - 1) x min(1, others / Pb), s its measured DRAM
 // sensitivity (1 when not measured). The bandwidth penalty slows kernels
 // that share DRAM's throughput; this slows one that waits on its latency,
 // which a saturated DRAM raises: a pointer chase moving 5% of the

@@ -19,9 +19,6 @@ type cudaDevice struct {
 	// stream is RunLoaded's DRAM load, loaded at its first use.
 	streamMu sync.Mutex
 	stream   *cudaTarget
-	// probe is ProbeRate's latency probe, loaded at its first use.
-	probeMu sync.Mutex
-	probe   *cudaTarget
 }
 
 // OpenCUDA opens GPU ordinal for profiling. Kernels are compiled with c
@@ -71,12 +68,6 @@ func (d *cudaDevice) Close() error {
 		d.stream = nil
 	}
 	d.streamMu.Unlock()
-	d.probeMu.Lock()
-	if d.probe != nil {
-		d.probe.Close()
-		d.probe = nil
-	}
-	d.probeMu.Unlock()
 	return d.dev.Close()
 }
 
@@ -413,166 +404,4 @@ func (t *cudaTarget) StreamGBs(ctx context.Context, stream int) (float64, error)
 		return 0, fmt.Errorf("the DRAM stream on %d SMs made no progress in %.1f ms", stream, 1e3*dt)
 	}
 	return float64(d1-d0) * streamBlockBytes / dt / 1e9, nil
-}
-
-// probeSource is the latency probe of ProbeRate: each thread follows a
-// chain of dependent loads through 1 GiB (far beyond any L2; cg: past L1),
-// so its pace is DRAM's loaded latency. The buffer holds zeros; the chain's
-// next index depends on the loaded value all the same.
-const probeSource = `// slatec profile: latency probe for dram_pressure
-__global__ void slatec_latency_probe(unsigned int* __restrict__ a, unsigned int mask, unsigned int steps)
-{
-    unsigned int i = ((blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u) & mask;
-    unsigned int x = 0;
-    for (unsigned int s = 0; s < steps; ++s) {
-        x = __ldcg(&a[i]);
-        i = (i * 1664525u + 1013904223u + x) & mask;
-    }
-    if (x == 0xffffffffu)
-        a[0] = i;
-}
-`
-
-// probeArgs: 2^28 words (1 GiB), the mask, 16 loads a thread.
-const probeArgs = "out:u32:256M,u32:268435455,u32:16"
-
-// loadProbe loads the latency probe of ProbeRate once per device: one warp
-// a block, a logical grid as long as it is let run.
-func (d *cudaDevice) loadProbe(ctx context.Context) (*cudaTarget, error) {
-	d.probeMu.Lock()
-	defer d.probeMu.Unlock()
-	if d.probe != nil {
-		return d.probe, nil
-	}
-	prep, _, err := Prepare("slatec_latency_probe.cu", []byte(probeSource), "slatec_latency_probe", nil)
-	if err != nil {
-		return nil, fmt.Errorf("the latency probe: %w", err)
-	}
-	args, err := ParseArgs(probeArgs)
-	if err != nil {
-		return nil, err
-	}
-	bound, err := CheckArgs(args, prep.Layout)
-	if err != nil {
-		return nil, err
-	}
-	tgt, err := d.Load(ctx, prep, Launch{Grid: runtime.D1(streamBlocks), Block: runtime.D1(32)}, bound)
-	if err != nil {
-		return nil, fmt.Errorf("loading the latency probe: %w", err)
-	}
-	d.probe = tgt.(*cudaTarget)
-	return d.probe, nil
-}
-
-// startLoop launches the kernel over and over on SMs [low, M-1], two
-// launches in flight so that the next one's workers take the SMs as the
-// last one's leave; stop ends the loop and waits for its launches.
-func (t *cudaTarget) startLoop(ctx context.Context, low int) (stop func() error, err error) {
-	r := runtime.SMRange{Low: low, High: t.dev.Info().SMs - 1}
-	var opts []runtime.LaunchOption
-	if t.launch.Iters > 0 {
-		opts = append(opts, runtime.WithIters(t.launch.Iters))
-	}
-	opts = append(opts, runtime.WithName(fmt.Sprintf("%s beside the latency probe", t.name)))
-	launch := func() (*runtime.Job, error) {
-		return t.dev.Launch(t.k, t.launch.Grid, t.launch.Block, t.launch.Shared, t.args, r, opts...)
-	}
-	first, err := launch()
-	if err != nil {
-		return nil, err
-	}
-	quit := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		inFlight := []*runtime.Job{first}
-		var loopErr error
-		for loopErr == nil {
-			select {
-			case <-quit:
-			default:
-				if len(inFlight) < 2 {
-					var j *runtime.Job
-					if j, loopErr = launch(); loopErr == nil {
-						inFlight = append(inFlight, j)
-					}
-				} else {
-					loopErr = inFlight[0].Wait(ctx)
-					inFlight = inFlight[1:]
-				}
-				continue
-			}
-			break
-		}
-		for _, j := range inFlight {
-			if loopErr != nil {
-				j.Cancel()
-			}
-			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := j.Wait(wctx); loopErr == nil {
-				loopErr = err
-			}
-			cancel()
-		}
-		errc <- loopErr
-	}()
-	return func() error { close(quit); return <-errc }, nil
-}
-
-// ProbeRate implements PressureRunner: the load started first (the
-// stream on the last SMs, or the kernel's loop on all the probe leaves),
-// then the probe, its logical blocks counted over window after a
-// millisecond of both running.
-func (t *cudaTarget) ProbeRate(ctx context.Context, probe int, load ProbeLoad, window time.Duration) (rate float64, err error) {
-	M := t.dev.Info().SMs
-	if probe < 1 || probe >= M || load.Stream > M-probe {
-		return 0, fmt.Errorf("the latency probe on %d SMs and a load on %d of %d", probe, load.Stream, M)
-	}
-	p, err := t.owner.loadProbe(ctx)
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case load.Kernel:
-		stopLoop, lerr := t.startLoop(ctx, probe)
-		if lerr != nil {
-			return 0, lerr
-		}
-		defer func() {
-			if serr := stopLoop(); err == nil && serr != nil {
-				rate, err = 0, fmt.Errorf("the kernel beside the probe: %w", serr)
-			}
-		}()
-	case load.Stream > 0:
-		_, stopStream, serr := t.startStream(ctx, load.Stream)
-		if serr != nil {
-			return 0, serr
-		}
-		defer stopStream()
-	}
-	j, err := t.dev.Launch(p.k, p.launch.Grid, p.launch.Block, 0, p.args, runtime.SMRange{Low: 0, High: probe - 1}, runtime.WithName("latency probe"))
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		j.Cancel()
-		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = j.Wait(wctx)
-	}()
-	time.Sleep(time.Millisecond)
-	d0, _, err := j.Progress(ctx)
-	if err != nil {
-		return 0, err
-	}
-	t0 := time.Now()
-	time.Sleep(window)
-	d1, _, err := j.Progress(ctx)
-	if err != nil {
-		return 0, err
-	}
-	dt := time.Since(t0).Seconds()
-	if d1 <= d0 || dt <= 0 {
-		return 0, fmt.Errorf("the latency probe made no progress in %.1f ms", 1e3*dt)
-	}
-	return float64(d1-d0) / dt, nil
 }

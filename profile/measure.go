@@ -108,8 +108,8 @@ func runOnce(ctx context.Context, r Runner, m int, timeout time.Duration) (time.
 }
 
 // Median returns the median of ds (the mean of the middle two for an even
-// count), 0 for none: of durations, and of rates and ratios.
-func Median[T ~int64 | ~float64](ds []T) T {
+// count), 0 for none.
+func Median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}

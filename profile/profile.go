@@ -186,15 +186,6 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	if lr, ok := tgt.(LoadedRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs >= 2 {
 		sens, loadedPts, err = dramSensitivity(ctx, tgt, lr, dinfo.SMs/2, loadedStreams(dinfo.SMs), reps, warmup, req.RunTimeout)
 	}
-	var pressure *plan.Pressure
-	var pressureNote string
-	if pr, ok := tgt.(PressureRunner); err == nil && ok && req.DRAMSensitivity && dinfo.SMs > probeSMs {
-		var cal PressureCalibration
-		var slow float64
-		if pressure, cal, slow, err = dramPressure(ctx, pr, dinfo.SMs, reps); err == nil {
-			pressureNote = pressureNoteOf(pressure, cal, slow)
-		}
-	}
 	attrs := tgt.Attrs()
 	if cerr := tgt.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("releasing the kernel's memory: %w", cerr)
@@ -209,10 +200,6 @@ func Profile(ctx context.Context, dev Device, req Request) (*Result, error) {
 	if err == nil && sens > 0 {
 		res.Set.Kernels[0].DRAMSensitivity = round(sens, 3)
 		res.Set.Kernels[0].DRAMLoaded = loadedPts
-	}
-	if err == nil && pressure != nil {
-		res.Set.Kernels[0].DRAMPressure = pressure
-		res.Notes = append(res.Notes, pressureNote)
 	}
 	return res, err
 }
