@@ -36,19 +36,17 @@ const (
 // notices its end, checks that every logical block ran, and frees its
 // resources.
 type Job struct {
-	dev    *Device
-	k      *Kernel
-	name   string
-	grid   Dim3
-	block  Dim3
-	shared uint32
-	cfg    Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
-	wave   uint32 // occupancy x SM count x waves: the workers of a launch on a partial range
-	waves  uint32 // WithWaves, at least 1
-	occ    int    // the worker's blocks per SM at shared
-	// spreads caches spread's answer per SM count (under mu).
-	spreads  map[int]spreadLaunch
-	respawns int // relaunches of a starved job (respawnIfStarved)
+	dev      *Device
+	k        *Kernel
+	name     string
+	grid     Dim3
+	block    Dim3
+	shared   uint32
+	cfg      Cfg    // Total, grid, Iters, Workers; the SM range is set per launch
+	wave     uint32 // occupancy x SM count x waves: the workers of a launch on a partial range
+	waves    uint32 // WithWaves, at least 1
+	occ      int    // the worker's blocks per SM at shared
+	respawns int    // relaunches of a starved job (respawnIfStarved)
 	args     []byte
 	offs     []C.ulonglong
 	ctl      DevicePtr
@@ -319,91 +317,25 @@ func (j *Job) launchOn(s C.CUstream, r SMRange) error {
 	binary.LittleEndian.PutUint64(le[0:], uint64(j.ctl))
 	c := j.cfg
 	c.SMLow, c.SMHigh = uint32(r.Low), uint32(r.High)
-	shared := j.shared
+	// A partial range launches the whole wave: blocks land where the
+	// hardware puts them, those outside the range exit, and a worker too
+	// many on its SM for the tasks left stays out (slate_enter_range), so
+	// that a small grid spreads one worker per SM. (The runtime used to pad
+	// the worker's shared memory to that end, which took the SMs' L1: a
+	// 64-block pointer chase ran 2.6x slower on 8 SMs, and the co-runs
+	// beside it 1-4% slower; bench/RESULTS.md, twenty-ninth session.)
 	if r != d.FullRange() {
-		sp := j.spread(r.High - r.Low + 1)
-		c.Workers, shared = sp.workers, sp.shared
+		c.Workers = j.wave
 	}
 	c.put(le[cfgParamOffset : cfgParamOffset+CfgSize])
 	err := d.check("cuLaunchKernel", C.slate_launch(d.ctx, j.k.fn, C.uint(c.Workers), 1, 1,
-		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(shared), s,
+		C.uint(j.block.X), C.uint(j.block.Y), C.uint(j.block.Z), C.uint(j.shared), s,
 		(*C.uchar)(unsafe.Pointer(&le[0])), &j.offs[0], C.int(len(j.offs))))
 	if err != nil {
 		return err
 	}
 	j.stats.Launches++
 	return nil
-}
-
-// spreadLaunch is how a launch on a partial range is made: its dynamic
-// shared memory and worker count.
-type spreadLaunch struct{ shared, workers uint32 }
-
-// spread returns the launch of the job's workers on n SMs. A partial range
-// launches a whole wave (occupancy x every SM; those outside the range
-// exit). When the grid would fill the range's SMs only partly (fewer
-// logical blocks than the workers the range holds), the workers that reach
-// the queue first take every task, and several of them can sit on one SM
-// while others idle: a 64-block pointer chase ran on 64 SMs 1.5-2x slower
-// than with one block per SM. The worker's dynamic shared memory is then
-// padded so that no more than ceil(total/n) workers fit an SM (a kernel
-// uses only the part it asked for; the cost is L1 carved out for shared
-// memory on those SMs). Called with j.mu held, or before the job is shared.
-func (j *Job) spread(n int) spreadLaunch {
-	plain := spreadLaunch{shared: j.shared, workers: j.wave}
-	if n <= 0 {
-		return plain
-	}
-	if sp, ok := j.spreads[n]; ok {
-		return sp
-	}
-	sp := plain
-	limit := int((j.cfg.Total + uint64(n) - 1) / uint64(n))
-	if limit < j.occ {
-		if s, occ, ok := j.paddedShared(limit); ok {
-			sp = spreadLaunch{shared: s, workers: uint32(occ*j.dev.info.SMs) * j.waves}
-		}
-	}
-	if j.spreads == nil {
-		j.spreads = map[int]spreadLaunch{}
-	}
-	j.spreads[n] = sp
-	return sp
-}
-
-// paddedShared finds the least dynamic shared memory, at least the job's,
-// at which at most limit workers fit an SM (and at least one), by bisection
-// on the occupancy calculator; ok is false when the device's per-block
-// opt-in cannot go that far.
-func (j *Job) paddedShared(limit int) (shared uint32, occ int, ok bool) {
-	threads := int(j.block.Count())
-	hi := j.dev.info.MaxSharedOptin - j.k.attrs.StaticShared
-	lo := int(j.shared)
-	if hi <= lo {
-		return 0, 0, false
-	}
-	o, err := j.k.Occupancy(threads, hi)
-	if err != nil || o < 1 || o > limit {
-		return 0, 0, false
-	}
-	// Invariant: occupancy(lo) > limit, occupancy(hi) <= limit.
-	for hi-lo > 128 {
-		mid := (lo + hi) / 2
-		o, err := j.k.Occupancy(threads, mid)
-		if err != nil {
-			return 0, 0, false
-		}
-		if o <= limit {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	o, err = j.k.Occupancy(threads, hi)
-	if err != nil || o < 1 {
-		return 0, 0, false
-	}
-	return uint32(hi), o, true
 }
 
 // Name returns the job's name.

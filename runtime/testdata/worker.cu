@@ -120,18 +120,26 @@ template <class Body>
 __device__ __forceinline__ void slate_worker(slate_ctl* __restrict__ ctl, const slate_cfg& cfg, Body body) {
     __shared__ unsigned long long slate_first;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
+    // In the range, each worker takes a rank on its SM and stays out when
+    // rank x range SMs x iters reaches the logical blocks left, as the
+    // transform's partial-range workers do (slate_enter_range, docs/ABI.md
+    // sm_rank): a small grid spreads one worker per SM. Job.RankedWorkers
+    // reads the counts; every ranked worker gives its rank back at its end.
+    const unsigned int my_sm = slate_smid();
+    const bool in_range = slate_in_range(ctl, cfg, my_sm);
     if (leader) {
-        unsigned int sm = slate_smid();
-        slate_first = slate_in_range(ctl, cfg, sm) ? 0ull : ~0ull;
+        bool on = in_range;
+        if (in_range && my_sm < 256u) {
+            const unsigned int rank = atomicAdd(&ctl->sm_rank[my_sm], 1u);
+            const unsigned long long next = *(volatile unsigned long long*)&ctl->next;
+            const unsigned long long left = next >= cfg.total ? 0ull : cfg.total - next;
+            on = (unsigned long long)rank * (cfg.sm_high - cfg.sm_low + 1u) * cfg.iters < left;
+        }
+        slate_first = on ? 0ull : ~0ull;
     }
     __syncthreads();
     const bool on = slate_first == 0;
     __syncthreads();
-    // Counted as the transform's partial-range workers count themselves
-    // (without its stay-out rule): Job.RankedWorkers reads the counts.
-    const unsigned int my_sm = slate_smid();
-    if (on && leader && my_sm < 256u)
-        atomicAdd(&ctl->sm_rank[my_sm], 1u);
     while (on) {
         if (leader) {
             unsigned long long t = ~0ull;
@@ -156,7 +164,7 @@ __device__ __forceinline__ void slate_worker(slate_ctl* __restrict__ ctl, const 
         }
         if (leader && (cfg.flags & SLATE_FLAG_PROGRESS)) atomicAdd(&ctl->done, last - first);
     }
-    if (on && leader && my_sm < 256u)
+    if (in_range && leader && my_sm < 256u)
         atomicSub(&ctl->sm_rank[my_sm], 1u);
     if (leader) slate_exit(ctl, cfg);
 }
