@@ -52,6 +52,7 @@ type benchFlags struct {
 	trace           string
 	noDeferredGrow  bool
 	noSoloTail      bool
+	partners        bool
 }
 
 // openBenchDevice opens the GPU the bench runs on (a variable so that tests
@@ -128,6 +129,7 @@ SMs (8 for triples) and 3 repetitions.`,
 	f.StringVar(&fl.trace, "trace", "", "append the scheduler mode's decisions of every run to FILE (ms from the run's start, event, kernel, SM range; then each kernel's span)")
 	f.BoolVar(&fl.noSoloTail, "no-solo-tail", false, "scheduler mode: launch a kernel the plan runs alone only once the one before it has ended, instead of letting its blocks fill the SMs that one's last wave frees (for comparing the two)")
 	f.BoolVar(&fl.noDeferredGrow, "no-deferred-grow", false, "scheduler mode: grow a kernel onto its partner's SMs when the host notices the partner's end, instead of arming the grow on the GPU at the co-run's start (for comparing the two)")
+	f.BoolVar(&fl.partners, "partners", false, "before planning, time each kernel on a quarter of the SMs beside each kernel it shares a workload with on the rest (the profiles' beside: how much that partner slows it, which the planners' stream curves only estimate); with --json the profiles so completed go to DIR/profiles.json")
 	f.IntVar(&fl.fake, "fake", 0, "run on a fake device of N SMs (a model, for tests and demonstrations; no GPU)")
 	f.StringVar(&fl.mpsChild, "mps-child", "", "internal: serve one kernel for the mps mode's parent process")
 	_ = f.MarkHidden("fake")
@@ -202,7 +204,7 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		if err != nil {
 			return fmt.Errorf("--combine: %w", err)
 		}
-		return writeBenchOutputs(stdout, stderr, fl, doc)
+		return writeBenchOutputs(stdout, stderr, fl, doc, nil)
 	}
 	if fl.list {
 		listBench(stdout, bp.workloads)
@@ -279,6 +281,25 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 			return err
 		}
 	}
+	var profilesOut []byte
+	if fl.partners {
+		pairs := corun.PartnerPairs(bp.workloads)
+		i, n := 0, len(pairs)*bp.opts.Reps
+		err := corun.MeasurePartners(ctx, dev, ps, pairs, bp.opts.Reps, func(v, p string) {
+			pr.step(i, n, fmt.Sprintf("%s beside %s", v, p))
+			i++
+		})
+		pr.finish()
+		if err != nil {
+			return fmt.Errorf("--partners: %w", err)
+		}
+		source += " + partners measured"
+		if fl.json {
+			if profilesOut, err = ps.Marshal(); err != nil {
+				return err
+			}
+		}
+	}
 	if fl.fake == 0 {
 		if exe, err := os.Executable(); err == nil {
 			mps := &corun.ProcessMPS{Exe: exe, Args: []string{"bench", "--device", fmt.Sprint(fl.device), "--mps-child"}}
@@ -319,12 +340,12 @@ func runBench(cmd *cobra.Command, fl benchFlags) error {
 		doc.SMOrder = od.SMOrder()
 	}
 
-	return writeBenchOutputs(stdout, stderr, fl, doc)
+	return writeBenchOutputs(stdout, stderr, fl, doc, profilesOut)
 }
 
 // writeBenchOutputs prints the report of doc and writes --json and --plot
 // into --out. Everything is rendered before anything is written.
-func writeBenchOutputs(stdout, stderr io.Writer, fl benchFlags, doc *corun.Document) error {
+func writeBenchOutputs(stdout, stderr io.Writer, fl benchFlags, doc *corun.Document, profiles []byte) error {
 	files := map[string][]byte{}
 	if fl.json {
 		data, err := doc.Marshal()
@@ -332,6 +353,9 @@ func writeBenchOutputs(stdout, stderr io.Writer, fl benchFlags, doc *corun.Docum
 			return err
 		}
 		files["corun.json"] = data
+		if profiles != nil {
+			files["profiles.json"] = profiles
+		}
 	}
 	if fl.plot {
 		plots, err := corun.Plots(doc)

@@ -346,3 +346,26 @@ func TestBenchCombine(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "results of two devices do not combine")
 }
+
+// --partners measures each pair of the run's workloads before planning:
+// the report says so, and with --json DIR/profiles.json holds the profiles
+// with their beside measurements, a valid profile set that --profiles
+// reads back.
+func TestBenchPartners(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, errs := slatec(t, "", "bench", "--fake", "32", "--workloads", "triad_f4+histogram", "--modes", "scheduler", "--reps", "1", "--partners", "--json", "--out", out)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "profiles measured + partners measured")
+	assert.Contains(t, errs, "triad_f4 beside histogram")
+	ps, err := plan.ReadProfileFile(filepath.Join(out, "profiles.json"))
+	require.NoError(t, err)
+	for _, name := range []string{"triad_f4", "histogram"} {
+		k := &ps.Kernels[ps.KernelIndex(name)]
+		require.Len(t, k.Beside, 1, name)
+		assert.Equal(t, 8, k.Beside[0].SMs)
+		assert.Equal(t, 24, k.Beside[0].PartnerSMs)
+	}
+	code, stdout, errs = slatec(t, "", "bench", "--fake", "32", "--workloads", "triad_f4+histogram", "--modes", "scheduler", "--reps", "1", "--profiles", filepath.Join(out, "profiles.json"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "profiles profiles.json")
+}

@@ -110,8 +110,8 @@ func (mdl *Model) overlapPair(a, c int) (lat, finA, finC float64, ok bool) {
 	ba, bc := mdl.b[a][M], mdl.b[c][M]*frac
 	pen := mdl.penaltyOf(ba + bc)
 	share := 1 + overlapShareK/(kc.DRAMSensitivity-1)
-	ta := ra * max(pen, mdl.loaded(a, bc), share) // a's time if c ran throughout
-	tc := rc * max(pen, mdl.loaded(c, ba)) / frac
+	ta := ra * max(pen, mdl.scaledLoaded(a, c, bc), share) // a's time if c ran throughout
+	tc := rc * max(pen, mdl.scaledLoaded(c, a, ba)) / frac
 	if ta <= tc {
 		finA = ta
 		finC = ta + (1-ta/tc)*rc

@@ -63,6 +63,16 @@ type LoadedPoint struct {
 	Slowdown  float64 `json:"slowdown"`
 }
 
+// BesideSlowdown is one measurement of Kernel.Beside: the kernel on its
+// first SMs SMs, Partner (a kernel of the same set, by name) on the other
+// PartnerSMs, and the kernel's time there over its time there alone.
+type BesideSlowdown struct {
+	Partner    string  `json:"partner"`
+	SMs        int     `json:"sms"`
+	PartnerSMs int     `json:"partner_sms"`
+	Slowdown   float64 `json:"slowdown"`
+}
+
 // Kernel is the profile of one kernel launch. RMs and BWGBs are R[m] and B[m]
 // for the SM counts m that were measured; unmeasured m are interpolated
 // (see Kernel.R). Class, when set, overrides the Slate classification derived
@@ -92,6 +102,16 @@ type Kernel struct {
 	// dram_sensitivity 2.30 ran 1.04x slower beside a triad moving half
 	// the bandwidth). Empty: not measured.
 	DRAMLoaded []LoadedPoint `json:"dram_loaded,omitempty"`
+	// Beside is the kernel's slowdown measured beside other kernels of the
+	// set (slatec bench --partners): the DRAM stream that dram_loaded was
+	// measured against is one kind of neighbour, and kernels differ in how
+	// they load DRAM and L2 per byte (on an H200 a pointer chase beside a
+	// histogram, split 32:100, ran 1.19 ms where its stream curve at the
+	// histogram's bandwidth predicted 1.33). The planner scales the
+	// kernel's loaded-latency factor for that partner so that it gives
+	// the measured slowdown at the measured bandwidth. Empty: the curve
+	// alone.
+	Beside []BesideSlowdown `json:"beside,omitempty"`
 	// NativeMs is the kernel's time as written (its own grid, no
 	// persistent worker) on all SMs: what running it alone costs a
 	// program without slatec. The slate planner holds a co-run to beat the
@@ -320,7 +340,7 @@ func (e *ValidationError) Error() string {
 var (
 	topKeys      = keySet("format", "device", "kernels")
 	deviceKeys   = keySet("name", "sms", "peak_bw_gbs", "sustained_bw_gbs", "mem_bytes", "peak_gflops", "max_blocks_per_sm", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm")
-	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "native_ms", "class", "transfer")
+	kernelKeys   = keySet("name", "blocks", "threads_per_block", "registers", "shared_bytes", "global_bytes", "blocks_per_sm", "r_ms", "bw_gbs", "gflops", "dram_sensitivity", "dram_loaded", "beside", "native_ms", "class", "transfer")
 	transferKeys = keySet("in_ms", "out_ms")
 )
 
@@ -592,6 +612,18 @@ func (ps *ProfileSet) Validate() error {
 			}
 			if !positive(pt.Slowdown) {
 				add(q+".slowdown", "must be a positive number, got %v", pt.Slowdown)
+			}
+		}
+		for j, b := range k.Beside {
+			q := fmt.Sprintf("%s.beside[%d]", p, j)
+			if strings.TrimSpace(b.Partner) == "" {
+				add(q+".partner", "missing or empty")
+			}
+			if b.SMs < 1 || b.PartnerSMs < 1 || b.SMs+b.PartnerSMs > d.SMs {
+				add(q, "sms and partner_sms must be at least 1 and together at most the device's %d, got %d and %d", d.SMs, b.SMs, b.PartnerSMs)
+			}
+			if !positive(b.Slowdown) {
+				add(q+".slowdown", "must be a positive number, got %v", b.Slowdown)
 			}
 		}
 		if k.BlocksPerSM < 0 {

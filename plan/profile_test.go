@@ -132,7 +132,8 @@ func TestSchemaAcceptsExamples(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.json")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	docs := map[string]string{"minimal": minimalProfile}
+	docs := map[string]string{"minimal": minimalProfile,
+		"beside": strings.Replace(minimalProfile, `"blocks": 8`, `"blocks": 8, "beside": [{"partner": "b", "sms": 1, "partner_sms": 3, "slowdown": 1.25}]`, 1)}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -152,6 +153,8 @@ func TestSchemaAcceptsExamples(t *testing.T) {
 		strings.Replace(minimalProfile, `"blocks": 8`, `"blocks": 8, "class": "Q"`, 1),
 		strings.Replace(minimalProfile, `"blocks": 8`, `"blocks": 8, "typo": 1`, 1),
 		strings.Replace(minimalProfile, `"peak_bw_gbs": 100, `, ``, 1),
+		strings.Replace(minimalProfile, `"blocks": 8`, `"blocks": 8, "beside": [{"partner": "b", "sms": 1, "partner_sms": 3, "slowdown": 0}]`, 1),
+		strings.Replace(minimalProfile, `"blocks": 8`, `"blocks": 8, "beside": [{"partner": "", "sms": 1, "partner_sms": 3, "slowdown": 1}]`, 1),
 	}
 	for i, doc := range bad {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))

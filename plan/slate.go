@@ -192,8 +192,9 @@ type SlateOptions struct {
 	// a heuristic over classes, and a latency-bound kernel of a few long
 	// blocks beside a compute-bound one (L_C, H_C: solo in the table)
 	// leaves most SMs to it and still overlaps all its time. It does not
-	// override the table for two memory-intensive kernels (M_M or H_M):
-	// there the bandwidth penalty is least trustworthy (on an H100 a
+	// override the table for two memory-intensive kernels (M_M or H_M)
+	// unless each was measured beside the other (Kernel.Beside): there the
+	// bandwidth penalty alone is least trustworthy (on an H100 a
 	// histogram beside a triad ran 1.86x slower where the penalty said
 	// 1.33x, and the pair lost to running one after another). And it
 	// holds the table's co-runs to a predicted gain of 3%: a co-run phase
@@ -261,7 +262,7 @@ func PlanSlateWith(ps *ProfileSet, opts SlateOptions) (*Plan, error) {
 		if PolicyFor(classes[a], classes[c]) == Corun || opts.EitherOrder && PolicyFor(classes[c], classes[a]) == Corun {
 			return true
 		}
-		if classes[a].Memory() && classes[c].Memory() {
+		if classes[a].Memory() && classes[c].Memory() && !mdl.BesideMeasured(a, c) {
 			return false
 		}
 		seq := b.solo1(a) + b.solo1(c)
@@ -510,7 +511,7 @@ func (mdl *Model) simulateSlate(ks []int, ms []int) (float64, []float64) {
 		pen := mdl.penaltyOf(bw)
 		slow := make([]float64, n)
 		for j, i := range alive {
-			slow[i] = max(pen, mdl.loaded(ks[i], bw-mdl.b[c[j].Kernel][c[j].SMs]))
+			slow[i] = max(pen, mdl.loadedBeside(c, j))
 		}
 		dt := math.Inf(1)
 		for _, i := range alive {

@@ -441,3 +441,64 @@ func TestPlanSlateSoloTail(t *testing.T) {
 		})
 	}
 }
+
+// A kernel measured beside a partner (Kernel.Beside) has its loaded-latency
+// factor scaled for that partner so that the model gives the measured
+// slowdown at the measured bandwidth, and by the same scale at others; a
+// curve too flat there to scale, and partners not measured, keep scale 1.
+// Two memory-bound kernels co-run by the model only when each was measured
+// beside the other.
+func TestSlateBesideScalesTheCurve(t *testing.T) {
+	all, err := ReadProfileFile("../bench/results/corun-profiles.json")
+	require.NoError(t, err)
+	ps := subset(t, all, "chase", "histogram")
+	mdl, err := NewModel(ps)
+	require.NoError(t, err)
+	before, _ := mdl.simulateSlate([]int{0, 1}, []int{32, 100})
+	c := []Alloc{{0, 33}, {1, 99}}
+	f := mdl.loadedBeside(c, 0)
+	require.Greater(t, f, 2.0, "the chase's stream curve at the histogram's bandwidth")
+
+	ps.Kernels[0].Beside = []BesideSlowdown{{Partner: "histogram", SMs: 33, PartnerSMs: 99, Slowdown: 1.5}}
+	ps.Kernels[1].Beside = []BesideSlowdown{{Partner: "nope", SMs: 33, PartnerSMs: 99, Slowdown: 3}}
+	require.NoError(t, ps.Validate())
+	mdl, err = NewModel(ps)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.5, mdl.loadedBeside(c, 0), 1e-9, "the measured slowdown where it was measured")
+	assert.InDelta(t, 1+(0.5/(f-1))*(mdl.loaded(0, mdl.b[1][50])-1), mdl.loadedBeside([]Alloc{{0, 82}, {1, 50}}, 0), 1e-9, "the same scale at another bandwidth")
+	assert.InDelta(t, 1.0, mdl.besideK[1][0], 1e-12, "an unknown partner is ignored")
+	after, _ := mdl.simulateSlate([]int{0, 1}, []int{32, 100})
+	assert.Less(t, after, before-0.05)
+	assert.False(t, mdl.BesideMeasured(0, 1), "one direction only")
+
+	// A flat curve cannot be scaled: the measurement leaves it alone.
+	flat := subset(t, all, "fma_chain", "histogram")
+	flat.Kernels[0].Beside = []BesideSlowdown{{Partner: "histogram", SMs: 33, PartnerSMs: 99, Slowdown: 1.3}}
+	fm, err := NewModel(flat)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, fm.besideK[0][1], 1e-12)
+	assert.True(t, fm.besideSeen[0][1])
+
+	// Two memory-bound kernels: solo unless measured both ways.
+	mm := subset(t, all, "triad_f4", "histogram")
+	p, err := PlanSlateWith(mm, SchedulerOptions)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 2, "one after another: %v", p.Phases)
+	mm.Kernels[0].Beside = []BesideSlowdown{{Partner: "histogram", SMs: 33, PartnerSMs: 99, Slowdown: 1.02}}
+	mm.Kernels[1].Beside = []BesideSlowdown{{Partner: "triad_f4", SMs: 33, PartnerSMs: 99, Slowdown: 1.05}}
+	mdl, err = NewModel(mm)
+	require.NoError(t, err)
+	assert.True(t, mdl.BesideMeasured(0, 1))
+	p, err = PlanSlateWith(mm, SchedulerOptions)
+	require.NoError(t, err)
+	require.Len(t, p.Phases, 1, "measured gentle both ways, the pair co-runs: %v %v", p.Phases, p.Notes)
+	assert.Len(t, p.Phases[0].Kernels, 2)
+
+	bad := subset(t, all, "chase")
+	bad.Kernels[0].Beside = []BesideSlowdown{{Partner: "", SMs: 100, PartnerSMs: 100, Slowdown: 0}}
+	err = bad.Validate()
+	require.Error(t, err)
+	for _, want := range []string{"beside[0].partner", "at most the device's 132", "beside[0].slowdown"} {
+		assert.ErrorContains(t, err, want)
+	}
+}

@@ -101,7 +101,7 @@ func SteadySplitFor(ps *ProfileSet, names []string, opts SteadyOptions) (*Steady
 		pen := mdl.penaltyOf(bw)
 		stp, slowest := 0.0, math.Inf(1)
 		for j := range split { // sub holds the kernels in the order of names
-			slow := max(pen, mdl.loaded(j, bw-mdl.b[j][split[j]]))
+			slow := max(pen, mdl.loadedBeside(c, j))
 			speeds[j] = mdl.best[j] / (mdl.r[j][split[j]] * slow)
 			if speeds[j] < floor || math.IsNaN(speeds[j]) {
 				return
