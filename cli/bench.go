@@ -93,7 +93,9 @@ written where the driver allows (CUDA 12.4+), the slatec modes their
 persistent workers. A mode this machine cannot run is reported unavailable,
 not failed. The
 planners' profiles come from --profiles (slatec profile; --profile-commands
-prints the commands) or are measured first. The report (stdout) gives per
+prints the commands) or are measured first; --partners then times each
+kernel beside each kernel it shares a workload with (the profiles' beside),
+which the scheduler's model uses for those pairs. The report (stdout) gives per
 workload and mode the makespan, gain over sequential, STP and ANTT (Luley),
 the planner's prediction, and the issue's targets. --json writes
 DIR/corun.json (bench/results/corun.schema.json), --plot DIR/gain.svg,

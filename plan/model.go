@@ -39,10 +39,8 @@ type Model struct {
 	// take 12 ms to plan).
 	loadedPts [][]LoadedPoint
 	// besideK[i][j] scales kernel i's loaded-latency factor beside kernel
-	// j (1 unless i's profile measured it beside j: Kernel.Beside), and
-	// besideSeen[i][j] says whether it was measured.
-	besideK    [][]float64
-	besideSeen [][]bool
+	// j (1 unless i's profile measured it beside j: Kernel.Beside).
+	besideK [][]float64
 
 	memo map[string]drrResult
 	// Sims counts exact DRR simulations (not memo hits), for benchmarks.
@@ -88,13 +86,9 @@ func NewModel(ps *ProfileSet) (*Model, error) {
 		sortLoaded(pts)
 		mdl.loadedPts = append(mdl.loadedPts, pts)
 	}
-	mdl.besideK, mdl.besideSeen = besideScales(mdl)
+	mdl.besideK = besideScales(mdl)
 	return mdl, nil
 }
-
-// BesideMeasured says whether kernels a and c were each measured beside
-// the other (Kernel.Beside).
-func (mdl *Model) BesideMeasured(a, c int) bool { return mdl.besideSeen[a][c] && mdl.besideSeen[c][a] }
 
 // besideScales is each kernel's measured slowdown beside each partner as
 // a scale of its loaded-latency factor: k with 1 + k (f(b) - 1) equal to
@@ -102,13 +96,11 @@ func (mdl *Model) BesideMeasured(a, c int) bool { return mdl.besideSeen[a][c] &&
 // the partner's bandwidth on its SMs in the measurement. Where the curve
 // hardly rises at b (f < 1.02: no factor to scale) or nothing was
 // measured, 1. Several measurements of one pair: the last.
-func besideScales(mdl *Model) (k [][]float64, seen [][]bool) {
+func besideScales(mdl *Model) [][]float64 {
 	n := len(mdl.PS.Kernels)
-	k = make([][]float64, n)
-	seen = make([][]bool, n)
+	k := make([][]float64, n)
 	for i := range k {
 		k[i] = make([]float64, n)
-		seen[i] = make([]bool, n)
 		for j := range k[i] {
 			k[i][j] = 1
 		}
@@ -117,14 +109,13 @@ func besideScales(mdl *Model) (k [][]float64, seen [][]bool) {
 			if j < 0 || j == i || bs.PartnerSMs < 1 || bs.PartnerSMs > mdl.M {
 				continue
 			}
-			seen[i][j] = true
 			k[i][j] = 1
 			if f := mdl.loaded(i, mdl.b[j][bs.PartnerSMs]); f >= 1+besideMinFactor {
 				k[i][j] = min(max(0, (bs.Slowdown-1)/(f-1)), besideMaxScale)
 			}
 		}
 	}
-	return k, seen
+	return k
 }
 
 // A measured slowdown scales the stream curve's factor only where that
@@ -133,12 +124,6 @@ const (
 	besideMinFactor = 0.02
 	besideMaxScale  = 4
 )
-
-// scaledLoaded is kernel i's loaded-latency factor beside kernel j alone
-// moving bw GB/s: its stream curve there, scaled by besideScales.
-func (mdl *Model) scaledLoaded(i, j int, bw float64) float64 {
-	return max(1, 1+mdl.besideK[i][j]*(mdl.loaded(i, bw)-1))
-}
 
 // loadedBeside is kernel c[self].Kernel's loaded-latency factor beside the
 // other kernels of c: its stream curve at their bandwidths together,

@@ -110,8 +110,12 @@ func (mdl *Model) overlapPair(a, c int) (lat, finA, finC float64, ok bool) {
 	ba, bc := mdl.b[a][M], mdl.b[c][M]*frac
 	pen := mdl.penaltyOf(ba + bc)
 	share := 1 + overlapShareK/(kc.DRAMSensitivity-1)
-	ta := ra * max(pen, mdl.scaledLoaded(a, c, bc), share) // a's time if c ran throughout
-	tc := rc * max(pen, mdl.scaledLoaded(c, a, ba)) / frac
+	// The loaded factors here are the stream curves' alone: Kernel.Beside
+	// is measured on disjoint SMs, and an overlap shares them (on the H200
+	// a pointer chase slowed 1.88x beside a histogram on other SMs; with
+	// that scale the overlap was predicted at 1.148 ms and ran 1.28-1.31).
+	ta := ra * max(pen, mdl.loaded(a, bc), share) // a's time if c ran throughout
+	tc := rc * max(pen, mdl.loaded(c, ba)) / frac
 	if ta <= tc {
 		finA = ta
 		finC = ta + (1-ta/tc)*rc

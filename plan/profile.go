@@ -107,9 +107,10 @@ type Kernel struct {
 	// measured against is one kind of neighbour, and kernels differ in how
 	// they load DRAM and L2 per byte (on an H200 a pointer chase beside a
 	// histogram, split 32:100, ran 1.19 ms where its stream curve at the
-	// histogram's bandwidth predicted 1.33). The planner scales the
+	// histogram's bandwidth predicted 1.33). The slate planner scales the
 	// kernel's loaded-latency factor for that partner so that it gives
-	// the measured slowdown at the measured bandwidth. Empty: the curve
+	// the measured slowdown at the measured bandwidth, on split SMs (an
+	// overlap phase, on shared SMs, keeps the curve). Empty: the curve
 	// alone.
 	Beside []BesideSlowdown `json:"beside,omitempty"`
 	// NativeMs is the kernel's time as written (its own grid, no
