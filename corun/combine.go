@@ -74,9 +74,18 @@ func Combine(parts []*Document) (*Document, error) {
 		o.Grows += rl.Grows
 		o.P50Us = max(o.P50Us, rl.P50Us)
 		o.P99Us = max(o.P99Us, rl.P99Us)
+		// Drains shorter than their task make the over-task figure
+		// negative: only parts that had such drains count, or a part
+		// without any would put its zero above them.
+		if rl.WithTask > 0 {
+			if o.WithTask == 0 {
+				o.OverTaskP99Us = rl.OverTaskP99Us
+			} else {
+				o.OverTaskP99Us = max(o.OverTaskP99Us, rl.OverTaskP99Us)
+			}
+		}
 		o.WithTask += rl.WithTask
 		o.OverTarget += rl.OverTarget
-		o.OverTaskP99Us = max(o.OverTaskP99Us, rl.OverTaskP99Us)
 	}
 	return out, nil
 }

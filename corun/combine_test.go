@@ -26,6 +26,17 @@ func TestCombine(t *testing.T) {
 	assert.Len(t, d.Sweeps, 2)
 	assert.Equal(t, ResizeLatency{Count: 30, Grows: 60, P50Us: 250, P99Us: 500, WithTask: 30, OverTarget: 2, OverTaskP99Us: 500.0 / 3}, d.ResizeLatency)
 
+	// Drains within their task (a negative over-task p99) in one part, a
+	// part without drains: the combined figure is the first part's, not
+	// the second's zero (the H200 suite at ae77143 read 0.0 for -7.6 us).
+	within := part("abc1234", "a+b", 6, 300)
+	within.ResizeLatency.OverTaskP99Us = -7.6
+	none := part("abc1234", "c+d", 0, 0)
+	d, err = Combine([]*Document{none, within})
+	require.NoError(t, err)
+	assert.InDelta(t, -7.6, d.ResizeLatency.OverTaskP99Us, 1e-12)
+	assert.Equal(t, 6, d.ResizeLatency.WithTask)
+
 	other := part("abc1234", "c+d", 1, 1)
 	other.Device = "H200"
 	for name, parts := range map[string][]*Document{
