@@ -90,7 +90,7 @@ func MeasurePartners(ctx context.Context, dev Device, ps *plan.ProfileSet, pairs
 		}
 		for i, p := range partners {
 			k.Beside = slices.DeleteFunc(k.Beside, func(b plan.BesideSlowdown) bool { return b.Partner == p.Name })
-			k.Beside = append(k.Beside, plan.BesideSlowdown{Partner: p.Name, SMs: m, PartnerSMs: M - m, Slowdown: round3(median(beside[i]) / a)})
+			k.Beside = append(k.Beside, plan.BesideSlowdown{Partner: p.Name, SMs: m, PartnerSMs: M - m, Slowdown: round4(median(beside[i]) / a)})
 		}
 	}
 	return ps.Validate()
@@ -165,6 +165,3 @@ func partnerRun(ctx context.Context, dev Device, v, p *Kernel, m int) (float64, 
 	s, e := vj.Span()
 	return ms(e - s), nil
 }
-
-// round3 rounds to three decimals, as the profiles' ratios are written.
-func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
