@@ -102,7 +102,15 @@ func runPlan(cmd *cobra.Command, path string, f planFlags) error {
 			return plan.PlanOptimal(ps, plan.OptimalOptions{Eval: eval})
 		}
 	case "slate":
-		planner = plan.PlanSlate
+		planner = func(ps *plan.ProfileSet) (*plan.Plan, error) {
+			p, err := plan.PlanSlate(ps)
+			if err != nil {
+				return nil, err
+			}
+			notes, err := plan.BesideNotes(ps)
+			p.Notes = append(p.Notes, notes...)
+			return p, err
+		}
 	case "li":
 		planner = func(ps *plan.ProfileSet) (*plan.Plan, error) {
 			return plan.PlanLi(ps, plan.LiOptions{Fit: fit, Variant: f.variant})

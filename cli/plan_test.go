@@ -158,3 +158,15 @@ func TestPlanMakespanBesideSequential(t *testing.T) {
 		})
 	}
 }
+
+// With profiles that hold beside measurements (slatec bench --partners),
+// the slate plan says what the model made of each.
+func TestPlanSlateBesideNotes(t *testing.T) {
+	code, out, errs := slatec(t, "", "plan", "../bench/results/raw/partners-h200/profiles-beside.json", "--algo", "slate")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "note: chase beside histogram: measured 1.884x on 33 SMs beside 99, its stream curve says 3.082x at 1614 GB/s; its loaded factor beside histogram is scaled by 0.42 on split SMs")
+	assert.Contains(t, out, "note: fma_chain beside chase: measured 0.999x on 33 SMs beside 99, its stream curve says 1.000x at 155 GB/s; its stream curve is flat there: not scaled")
+	code, out, _ = slatec(t, "", "plan", "../bench/results/corun-profiles.json", "--algo", "slate")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, " beside ")
+}

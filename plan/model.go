@@ -118,6 +118,40 @@ func besideScales(mdl *Model) [][]float64 {
 	return k
 }
 
+// BesideNotes says, for each Kernel.Beside measurement of ps, what the
+// slate model makes of it: the measured slowdown, the stream curve's
+// factor at the partner's bandwidth there, and the scale (or why none).
+// For a reader of a plan (slatec plan); the planners do not spend the
+// formatting on every plan (slatec serve plans at each arrival).
+func BesideNotes(ps *ProfileSet) ([]string, error) {
+	mdl, err := NewModel(ps)
+	if err != nil {
+		return nil, err
+	}
+	return mdl.besideNotes(), nil
+}
+
+func (mdl *Model) besideNotes() []string {
+	var out []string
+	for i := range mdl.PS.Kernels {
+		k := &mdl.PS.Kernels[i]
+		for _, bs := range k.Beside {
+			j := mdl.PS.KernelIndex(bs.Partner)
+			if j < 0 || j == i || bs.PartnerSMs > mdl.M {
+				continue
+			}
+			f := mdl.loaded(i, mdl.b[j][bs.PartnerSMs])
+			what := fmt.Sprintf("its loaded factor beside %s is scaled by %.2f on split SMs", bs.Partner, mdl.besideK[i][j])
+			if f < 1+besideMinFactor {
+				what = "its stream curve is flat there: not scaled"
+			}
+			out = append(out, fmt.Sprintf("%s beside %s: measured %.3fx on %d SMs beside %d, its stream curve says %.3fx at %.0f GB/s; %s",
+				k.Name, bs.Partner, bs.Slowdown, bs.SMs, bs.PartnerSMs, f, mdl.b[j][bs.PartnerSMs], what))
+		}
+	}
+	return out
+}
+
 // A measured slowdown scales the stream curve's factor only where that
 // factor is at least 1 + besideMinFactor, and by at most besideMaxScale.
 const (

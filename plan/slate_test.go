@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -469,6 +470,11 @@ func TestSlateBesideScalesTheCurve(t *testing.T) {
 	assert.InDelta(t, 1.0, mdl.besideK[1][0], 1e-12, "an unknown partner is ignored")
 	after, _ := mdl.simulateSlate([]int{0, 1}, []int{32, 100})
 	assert.Less(t, after, before-0.05)
+	notes, err := BesideNotes(ps)
+	require.NoError(t, err)
+	require.Len(t, notes, 1, "the unknown partner's measurement says nothing")
+	assert.Contains(t, notes[0], fmt.Sprintf("chase beside histogram: measured 1.500x on 33 SMs beside 99, its stream curve says %.3fx", f))
+	assert.Contains(t, notes[0], fmt.Sprintf("scaled by %.2f on split SMs", 0.5/(f-1)))
 	m0, _ := NewModel(subset(t, all, "chase", "histogram"))
 	o0, _, _, _, _, ok0 := m0.overlapBest(0, 1)
 	o1, _, _, _, _, ok1 := mdl.overlapBest(0, 1)
