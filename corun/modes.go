@@ -581,8 +581,8 @@ func (b *Bench) coRun(ctx context.Context, ks []*Kernel, start starter, grow boo
 // canceler is a Job that can be stopped early (the real device's).
 type canceler interface{ Cancel() }
 
-// cleanup cancels the started jobs of a failed run and waits (briefly)
-// for them to end.
+// cleanup cancels the started jobs of a failed run (or a measurement's
+// loads) and waits (briefly) for them to end.
 func cleanup(dev Device, jobs []Job) {
 	var started []Job
 	for _, j := range jobs {
@@ -594,10 +594,17 @@ func cleanup(dev Device, jobs []Job) {
 		}
 		started = append(started, j)
 	}
+	// Through WaitAny, which returns the ended ones in turn (and moves the
+	// fake device's clock, which waits on one job at a time would not while
+	// another runs unwaited).
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, j := range started {
-		_ = j.Wait(ctx)
+	for len(started) > 0 {
+		i, err := dev.WaitAny(ctx, started)
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		started = slices.Delete(started, i, i+1)
 	}
 }
 

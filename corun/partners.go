@@ -108,25 +108,9 @@ func partnerRun(ctx context.Context, dev Device, v, p *Kernel, m int) (float64, 
 	}
 	M := dev.Info().SMs
 	var loads []Job
-	// The loads still running when v ends are canceled where the device
-	// can, and waited for through WaitAny (which also moves the fake
-	// device's clock), so that none runs into the next measurement.
-	defer func() {
-		for _, j := range loads {
-			if c, ok := j.(canceler); ok {
-				c.Cancel()
-			}
-		}
-		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		for len(loads) > 0 {
-			i, err := dev.WaitAny(wctx, loads)
-			if err != nil && wctx.Err() != nil {
-				return
-			}
-			loads = slices.Delete(loads, i, i+1)
-		}
-	}()
+	// The loads still running when v ends are canceled and waited for, so
+	// that none runs into the next measurement.
+	defer func() { cleanup(dev, loads) }()
 	startLoad := func() error {
 		j, err := dev.Start(p, runtime.SMRange{Low: m, High: M - 1})
 		if err == nil {
